@@ -1,0 +1,25 @@
+// The one logger. Categories are switched on by --debug / --remote-debug; output goes to
+// stderr, one line per call, prefixed with the category.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string_view>
+#include <utility>
+
+namespace base {
+
+enum class LogCat { rsp, ptrace, perf, session };
+
+void set_log_enabled(LogCat cat, bool on);
+bool log_enabled(LogCat cat);
+void log_line(LogCat cat, std::string_view message);
+
+template <class... Args>
+void logf(LogCat cat, fmt::format_string<Args...> format, Args&&... args) {
+  if (log_enabled(cat)) {
+    log_line(cat, fmt::format(format, std::forward<Args>(args)...));
+  }
+}
+
+}  // namespace base

@@ -1,0 +1,11 @@
+// GDB's signal numbering (gdb/signals.def) versus Linux's.
+#pragma once
+
+namespace protocol {
+
+// Linux signal number -> GDB signal number (GDB_SIGNAL_UNKNOWN 143 when it has none).
+int gdb_signal_from_host(int linux_signal);
+// GDB signal number -> Linux signal number; 0 when Linux has no such signal.
+int host_signal_from_gdb(int gdb_signal);
+
+}  // namespace protocol

@@ -1,0 +1,31 @@
+// Stop replies: T (with thread, registers, swbreak/hwbreak/watch), W, X.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "protocol/hex.hpp"
+#include "protocol/thread_id.hpp"
+
+namespace protocol {
+
+struct StopReply {
+  enum class Kind { Stopped, Exited, Terminated };
+  enum class Why { None, SwBreak, HwBreak, Watch, ReadWatch, AccessWatch };
+  Kind kind = Kind::Stopped;
+  int gdb_signal = 0;   // Stopped/Terminated: GDB signal number
+  int exit_status = 0;  // Exited
+  std::int64_t pid = 0; // for W/X ";process:" when multiprocess
+  ThreadId thread;      // Stopped
+  std::vector<std::pair<int, Bytes>> registers;  // expedited: regno -> bytes
+  Why why = Why::None;
+  std::uint64_t watch_addr = 0;
+  int core = -1;        // -1: not sent
+};
+
+// "T05swbreak:;06:...;thread:p1.1;core:0;", "W00;process:1a", "X0b;process:1a".
+std::string encode_stop_reply(const StopReply& reply, bool multiprocess);
+
+}  // namespace protocol

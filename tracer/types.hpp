@@ -1,0 +1,82 @@
+// Plain value types shared by the Target interface and its implementations.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tracer {
+
+using Pid = int;
+using Tid = int;
+using Addr = std::uint64_t;
+using Bytes = std::vector<std::uint8_t>;
+
+// How to start a program (gdbserver: PROG ARGS, --no-startup-with-shell, vRun).
+struct LaunchSpec {
+  std::string program;
+  std::vector<std::string> args;
+  bool startup_with_shell = true;  // exec through $SHELL -c "exec prog args", like gdbserver
+  bool disable_aslr = true;        // gdbserver disables randomization by default
+};
+
+// One thread's part in a resume, as in vCont. tid == kAllThreads is the default action.
+inline constexpr Tid kAllThreads = -1;
+enum class ResumeKind { Continue, Step, RangeStep, Stop };
+struct ThreadAction {
+  Tid tid = kAllThreads;
+  ResumeKind kind = ResumeKind::Continue;
+  int signal = 0;             // Linux signal number to deliver, 0 for none
+  Addr range_start = 0;       // RangeStep: keep stepping while start <= pc < end
+  Addr range_end = 0;
+};
+// Each thread takes the first action that names it, else the first kAllThreads action;
+// threads matched by neither stay stopped.
+struct ResumePlan {
+  std::vector<ThreadAction> actions;
+};
+
+enum class StopReason {
+  Signal,              // an ordinary signal (also SIGSTOP after attach / interrupt)
+  SoftwareBreakpoint,  // one of our int3s; pc already rewound onto it
+  HardwareBreakpoint,  // Z1
+  Watchpoint,          // Z2/Z3/Z4; see watch_addr
+  SingleStep,          // a step or range step finished
+  Exited,              // the process exited: status
+  Killed,              // the process died of a signal: signal
+};
+
+enum class WatchKind { Write, Read, Access };
+
+struct StopEvent {
+  StopReason reason = StopReason::Signal;
+  Pid pid = 0;
+  Tid tid = 0;
+  int signal = 0;   // Linux signal number the thread stopped with (SIGTRAP for breakpoints)
+  int status = 0;   // exit status when reason == Exited
+  Addr watch_addr = 0;
+  WatchKind watch_kind = WatchKind::Write;
+};
+
+struct ThreadInfo {
+  Tid tid = 0;
+  std::string name;  // /proc/PID/task/TID/comm
+  int core = -1;     // last CPU, -1 unknown
+};
+
+// One entry of the dynamic linker's list (qXfer:libraries-svr4:read).
+struct LoadedLibrary {
+  std::string name;
+  Addr lm = 0;      // address of the link_map entry
+  Addr l_addr = 0;  // load bias
+  Addr l_ld = 0;    // address of its dynamic section
+  Addr lmid = 0;    // namespace id (0 = the default namespace)
+};
+struct LibraryList {
+  Addr main_lm = 0;  // link_map of the main program, 0 when the loader has not run yet
+  std::vector<LoadedLibrary> libraries;
+};
+
+enum class BreakpointType { Software, Hardware, WriteWatch, ReadWatch, AccessWatch };
+
+}  // namespace tracer
