@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ class Target {
   virtual Result<void> interrupt() = 0;
   // True between resume() and the StopEvent that ends it.
   virtual bool running() const = 0;
+  // Linux signals to deliver straight to the program without reporting a stop
+  // (QPassSignals). Default: none are passed, every signal is reported.
+  virtual void set_pass_signals(const std::set<int>& linux_signals) { (void)linux_signals; }
 
   // --- registers, in the `g` packet layout of arch/x86 --------------------------------
   virtual Result<std::string> target_description(const std::string& annex) = 0;

@@ -18,6 +18,9 @@ struct LaunchSpec {
   std::vector<std::string> args;
   bool startup_with_shell = true;  // exec through $SHELL -c "exec prog args", like gdbserver
   bool disable_aslr = true;        // gdbserver disables randomization by default
+  // When GDB talks over our stdin/stdout (COMM "-"), the program's stdin becomes /dev/null
+  // and its stdout our stderr, so it cannot corrupt the protocol stream (gdbserver does so).
+  bool stdio_is_protocol = false;
 };
 
 // One thread's part in a resume, as in vCont. tid == kAllThreads is the default action.

@@ -1,0 +1,119 @@
+#include "server/cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+
+namespace server {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage:\thindsight [OPTIONS] COMM PROG [ARGS ...]\n"
+    "\thindsight [OPTIONS] --attach COMM PID\n"
+    "\thindsight [OPTIONS] --multi COMM\n"
+    "\n"
+    "COMM may either be a tcp port to listen on, as in ':1234' (loopback only) or\n"
+    "'HOST:1234' (that interface; 0.0.0.0 for all), '-' to talk to GDB over stdin/stdout,\n"
+    "or the path of a unix socket to create.\n"
+    "\n"
+    "In GDB: target remote :1234   |   target remote | hindsight - PROG\n";
+
+// Everything from the first argument that is not an option on is COMM and the program.
+std::size_t first_positional(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-" || !args[i].starts_with("-")) {
+      return i;
+    }
+    if (args[i] == "--") {
+      return i + 1;
+    }
+  }
+  return args.size();
+}
+
+}  // namespace
+
+base::Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
+  CommandLine cl;
+  CLI::App app{"Hindsight: a GDB remote server with branch-trace history", "hindsight"};
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  bool version = false;
+  bool no_shell = false;
+  bool with_shell = false;
+  bool attach = false;
+  std::vector<std::string> debug_kinds;
+  app.add_flag("-V,--version", version, "Print version information and exit");
+  app.add_flag("--once", cl.once, "Exit after the first connection closes");
+  app.add_flag("--multi", cl.multi, "Start without a process and stay up for extended-remote (run, attach)");
+  app.add_flag("--attach", attach, "Attach to the running process PID instead of starting PROG");
+  app.add_flag("--no-startup-with-shell", no_shell, "Start PROG directly, not through $SHELL");
+  app.add_flag("--startup-with-shell", with_shell, "Start PROG through $SHELL (the default)");
+  app.add_flag("--remote-debug", cl.remote_debug, "Log every packet in both directions to stderr");
+  app.add_option("--debug", debug_kinds, "Log to stderr: --debug (all), --debug=remote, --debug=ptrace")
+      ->expected(0, 1)
+      ->delimiter(',');
+  app.footer(kUsage);
+
+  std::size_t split = first_positional(args);
+  std::vector<std::string> options(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(split));
+  std::vector<std::string> positional(args.begin() + static_cast<std::ptrdiff_t>(split), args.end());
+  if (!options.empty() && options.back() == "--") {
+    options.pop_back();
+  }
+  try {
+    std::vector<std::string> reversed(options.rbegin(), options.rend());  // CLI11 parses a reversed vector
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    cl.output = app.help();
+    return cl;
+  } catch (const CLI::ParseError& e) {
+    return base::make_error(base::Errc::malformed, e.what());
+  }
+  if (version) {
+    cl.output = std::string("Hindsight ") + HINDSIGHT_VERSION +
+                "\nA GDB remote server for x86-64 Linux with per-thread branch-trace history.\n";
+    return cl;
+  }
+  if (!debug_kinds.empty() || app.count("--debug") > 0) {
+    if (debug_kinds.empty()) {
+      debug_kinds = {"all"};
+    }
+    for (const auto& kind : debug_kinds) {
+      if (kind == "all") {
+        cl.debug = cl.remote_debug = true;
+      } else if (kind == "remote") {
+        cl.remote_debug = true;
+      } else if (kind == "ptrace" || kind == "threads" || kind == "event-loop") {
+        cl.debug = true;
+      } else {
+        return base::make_error(base::Errc::malformed, "unknown --debug kind '" + kind + "' (all, remote, ptrace)");
+      }
+    }
+  }
+  cl.startup_with_shell = !no_shell;
+  if (positional.empty()) {
+    return base::make_error(base::Errc::malformed, "missing COMM (for example :1234 or -)");
+  }
+  cl.comm = positional.front();
+  positional.erase(positional.begin());
+  if (attach) {
+    if (positional.size() != 1) {
+      return base::make_error(base::Errc::malformed, "--attach needs exactly one PID after COMM");
+    }
+    int pid = 0;
+    const auto& text = positional.front();
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
+    if (ec != std::errc() || ptr != text.data() + text.size() || pid <= 0) {
+      return base::make_error(base::Errc::malformed, "'" + text + "' is not a process id");
+    }
+    cl.attach_pid = pid;
+  } else {
+    cl.program = std::move(positional);
+    if (cl.program.empty() && !cl.multi) {
+      return base::make_error(base::Errc::malformed, "missing PROG (or use --attach PID, or --multi)");
+    }
+  }
+  return cl;
+}
+
+}  // namespace server

@@ -1,0 +1,33 @@
+// The command line, compatible with gdbserver's:
+//   hindsight [OPTIONS] COMM PROG [ARGS...]
+//   hindsight [OPTIONS] --attach COMM PID
+//   hindsight [OPTIONS] --multi COMM
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace server {
+
+struct CommandLine {
+  std::string comm;                   // [host]:port, -, or a unix socket path
+  std::vector<std::string> program;   // PROG ARGS...
+  std::optional<int> attach_pid;
+  bool once = false;
+  bool multi = false;
+  bool startup_with_shell = true;
+  bool debug = false;
+  bool remote_debug = false;
+  // Set when the command line asks for text instead of a server (--help, --version);
+  // exit_code says how to end.
+  std::optional<std::string> output;
+  int exit_code = 0;
+};
+
+// Errors carry a message for stderr; the caller prints it with a usage hint and exits 1.
+base::Result<CommandLine> parse_command_line(const std::vector<std::string>& args);
+
+}  // namespace server

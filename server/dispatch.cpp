@@ -1,0 +1,169 @@
+#include "server/dispatch.hpp"
+
+#include <exception>
+
+#include "protocol/errors.hpp"
+#include "protocol/requests.hpp"
+#include "server/handlers/handlers.hpp"
+
+namespace server {
+namespace {
+
+using protocol::ErrStyle;
+using RunFn = HandlerResult (*)(Context&, std::string_view);
+
+struct Route {
+  std::string_view prefix;
+  bool exact;               // the packet is exactly the prefix (qC must not catch qCRC)
+  ErrStyle style;
+  std::string_view feature; // announced in qSupported when not empty
+  RunFn run;
+};
+
+// Parse the body into a typed request, then call the handler with it.
+template <auto Parse, auto Handle>
+HandlerResult adapt(Context& cx, std::string_view body) {
+  auto req = Parse(body);
+  if (!req) {
+    return req.error();
+  }
+  return Handle(cx, *req);
+}
+
+// Handlers that take the raw body.
+template <auto Handle>
+HandlerResult raw(Context& cx, std::string_view body) {
+  return Handle(cx, body);
+}
+
+base::Result<std::string> parse_hex_path(std::string_view body) { return protocol::parse_vfile_path(body); }
+base::Result<std::string> parse_monitor(std::string_view body) { return protocol::parse_qrcmd(body); }
+base::Result<int> parse_reg(std::string_view body) { return protocol::parse_read_reg(body); }
+base::Result<std::vector<std::string>> parse_supported(std::string_view body) {
+  return protocol::parse_qsupported(body);
+}
+base::Result<protocol::LegacyResume> parse_plain_resume(std::string_view body) {
+  return protocol::parse_legacy_resume(body, false);
+}
+base::Result<protocol::LegacyResume> parse_signal_resume(std::string_view body) {
+  return protocol::parse_legacy_resume(body, true);
+}
+
+// qXfer:OBJECT:read:... and qXfer:OBJECT:write:... share one prefix.
+HandlerResult on_xfer(Context& cx, std::string_view body) {
+  auto colon = body.find(':');
+  if (colon != std::string_view::npos && body.substr(colon + 1).starts_with("write:")) {
+    return adapt<protocol::parse_xfer_write, on_xfer_write>(cx, body);
+  }
+  return adapt<protocol::parse_xfer_read, on_xfer_read>(cx, body);
+}
+
+constexpr ErrStyle kCode = ErrStyle::Code;
+
+constexpr Route kRoutes[] = {
+    // connection set-up and queries
+    {"qSupported", false, kCode, "", adapt<parse_supported, on_qsupported>},
+    {"QStartNoAckMode", true, kCode, "QStartNoAckMode+", raw<on_start_no_ack>},
+    {"!", true, kCode, "", raw<on_extended_mode>},
+    {"?", true, kCode, "", raw<on_stop_reason>},
+    {"H", false, kCode, "", adapt<protocol::parse_set_thread, on_set_thread>},
+    {"T", false, kCode, "", adapt<protocol::parse_thread_id, on_thread_alive>},
+    {"qC", true, kCode, "", raw<on_current_thread>},
+    {"qfThreadInfo", true, kCode, "", raw<on_thread_info_first>},
+    {"qsThreadInfo", true, kCode, "", raw<on_thread_info_next>},
+    {"qAttached", false, kCode, "", adapt<protocol::parse_optional_pid, on_attached>},
+    {"QNonStop:", false, kCode, "", raw<on_non_stop>},
+    {"QPassSignals:", false, kCode, "QPassSignals+", adapt<protocol::parse_signal_list, on_pass_signals>},
+    {"QProgramSignals:", false, kCode, "QProgramSignals+", adapt<protocol::parse_signal_list, on_program_signals>},
+    {"QThreadEvents:", false, kCode, "QThreadEvents+", raw<on_thread_events>},
+    {"QStartupWithShell:", false, kCode, "QStartupWithShell+", raw<on_startup_with_shell>},
+    {"qSymbol:", false, kCode, "", raw<on_symbol>},
+    {"qRcmd", false, kCode, "", adapt<parse_monitor, on_monitor>},
+    // registers and memory
+    {"g", true, kCode, "", raw<on_read_registers>},
+    {"G", false, kCode, "", raw<on_write_registers>},
+    {"p", false, kCode, "", adapt<parse_reg, on_read_register>},
+    {"P", false, kCode, "", adapt<protocol::parse_write_reg, on_write_register>},
+    {"m", false, kCode, "", adapt<protocol::parse_read_mem, on_read_memory>},
+    {"M", false, kCode, "", adapt<protocol::parse_write_mem_hex, on_write_memory>},
+    {"X", false, kCode, "", adapt<protocol::parse_write_mem_binary, on_write_memory>},
+    {"Z", false, kCode, "", adapt<protocol::parse_breakpoint, on_insert_breakpoint>},
+    {"z", false, kCode, "", adapt<protocol::parse_breakpoint, on_remove_breakpoint>},
+    // running
+    {"vCont?", true, kCode, "vContSupported+", raw<on_vcont_query>},
+    {"vCont", false, kCode, "", adapt<protocol::parse_vcont, on_vcont>},
+    {"c", false, kCode, "", adapt<parse_plain_resume, on_continue>},
+    {"C", false, kCode, "", adapt<parse_signal_resume, on_continue>},
+    {"s", false, kCode, "", adapt<parse_plain_resume, on_step>},
+    {"S", false, kCode, "", adapt<parse_signal_resume, on_step>},
+    // objects
+    {"qXfer:", false, kCode, "", on_xfer},
+    // host files
+    {"vFile:setfs:", false, kCode, "", adapt<protocol::parse_vfile_number, on_vfile_setfs>},
+    {"vFile:open:", false, kCode, "", adapt<protocol::parse_vfile_open, on_vfile_open>},
+    {"vFile:pread:", false, kCode, "", adapt<protocol::parse_vfile_pread, on_vfile_pread>},
+    {"vFile:pwrite:", false, kCode, "", adapt<protocol::parse_vfile_pwrite, on_vfile_pwrite>},
+    {"vFile:close:", false, kCode, "", adapt<protocol::parse_vfile_number, on_vfile_close>},
+    {"vFile:fstat:", false, kCode, "", adapt<protocol::parse_vfile_number, on_vfile_fstat>},
+    {"vFile:readlink:", false, kCode, "", adapt<parse_hex_path, on_vfile_readlink>},
+    {"vFile:unlink:", false, kCode, "", adapt<parse_hex_path, on_vfile_unlink>},
+    // process life
+    {"D", false, kCode, "", adapt<protocol::parse_optional_pid, on_detach>},
+    {"k", true, kCode, "", raw<on_kill>},
+    {"vKill", false, kCode, "", adapt<protocol::parse_optional_pid, on_vkill>},
+    {"vRun", false, kCode, "", adapt<protocol::parse_vrun, on_vrun>},
+    {"vAttach", false, kCode, "", adapt<protocol::parse_optional_pid, on_vattach>},
+};
+
+// Features that belong to no single route.
+constexpr std::string_view kGeneralFeatures[] = {
+    "qXfer:features:read+", "qXfer:auxv:read+",        "qXfer:exec-file:read+",
+    "qXfer:threads:read+",  "qXfer:libraries-svr4:read+", "qXfer:siginfo:read+",
+    "qXfer:siginfo:write+", "multiprocess+",           "swbreak+",
+    "hwbreak+",
+};
+
+const Route* find_route(std::string_view payload) {
+  const Route* best = nullptr;
+  for (const Route& r : kRoutes) {
+    bool match = r.exact ? payload == r.prefix : payload.starts_with(r.prefix);
+    if (match && (best == nullptr || r.prefix.size() > best->prefix.size())) {
+      best = &r;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<std::string_view> supported_features() {
+  std::vector<std::string_view> out;
+  for (const Route& r : kRoutes) {
+    if (!r.feature.empty()) {
+      out.push_back(r.feature);
+    }
+  }
+  for (std::string_view f : kGeneralFeatures) {
+    out.push_back(f);
+  }
+  return out;
+}
+
+Reply dispatch_packet(Context& cx, std::string_view payload) {
+  const Route* route = find_route(payload);
+  if (route == nullptr) {
+    return Reply::empty();
+  }
+  try {
+    auto result = route->run(cx, payload.substr(route->prefix.size()));
+    if (result) {
+      return std::move(result).value();
+    }
+    return Reply::packet(protocol::encode_error(result.error(), route->style));
+  } catch (const std::exception& e) {
+    // A handler bug must not take the session down; report it like any other failure.
+    return Reply::packet(protocol::encode_error(base::make_error(base::Errc::internal, e.what()), route->style));
+  }
+}
+
+}  // namespace server

@@ -1,0 +1,48 @@
+// Z z: software and hardware breakpoints, watchpoints.
+#include "server/handlers/handlers.hpp"
+
+namespace server {
+namespace {
+
+base::Result<tracer::BreakpointType> breakpoint_type(int z_type) {
+  switch (z_type) {
+    case 0: return tracer::BreakpointType::Software;
+    case 1: return tracer::BreakpointType::Hardware;
+    case 2: return tracer::BreakpointType::WriteWatch;
+    case 3: return tracer::BreakpointType::ReadWatch;
+    case 4: return tracer::BreakpointType::AccessWatch;
+    default: return base::make_error(base::Errc::unsupported, "unknown breakpoint type");
+  }
+}
+
+// An unsupported type gets the empty reply, so GDB falls back (Z3 -> Z4, Z0 -> X).
+HandlerResult change_breakpoint(Context& cx, const protocol::BreakpointReq& req, bool insert) {
+  auto type = breakpoint_type(req.type);
+  if (!type) {
+    return Reply::empty();
+  }
+  if (auto ok = require_process(cx); !ok) {
+    return ok.error();
+  }
+  auto done = insert ? cx.target.insert_breakpoint(*type, req.addr, req.kind)
+                     : cx.target.remove_breakpoint(*type, req.addr, req.kind);
+  if (!done) {
+    if (done.error().code == base::Errc::unsupported) {
+      return Reply::empty();
+    }
+    return done.error();
+  }
+  return Reply::ok();
+}
+
+}  // namespace
+
+HandlerResult on_insert_breakpoint(Context& cx, const protocol::BreakpointReq& req) {
+  return change_breakpoint(cx, req, true);
+}
+
+HandlerResult on_remove_breakpoint(Context& cx, const protocol::BreakpointReq& req) {
+  return change_breakpoint(cx, req, false);
+}
+
+}  // namespace server

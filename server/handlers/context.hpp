@@ -1,0 +1,90 @@
+// What every handler sees: the Target, host file access, and the state of this GDB session.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "protocol/thread_id.hpp"
+#include "tracer/host_io.hpp"
+#include "tracer/target.hpp"
+
+namespace server {
+
+// What a handler asks the session to do.
+struct Reply {
+  enum class Kind {
+    Packet,       // send payload (already escaped as the packet requires)
+    None,         // send nothing (k)
+    WaitForStop,  // the target was resumed: the stop reply comes later
+  };
+  Kind kind = Kind::Packet;
+  std::string payload;
+
+  static Reply packet(std::string text) { return {Kind::Packet, std::move(text)}; }
+  static Reply ok() { return {Kind::Packet, "OK"}; }
+  static Reply empty() { return {Kind::Packet, ""}; }
+  static Reply none() { return {Kind::None, ""}; }
+  static Reply wait_for_stop() { return {Kind::WaitForStop, ""}; }
+};
+using HandlerResult = base::Result<Reply>;
+
+// Settings that come from the command line and outlive a connection.
+struct ServerOptions {
+  bool extended = false;            // --multi, or GDB sent '!'
+  bool startup_with_shell = true;   // --no-startup-with-shell
+  bool stdio_is_protocol = false;   // COMM is "-"
+  std::vector<std::string> last_program;  // for vRun with an empty program
+  // Why the process is stopped now, for '?' (also for a GDB that connects later).
+  std::optional<tracer::StopEvent> last_stop;
+};
+
+// Everything a GDB connection negotiated or selected. No globals: one per session.
+struct SessionState {
+  // Negotiated in qSupported.
+  bool multiprocess = false;
+  bool swbreak = false;
+  bool hwbreak = false;
+  bool no_ack = false;
+  bool thread_events = false;
+  // Selected threads (Hg / Hc); 0 = any.
+  tracer::Tid general_thread = 0;
+  tracer::Tid continue_thread = 0;
+  // Signals (GDB numbering) passed straight to the program without a stop.
+  std::set<int> pass_signals;
+  std::set<int> program_signals;
+  bool program_signals_set = false;
+  // Cursor of qfThreadInfo/qsThreadInfo.
+  std::vector<tracer::Tid> thread_list_snapshot;
+  std::size_t thread_list_pos = 0;
+  // qXfer documents built at offset 0 and served from here for later offsets.
+  std::map<std::string, std::string> xfer_cache;
+  // The session should end after this reply (k, D, monitor exit).
+  bool end_session = false;
+  bool exit_server = false;
+};
+
+struct Context {
+  tracer::Target& target;
+  tracer::HostIo& host;
+  SessionState& state;
+  ServerOptions& options;
+  // Console output for qRcmd ("O" packets are sent by the session before the final reply).
+  std::vector<std::string> console;
+  // Lines for the user at the server's terminal ("Detaching from process N"), gdbserver's wording.
+  std::function<void(const std::string&)> notice = [](const std::string&) {};
+};
+
+// Route preconditions and shared helpers.
+base::Result<void> require_process(Context& cx);
+// The thread that g/m/Z... act on: Hg if alive, else the first thread.
+base::Result<tracer::Tid> current_thread(Context& cx);
+// Our wire id for a thread of the current process.
+protocol::ThreadId wire_thread(Context& cx, tracer::Tid tid);
+
+}  // namespace server

@@ -1,0 +1,79 @@
+// Every packet handler: typed request (or raw body) in, Reply out. Routed by server/dispatch.
+#pragma once
+
+#include <string_view>
+
+#include "protocol/requests.hpp"
+#include "server/handlers/context.hpp"
+
+namespace server {
+
+// query.cpp: connection set-up, threads, settings, monitor
+HandlerResult on_qsupported(Context& cx, const std::vector<std::string>& gdb_features);
+HandlerResult on_start_no_ack(Context& cx, std::string_view body);
+HandlerResult on_set_thread(Context& cx, const protocol::SetThread& req);
+HandlerResult on_thread_alive(Context& cx, const protocol::ThreadId& id);
+HandlerResult on_current_thread(Context& cx, std::string_view body);
+HandlerResult on_thread_info_first(Context& cx, std::string_view body);
+HandlerResult on_thread_info_next(Context& cx, std::string_view body);
+HandlerResult on_attached(Context& cx, const std::optional<std::int64_t>& pid);
+HandlerResult on_non_stop(Context& cx, std::string_view body);
+HandlerResult on_pass_signals(Context& cx, const std::vector<int>& signals);
+HandlerResult on_program_signals(Context& cx, const std::vector<int>& signals);
+HandlerResult on_thread_events(Context& cx, std::string_view body);
+HandlerResult on_symbol(Context& cx, std::string_view body);
+HandlerResult on_extended_mode(Context& cx, std::string_view body);
+HandlerResult on_startup_with_shell(Context& cx, std::string_view body);
+HandlerResult on_monitor(Context& cx, const std::string& command);
+
+// registers.cpp
+HandlerResult on_read_registers(Context& cx, std::string_view body);
+HandlerResult on_write_registers(Context& cx, std::string_view body);
+HandlerResult on_read_register(Context& cx, const int& regno);
+HandlerResult on_write_register(Context& cx, const protocol::WriteReg& req);
+
+// memory.cpp
+HandlerResult on_read_memory(Context& cx, const protocol::ReadMem& req);
+HandlerResult on_write_memory(Context& cx, const protocol::WriteMem& req);
+
+// breakpoints.cpp
+HandlerResult on_insert_breakpoint(Context& cx, const protocol::BreakpointReq& req);
+HandlerResult on_remove_breakpoint(Context& cx, const protocol::BreakpointReq& req);
+
+// resume.cpp
+HandlerResult on_vcont_query(Context& cx, std::string_view body);
+HandlerResult on_vcont(Context& cx, const std::vector<protocol::VContAction>& actions);
+HandlerResult on_continue(Context& cx, const protocol::LegacyResume& req);
+HandlerResult on_step(Context& cx, const protocol::LegacyResume& req);
+HandlerResult on_stop_reason(Context& cx, std::string_view body);
+
+// xfer.cpp
+HandlerResult on_xfer_read(Context& cx, const protocol::XferRead& req);
+HandlerResult on_xfer_write(Context& cx, const protocol::XferWrite& req);
+
+// vfile.cpp
+HandlerResult on_vfile_setfs(Context& cx, const std::int64_t& pid);
+HandlerResult on_vfile_open(Context& cx, const protocol::VFileOpen& req);
+HandlerResult on_vfile_pread(Context& cx, const protocol::VFilePread& req);
+HandlerResult on_vfile_pwrite(Context& cx, const protocol::VFilePwrite& req);
+HandlerResult on_vfile_close(Context& cx, const std::int64_t& fd);
+HandlerResult on_vfile_fstat(Context& cx, const std::int64_t& fd);
+HandlerResult on_vfile_readlink(Context& cx, const std::string& path);
+HandlerResult on_vfile_unlink(Context& cx, const std::string& path);
+
+// process.cpp: detach, kill, run, attach
+HandlerResult on_detach(Context& cx, const std::optional<std::int64_t>& pid);
+HandlerResult on_kill(Context& cx, std::string_view body);
+HandlerResult on_vkill(Context& cx, const std::optional<std::int64_t>& pid);
+HandlerResult on_vrun(Context& cx, const std::vector<std::string>& argv);
+HandlerResult on_vattach(Context& cx, const std::optional<std::int64_t>& pid);
+
+}  // namespace server
+
+namespace server {
+
+// stop.cpp: a tracer stop as a stop reply. Selects the reporting thread as the Hg thread
+// (GDB assumes it) and remembers the reply for '?'.
+std::string encode_stop_event(Context& cx, const tracer::StopEvent& event);
+
+}  // namespace server

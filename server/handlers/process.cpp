@@ -1,0 +1,118 @@
+// D k vKill vRun vAttach: the life of the inferior as GDB drives it.
+#include <csignal>
+
+#include "server/handlers/handlers.hpp"
+
+namespace server {
+namespace {
+
+// Outside extended mode the server's work is done once its process is gone.
+void process_gone(Context& cx) {
+  cx.state.xfer_cache.clear();
+  cx.options.last_stop.reset();
+  if (!cx.options.extended) {
+    cx.state.end_session = true;
+  }
+}
+
+base::Result<void> check_pid(Context& cx, const std::optional<std::int64_t>& pid) {
+  if (auto ok = require_process(cx); !ok) {
+    return ok;
+  }
+  if (pid && *pid != cx.target.pid()) {
+    return base::make_error(base::Errc::no_process, "no such process");
+  }
+  return base::success();
+}
+
+}  // namespace
+
+HandlerResult on_detach(Context& cx, const std::optional<std::int64_t>& pid) {
+  if (auto ok = check_pid(cx, pid); !ok) {
+    return ok.error();
+  }
+  tracer::Pid detached = cx.target.pid();
+  cx.notice("Detaching from process " + std::to_string(detached));
+  if (auto ok = cx.target.detach(); !ok) {
+    return ok.error();
+  }
+  process_gone(cx);
+  return Reply::ok();
+}
+
+HandlerResult on_kill(Context& cx, std::string_view /*body*/) {
+  if (cx.target.has_process()) {
+    (void)cx.target.kill();  // `k` has no reply, so there is nobody to tell of a failure
+  }
+  process_gone(cx);
+  return Reply::none();
+}
+
+HandlerResult on_vkill(Context& cx, const std::optional<std::int64_t>& pid) {
+  if (auto ok = check_pid(cx, pid); !ok) {
+    return ok.error();
+  }
+  if (auto ok = cx.target.kill(); !ok) {
+    return ok.error();
+  }
+  process_gone(cx);
+  return Reply::ok();
+}
+
+HandlerResult on_vrun(Context& cx, const std::vector<std::string>& argv) {
+  if (cx.target.has_process()) {
+    return base::make_error(base::Errc::invalid, "a process is already being debugged; kill it first");
+  }
+  std::vector<std::string> program = argv;
+  if (program.empty() || program.front().empty()) {
+    if (cx.options.last_program.empty()) {
+      return base::make_error(base::Errc::invalid, "no program to run");
+    }
+    std::vector<std::string> args(program.size() > 1 ? program.begin() + 1 : program.end(), program.end());
+    program = cx.options.last_program;
+    if (!args.empty()) {
+      program.resize(1);
+      program.insert(program.end(), args.begin(), args.end());
+    }
+  }
+  tracer::LaunchSpec spec;
+  spec.program = program.front();
+  spec.args.assign(program.begin() + 1, program.end());
+  spec.startup_with_shell = cx.options.startup_with_shell;
+  spec.stdio_is_protocol = cx.options.stdio_is_protocol;
+  auto pid = cx.target.launch(spec);
+  if (!pid) {
+    cx.notice(pid.error().message());
+    return pid.error();
+  }
+  cx.options.last_program = program;
+  cx.state.xfer_cache.clear();
+  cx.notice("Process " + spec.program + " created; pid = " + std::to_string(*pid));
+  tracer::StopEvent event;
+  event.pid = *pid;
+  event.tid = *pid;
+  event.signal = SIGTRAP;
+  return Reply::packet(encode_stop_event(cx, event));
+}
+
+HandlerResult on_vattach(Context& cx, const std::optional<std::int64_t>& pid) {
+  if (!pid || *pid <= 0 || *pid > 0x7fffffff) {
+    return base::make_error(base::Errc::malformed, "vAttach needs a process id");
+  }
+  if (cx.target.has_process()) {
+    return base::make_error(base::Errc::invalid, "a process is already being debugged");
+  }
+  if (auto ok = cx.target.attach(static_cast<tracer::Pid>(*pid)); !ok) {
+    cx.notice(ok.error().message());
+    return ok.error();
+  }
+  cx.state.xfer_cache.clear();
+  cx.notice("Attached; pid = " + std::to_string(*pid));
+  tracer::StopEvent event;
+  event.pid = cx.target.pid();
+  event.tid = cx.target.pid();
+  event.signal = 0;
+  return Reply::packet(encode_stop_event(cx, event));
+}
+
+}  // namespace server

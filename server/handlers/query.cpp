@@ -1,0 +1,208 @@
+// Connection set-up, thread selection and listing, settings and `monitor` commands.
+#include <algorithm>
+
+#include "base/log.hpp"
+#include "protocol/framing.hpp"
+#include "protocol/hex.hpp"
+#include "protocol/signals.hpp"
+#include "server/dispatch.hpp"
+#include "server/handlers/handlers.hpp"
+
+namespace server {
+namespace {
+
+bool has_feature(const std::vector<std::string>& features, std::string_view name) {
+  return std::find(features.begin(), features.end(), name) != features.end();
+}
+
+// "1" / "0" bodies of Q packets (QNonStop:1, QThreadEvents:0, ...).
+base::Result<bool> parse_flag(std::string_view body) {
+  if (body == "1") {
+    return true;
+  }
+  if (body == "0") {
+    return false;
+  }
+  return base::make_error(base::Errc::malformed, "expected 0 or 1");
+}
+
+std::set<int> to_host_signals(const std::set<int>& gdb_signals) {
+  std::set<int> out;
+  for (int sig : gdb_signals) {
+    if (int host = protocol::host_signal_from_gdb(sig); host > 0) {
+      out.insert(host);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+HandlerResult on_qsupported(Context& cx, const std::vector<std::string>& gdb_features) {
+  cx.state.multiprocess = has_feature(gdb_features, "multiprocess+");
+  cx.state.swbreak = has_feature(gdb_features, "swbreak+");
+  cx.state.hwbreak = has_feature(gdb_features, "hwbreak+");
+  std::string reply = "PacketSize=" + protocol::hex_u64(protocol::kMaxPacketSize);
+  for (std::string_view feature : supported_features()) {
+    if (feature == "multiprocess+" && !cx.state.multiprocess) {
+      continue;
+    }
+    reply += ';';
+    reply += feature;
+  }
+  return Reply::packet(reply);
+}
+
+HandlerResult on_start_no_ack(Context& cx, std::string_view /*body*/) {
+  cx.state.no_ack = true;
+  return Reply::ok();
+}
+
+HandlerResult on_set_thread(Context& cx, const protocol::SetThread& req) {
+  if (!cx.target.has_process()) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  const auto& id = req.thread;
+  if (id.pid > 0 && id.pid != cx.target.pid()) {
+    return base::make_error(base::Errc::no_thread, "unknown process");
+  }
+  tracer::Tid tid = 0;  // any / all
+  if (id.tid > 0) {
+    if (!cx.target.thread_alive(static_cast<tracer::Tid>(id.tid))) {
+      return base::make_error(base::Errc::no_thread, "unknown thread");
+    }
+    tid = static_cast<tracer::Tid>(id.tid);
+  }
+  if (req.op == 'g') {
+    cx.state.general_thread = tid != 0 ? tid : cx.state.general_thread;
+  } else {
+    cx.state.continue_thread = tid;
+  }
+  return Reply::ok();
+}
+
+HandlerResult on_thread_alive(Context& cx, const protocol::ThreadId& id) {
+  if (cx.target.has_process() && id.tid > 0 && (id.pid <= 0 || id.pid == cx.target.pid()) &&
+      cx.target.thread_alive(static_cast<tracer::Tid>(id.tid))) {
+    return Reply::ok();
+  }
+  return base::make_error(base::Errc::no_thread, "thread is not alive");
+}
+
+HandlerResult on_current_thread(Context& cx, std::string_view /*body*/) {
+  auto tid = current_thread(cx);
+  if (!tid) {
+    return tid.error();
+  }
+  return Reply::packet("QC" + protocol::format_thread_id(wire_thread(cx, *tid), cx.state.multiprocess));
+}
+
+HandlerResult on_thread_info_first(Context& cx, std::string_view /*body*/) {
+  cx.state.thread_list_snapshot.clear();
+  cx.state.thread_list_pos = 0;
+  if (cx.target.has_process()) {
+    for (const auto& t : cx.target.threads()) {
+      cx.state.thread_list_snapshot.push_back(t.tid);
+    }
+  }
+  return on_thread_info_next(cx, "");
+}
+
+HandlerResult on_thread_info_next(Context& cx, std::string_view /*body*/) {
+  auto& list = cx.state.thread_list_snapshot;
+  if (cx.state.thread_list_pos >= list.size()) {
+    return Reply::packet("l");
+  }
+  std::string reply = "m";
+  // Several ids per reply, comma separated, as much as fits comfortably.
+  for (std::size_t n = 0; cx.state.thread_list_pos < list.size() && n < 256; ++n) {
+    if (n > 0) {
+      reply += ',';
+    }
+    reply += protocol::format_thread_id(wire_thread(cx, list[cx.state.thread_list_pos++]), cx.state.multiprocess);
+  }
+  return Reply::packet(reply);
+}
+
+HandlerResult on_attached(Context& cx, const std::optional<std::int64_t>& pid) {
+  if (!cx.target.has_process() || (pid && *pid != cx.target.pid())) {
+    return base::make_error(base::Errc::no_process, "no such process");
+  }
+  return Reply::packet(cx.target.attached() ? "1" : "0");
+}
+
+HandlerResult on_non_stop(Context& /*cx*/, std::string_view body) {
+  auto on = parse_flag(body);
+  if (!on) {
+    return on.error();
+  }
+  if (*on) {
+    return base::make_error(base::Errc::unsupported, "non-stop mode is not supported");
+  }
+  return Reply::ok();
+}
+
+HandlerResult on_pass_signals(Context& cx, const std::vector<int>& signals) {
+  cx.state.pass_signals = std::set<int>(signals.begin(), signals.end());
+  cx.target.set_pass_signals(to_host_signals(cx.state.pass_signals));
+  return Reply::ok();
+}
+
+HandlerResult on_program_signals(Context& cx, const std::vector<int>& signals) {
+  cx.state.program_signals = std::set<int>(signals.begin(), signals.end());
+  cx.state.program_signals_set = true;
+  return Reply::ok();
+}
+
+HandlerResult on_thread_events(Context& cx, std::string_view body) {
+  auto on = parse_flag(body);
+  if (!on) {
+    return on.error();
+  }
+  cx.state.thread_events = *on;
+  return Reply::ok();
+}
+
+HandlerResult on_symbol(Context& /*cx*/, std::string_view /*body*/) {
+  // We do not use libthread_db, so there is nothing to look up.
+  return Reply::ok();
+}
+
+HandlerResult on_extended_mode(Context& cx, std::string_view /*body*/) {
+  cx.options.extended = true;
+  return Reply::ok();
+}
+
+HandlerResult on_startup_with_shell(Context& cx, std::string_view body) {
+  auto on = parse_flag(body);
+  if (!on) {
+    return on.error();
+  }
+  cx.options.startup_with_shell = *on;
+  return Reply::ok();
+}
+
+HandlerResult on_monitor(Context& cx, const std::string& command) {
+  auto say = [&](std::string line) { cx.console.push_back(std::move(line) + "\n"); };
+  if (command == "help") {
+    say("The following monitor commands are supported:");
+    say("  exit                   -- end the server after this session");
+    say("  help                   -- this list");
+    say("  set debug 0|1          -- log ptrace and session events to stderr");
+    say("  set remote-debug 0|1   -- log every packet to stderr");
+  } else if (command == "exit") {
+    cx.state.exit_server = true;
+    cx.state.end_session = true;
+  } else if (command == "set debug 1" || command == "set debug 0") {
+    bool on = command.back() == '1';
+    base::set_log_enabled(base::LogCat::ptrace, on);
+    base::set_log_enabled(base::LogCat::session, on);
+  } else if (command == "set remote-debug 1" || command == "set remote-debug 0") {
+    base::set_log_enabled(base::LogCat::rsp, command.back() == '1');
+  } else {
+    say("Unknown monitor command '" + command + "'; try 'monitor help'.");
+  }
+  return Reply::ok();
+}
+
+}  // namespace server

@@ -1,0 +1,146 @@
+// vCont? vCont c C s S ?: resuming, and what the last stop was.
+#include <csignal>
+
+#include "protocol/signals.hpp"
+#include "server/handlers/handlers.hpp"
+
+namespace server {
+namespace {
+
+base::Result<tracer::ThreadAction> to_thread_action(Context& cx, const protocol::VContAction& a) {
+  tracer::ThreadAction out;
+  if (a.thread && a.thread->tid > 0) {
+    out.tid = static_cast<tracer::Tid>(a.thread->tid);
+  }
+  if (a.gdb_signal != 0) {
+    out.signal = protocol::host_signal_from_gdb(a.gdb_signal);
+    if (out.signal == 0) {
+      return base::make_error(base::Errc::invalid, "signal has no Linux equivalent");
+    }
+  }
+  switch (a.action) {
+    case 'c': out.kind = tracer::ResumeKind::Continue; break;
+    case 's': out.kind = tracer::ResumeKind::Step; break;
+    case 't': out.kind = tracer::ResumeKind::Stop; break;
+    case 'r':
+      out.kind = tracer::ResumeKind::RangeStep;
+      out.range_start = a.range_start;
+      out.range_end = a.range_end;
+      break;
+    default: return base::make_error(base::Errc::malformed, "unknown vCont action");
+  }
+  (void)cx;
+  return out;
+}
+
+bool for_other_process(Context& cx, const protocol::VContAction& a) {
+  return a.thread && a.thread->pid > 0 && a.thread->pid != cx.target.pid();
+}
+
+HandlerResult start(Context& cx, const tracer::ResumePlan& plan) {
+  if (auto ok = cx.target.resume(plan); !ok) {
+    return ok.error();
+  }
+  return Reply::wait_for_stop();
+}
+
+HandlerResult legacy_resume(Context& cx, const protocol::LegacyResume& req, tracer::ResumeKind kind) {
+  if (auto ok = require_process(cx); !ok) {
+    return ok.error();
+  }
+  tracer::Tid tid = cx.state.continue_thread;
+  if (req.addr) {
+    auto thread = current_thread(cx);
+    if (!thread) {
+      return thread.error();
+    }
+    auto regs_tid = tid > 0 ? tid : *thread;
+    protocol::Bytes pc(8);
+    for (int i = 0; i < 8; ++i) {
+      pc[i] = static_cast<std::uint8_t>(*req.addr >> (8 * i));
+    }
+    if (auto ok = cx.target.write_register(regs_tid, 16, pc); !ok) {
+      return ok.error();
+    }
+  }
+  tracer::ResumePlan plan;
+  tracer::ThreadAction action;
+  action.kind = kind;
+  action.signal = req.gdb_signal != 0 ? protocol::host_signal_from_gdb(req.gdb_signal) : 0;
+  if (kind == tracer::ResumeKind::Step) {
+    // A step applies to the selected thread; the others stay stopped.
+    auto thread = tid > 0 ? base::Result<tracer::Tid>(tid) : current_thread(cx);
+    if (!thread) {
+      return thread.error();
+    }
+    action.tid = *thread;
+  } else {
+    action.tid = tid > 0 ? tid : tracer::kAllThreads;
+  }
+  plan.actions.push_back(action);
+  if (action.tid != tracer::kAllThreads && kind == tracer::ResumeKind::Continue) {
+    tracer::ThreadAction others;
+    plan.actions.push_back(others);
+  }
+  return start(cx, plan);
+}
+
+}  // namespace
+
+HandlerResult on_vcont_query(Context& /*cx*/, std::string_view /*body*/) {
+  return Reply::packet("vCont;c;C;s;S;t;r");
+}
+
+HandlerResult on_vcont(Context& cx, const std::vector<protocol::VContAction>& actions) {
+  if (auto ok = require_process(cx); !ok) {
+    return ok.error();
+  }
+  tracer::ResumePlan plan;
+  for (const auto& a : actions) {
+    if (for_other_process(cx, a)) {
+      continue;
+    }
+    if (a.thread && a.thread->tid > 0 && !cx.target.thread_alive(static_cast<tracer::Tid>(a.thread->tid))) {
+      return base::make_error(base::Errc::no_thread, "vCont names a thread that does not exist");
+    }
+    auto action = to_thread_action(cx, a);
+    if (!action) {
+      return action.error();
+    }
+    plan.actions.push_back(*action);
+  }
+  if (plan.actions.empty()) {
+    return base::make_error(base::Errc::invalid, "vCont resumes nothing of this process");
+  }
+  return start(cx, plan);
+}
+
+HandlerResult on_continue(Context& cx, const protocol::LegacyResume& req) {
+  return legacy_resume(cx, req, tracer::ResumeKind::Continue);
+}
+
+HandlerResult on_step(Context& cx, const protocol::LegacyResume& req) {
+  return legacy_resume(cx, req, tracer::ResumeKind::Step);
+}
+
+HandlerResult on_stop_reason(Context& cx, std::string_view /*body*/) {
+  if (!cx.target.has_process()) {
+    // Extended mode before `run`: "no process" in the form GDB expects.
+    return Reply::packet("W00");
+  }
+  if (cx.options.last_stop) {
+    tracer::StopEvent event = *cx.options.last_stop;
+    return Reply::packet(encode_stop_event(cx, event));
+  }
+  auto tid = current_thread(cx);
+  if (!tid) {
+    return tid.error();
+  }
+  tracer::StopEvent event;
+  event.pid = cx.target.pid();
+  event.tid = *tid;
+  event.signal = SIGTRAP;  // stopped, nothing more specific known
+  return Reply::packet(encode_stop_event(cx, event));
+}
+
+}  // namespace server

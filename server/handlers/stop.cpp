@@ -1,0 +1,65 @@
+// Turns a tracer StopEvent into the T/W/X stop reply GDB expects.
+#include "protocol/signals.hpp"
+#include "protocol/stop_reply.hpp"
+#include "server/handlers/handlers.hpp"
+
+namespace server {
+namespace {
+
+// rbp, rsp, rip: what gdbserver expedites so GDB can unwind without a `g`.
+constexpr int kExpedited[] = {6, 7, 16};
+
+protocol::StopReply::Why why_from(const tracer::StopEvent& event) {
+  using Why = protocol::StopReply::Why;
+  switch (event.reason) {
+    case tracer::StopReason::SoftwareBreakpoint: return Why::SwBreak;
+    case tracer::StopReason::HardwareBreakpoint: return Why::HwBreak;
+    case tracer::StopReason::Watchpoint:
+      switch (event.watch_kind) {
+        case tracer::WatchKind::Write: return Why::Watch;
+        case tracer::WatchKind::Read: return Why::ReadWatch;
+        case tracer::WatchKind::Access: return Why::AccessWatch;
+      }
+      return Why::Watch;
+    default: return Why::None;
+  }
+}
+
+}  // namespace
+
+std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
+  protocol::StopReply reply;
+  reply.pid = event.pid;
+  switch (event.reason) {
+    case tracer::StopReason::Exited:
+      reply.kind = protocol::StopReply::Kind::Exited;
+      reply.exit_status = event.status;
+      break;
+    case tracer::StopReason::Killed:
+      reply.kind = protocol::StopReply::Kind::Terminated;
+      reply.gdb_signal = protocol::gdb_signal_from_host(event.signal);
+      break;
+    default: {
+      reply.kind = protocol::StopReply::Kind::Stopped;
+      reply.gdb_signal = event.signal == 0 ? 0 : protocol::gdb_signal_from_host(event.signal);
+      reply.thread = protocol::ThreadId{event.pid, event.tid};
+      reply.why = why_from(event);
+      if ((reply.why == protocol::StopReply::Why::SwBreak && !cx.state.swbreak) ||
+          (reply.why == protocol::StopReply::Why::HwBreak && !cx.state.hwbreak)) {
+        reply.why = protocol::StopReply::Why::None;
+      }
+      reply.watch_addr = event.watch_addr;
+      for (int regno : kExpedited) {
+        if (auto value = cx.target.read_register(event.tid, regno)) {
+          reply.registers.emplace_back(regno, *value);
+        }
+      }
+      cx.state.general_thread = event.tid;
+      break;
+    }
+  }
+  cx.options.last_stop = event;
+  return protocol::encode_stop_reply(reply, cx.state.multiprocess);
+}
+
+}  // namespace server

@@ -1,0 +1,98 @@
+// hindsight: a drop-in replacement for gdbserver with per-thread branch-trace history.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "base/log.hpp"
+#include "server/cli.hpp"
+#include "server/comm.hpp"
+#include "server/server.hpp"
+#include "tracer/linux/host_io.hpp"
+#include "tracer/linux/linux_target.hpp"
+
+namespace {
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "hindsight: %s\n", message.c_str());
+  return 1;
+}
+
+// Starts or attaches to the inferior named on the command line, in gdbserver's words.
+bool start_inferior(const server::CommandLine& cl, server::ServerOptions& options, tracer::Target& target) {
+  if (cl.attach_pid) {
+    if (auto ok = target.attach(*cl.attach_pid); !ok) {
+      fail(ok.error().message());
+      return false;
+    }
+    std::fprintf(stderr, "Attached; pid = %d\n", *cl.attach_pid);
+    tracer::StopEvent event;
+    event.pid = event.tid = *cl.attach_pid;
+    options.last_stop = event;
+    return true;
+  }
+  if (cl.program.empty()) {
+    return true;  // --multi: GDB will run or attach
+  }
+  tracer::LaunchSpec spec;
+  spec.program = cl.program.front();
+  spec.args.assign(cl.program.begin() + 1, cl.program.end());
+  spec.startup_with_shell = options.startup_with_shell;
+  spec.stdio_is_protocol = options.stdio_is_protocol;
+  auto pid = target.launch(spec);
+  if (!pid) {
+    fail(pid.error().message());
+    return false;
+  }
+  options.last_program = cl.program;
+  std::fprintf(stderr, "Process %s created; pid = %d\n", spec.program.c_str(), *pid);
+  tracer::StopEvent event;
+  event.pid = event.tid = *pid;
+  event.signal = SIGTRAP;
+  options.last_stop = event;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto cl = server::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+  if (!cl) {
+    std::fprintf(stderr, "hindsight: %s\nTry 'hindsight --help' for more information.\n",
+                 cl.error().message().c_str());
+    return 1;
+  }
+  if (cl->output) {
+    std::fputs(cl->output->c_str(), stdout);
+    return cl->exit_code;
+  }
+  base::set_log_enabled(base::LogCat::rsp, cl->remote_debug);
+  base::set_log_enabled(base::LogCat::ptrace, cl->debug);
+  base::set_log_enabled(base::LogCat::session, cl->debug);
+  base::set_log_enabled(base::LogCat::perf, cl->debug);
+
+  auto endpoint = server::parse_comm(cl->comm);
+  if (!endpoint) {
+    return fail("bad COMM '" + cl->comm + "': " + endpoint.error().message());
+  }
+  server::ServerOptions options;
+  options.extended = cl->multi;
+  options.startup_with_shell = cl->startup_with_shell;
+  options.stdio_is_protocol = endpoint->kind == server::Endpoint::Kind::Stdio;
+
+  tracer::LinuxTarget target;
+  tracer::LinuxHostIo host;
+  if (!start_inferior(*cl, options, target)) {
+    return 1;
+  }
+  server::Server srv(target, host, options, *endpoint, cl->once);
+  int code = srv.run();
+  if (target.has_process()) {
+    if (target.attached()) {
+      std::fprintf(stderr, "Detaching from process %d\n", target.pid());
+      (void)target.detach();
+    } else {
+      (void)target.kill();
+    }
+  }
+  return code;
+}

@@ -1,0 +1,292 @@
+#include "server/server.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "base/log.hpp"
+#include "server/session.hpp"
+
+namespace server {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using unix_socket = asio::local::stream_protocol;
+
+namespace {
+
+void say(const std::string& line) {
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+// Writes everything or gives up on a dead peer; GDB reads promptly, so blocking is fine.
+template <class Stream>
+void write_all(Stream& stream, std::string_view bytes) {
+  boost::system::error_code ec;
+  asio::write(stream, asio::buffer(bytes.data(), bytes.size()), ec);
+  if (ec) {
+    base::logf(base::LogCat::session, "write to GDB failed: {}", ec.message());
+  }
+}
+
+}  // namespace
+
+struct Server::Impl {
+  tracer::Target& target;
+  tracer::HostIo& host;
+  ServerOptions& options;
+  Endpoint endpoint;
+  bool once;
+
+  asio::io_context io;
+  asio::posix::stream_descriptor target_events{io};
+  asio::signal_set stop_signals{io, SIGINT, SIGTERM, SIGHUP};
+  std::unique_ptr<tcp::acceptor> tcp_acceptor;
+  std::unique_ptr<unix_socket::acceptor> unix_acceptor;
+
+  // The live connection, if any.
+  std::unique_ptr<SessionState> state;
+  std::unique_ptr<Context> context;
+  std::unique_ptr<Session> session;
+  std::function<void()> close_connection;
+  int exit_code = 0;
+  bool done = false;
+
+  Impl(tracer::Target& t, tracer::HostIo& h, ServerOptions& o, Endpoint e, bool one)
+      : target(t), host(h), options(o), endpoint(std::move(e)), once(one) {}
+
+  void watch_target() {
+    if (target.event_fd() < 0 || target_events.is_open()) {
+      return;
+    }
+    target_events.assign(::dup(target.event_fd()));
+    arm_target_watch();
+  }
+
+  void arm_target_watch() {
+    target_events.async_wait(asio::posix::descriptor_base::wait_read, [this](boost::system::error_code ec) {
+      if (ec) {
+        return;
+      }
+      if (session) {
+        session->on_target_event();
+        after_session_step();
+      } else if (auto event = target.poll()) {
+        // No GDB connected: keep the stop for the next one's '?'.
+        options.last_stop = *event;
+        if (!target.has_process() && !options.extended) {
+          finish(0);
+        }
+      }
+      if (!done) {
+        arm_target_watch();
+      }
+    });
+  }
+
+  void start_session(std::function<void(std::string_view)> writer, std::function<void()> closer) {
+    state = std::make_unique<SessionState>();
+    context = std::make_unique<Context>(Context{target, host, *state, options, {}, say});
+    session = std::make_unique<Session>(*context, std::move(writer));
+    close_connection = std::move(closer);
+  }
+
+  // After each batch of input or target event: end the connection when the session is over.
+  void after_session_step() {
+    if (session && session->ended()) {
+      end_connection();
+    }
+  }
+
+  void end_connection() {
+    if (!session) {
+      return;
+    }
+    bool exit_server = state->exit_server;
+    session->on_disconnect();
+    session.reset();
+    context.reset();
+    state.reset();
+    if (close_connection) {
+      close_connection();
+      close_connection = nullptr;
+    }
+    if (exit_server || once || endpoint.kind == Endpoint::Kind::Stdio ||
+        (!target.has_process() && !options.extended)) {
+      finish(exit_code);
+      return;
+    }
+    accept_next();
+  }
+
+  void finish(int code) {
+    exit_code = code;
+    done = true;
+    io.stop();
+  }
+
+  template <class Socket>
+  void read_loop(std::shared_ptr<Socket> socket, std::shared_ptr<std::array<char, 65536>> buffer) {
+    socket->async_read_some(asio::buffer(*buffer), [this, socket, buffer](boost::system::error_code ec, std::size_t n) {
+      if (!session) {
+        return;
+      }
+      if (ec) {
+        base::logf(base::LogCat::session, "GDB disconnected: {}", ec.message());
+        end_connection();
+        return;
+      }
+      session->on_bytes(std::string_view(buffer->data(), n));
+      after_session_step();
+      if (session) {
+        read_loop(socket, buffer);
+      }
+    });
+  }
+
+  template <class Socket>
+  void serve(std::shared_ptr<Socket> socket) {
+    start_session([socket](std::string_view bytes) { write_all(*socket, bytes); },
+                  [socket] {
+                    boost::system::error_code ignored;
+                    socket->close(ignored);
+                  });
+    read_loop(socket, std::make_shared<std::array<char, 65536>>());
+  }
+
+  void accept_next() {
+    if (tcp_acceptor) {
+      tcp_acceptor->async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+        if (ec) {
+          return;
+        }
+        boost::system::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        auto peer = socket.remote_endpoint(ignored);
+        say("Remote debugging from host " + peer.address().to_string() + ", port " + std::to_string(peer.port()));
+        serve(std::make_shared<tcp::socket>(std::move(socket)));
+      });
+    } else if (unix_acceptor) {
+      unix_acceptor->async_accept([this](boost::system::error_code ec, unix_socket::socket socket) {
+        if (ec) {
+          return;
+        }
+        say("Remote debugging using " + endpoint.path);
+        serve(std::make_shared<unix_socket::socket>(std::move(socket)));
+      });
+    }
+  }
+
+  // Binds COMM. Errors are printed in gdbserver's words (test harnesses look for them).
+  bool listen() {
+    boost::system::error_code ec;
+    if (endpoint.kind == Endpoint::Kind::Tcp) {
+      auto address = asio::ip::make_address(endpoint.host, ec);
+      if (ec) {
+        tcp::resolver resolver(io);
+        auto results = resolver.resolve(endpoint.host, "", ec);
+        if (ec || results.empty()) {
+          say("Can't resolve host '" + endpoint.host + "': " + ec.message());
+          return false;
+        }
+        address = results.begin()->endpoint().address();
+      }
+      tcp::endpoint where(address, endpoint.port);
+      tcp_acceptor = std::make_unique<tcp::acceptor>(io);
+      tcp_acceptor->open(where.protocol(), ec);
+      if (!ec) {
+        tcp_acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+        tcp_acceptor->bind(where, ec);
+      }
+      if (!ec) {
+        tcp_acceptor->listen(1, ec);
+      }
+      if (ec) {
+        say("Can't bind address: " + ec.message() + ".");
+        say("Exiting");
+        return false;
+      }
+      if (!endpoint.loopback_only) {
+        say("warning: listening on " + endpoint.host +
+            ": anyone who can reach this address can run code as this user. "
+            "Use :PORT to listen on the loopback interface only.");
+      }
+      say("Listening on port " + std::to_string(tcp_acceptor->local_endpoint().port()));
+      return true;
+    }
+    if (endpoint.kind == Endpoint::Kind::Unix) {
+      struct stat st {};
+      if (::lstat(endpoint.path.c_str(), &st) == 0) {
+        say("Can't bind address: " + endpoint.path + " already exists; remove it or choose another path.");
+        return false;
+      }
+      mode_t old_mask = ::umask(0177);  // the socket is created mode 0600
+      unix_acceptor = std::make_unique<unix_socket::acceptor>(io);
+      unix_acceptor->open(unix_socket(), ec);
+      if (!ec) {
+        unix_acceptor->bind(unix_socket::endpoint(endpoint.path), ec);
+      }
+      ::umask(old_mask);
+      if (!ec) {
+        unix_acceptor->listen(1, ec);
+      }
+      if (ec) {
+        say("Can't bind address: " + ec.message() + ".");
+        return false;
+      }
+      say("Listening on " + endpoint.path);
+      return true;
+    }
+    return true;
+  }
+
+  void serve_stdio() {
+    auto input = std::make_shared<asio::posix::stream_descriptor>(io, ::dup(STDIN_FILENO));
+    auto output = std::make_shared<asio::posix::stream_descriptor>(io, ::dup(STDOUT_FILENO));
+    say("Remote debugging using stdio");
+    start_session([output](std::string_view bytes) { write_all(*output, bytes); },
+                  [input, output] {
+                    boost::system::error_code ignored;
+                    input->close(ignored);
+                    output->close(ignored);
+                  });
+    read_loop(input, std::make_shared<std::array<char, 65536>>());
+  }
+
+  int run() {
+    ::signal(SIGPIPE, SIG_IGN);
+    if (!listen()) {
+      return 1;
+    }
+    stop_signals.async_wait([this](boost::system::error_code ec, int signo) {
+      if (!ec) {
+        base::logf(base::LogCat::session, "signal {}: shutting down", signo);
+        finish(128 + signo);
+      }
+    });
+    watch_target();
+    if (endpoint.kind == Endpoint::Kind::Stdio) {
+      serve_stdio();
+    } else {
+      accept_next();
+    }
+    io.run();
+    if (endpoint.kind == Endpoint::Kind::Unix) {
+      ::unlink(endpoint.path.c_str());
+    }
+    return exit_code;
+  }
+};
+
+Server::Server(tracer::Target& target, tracer::HostIo& host, ServerOptions& options, Endpoint endpoint, bool once)
+    : impl_(std::make_unique<Impl>(target, host, options, std::move(endpoint), once)) {}
+
+Server::~Server() = default;
+
+int Server::run() { return impl_->run(); }
+
+}  // namespace server

@@ -1,0 +1,146 @@
+#include "server/session.hpp"
+
+#include <csignal>
+
+#include "base/log.hpp"
+#include "protocol/errors.hpp"
+#include "protocol/hex.hpp"
+#include "server/dispatch.hpp"
+#include "server/handlers/handlers.hpp"
+
+namespace server {
+namespace {
+
+// Packets in the log are cut here; binary replies can be 128 KiB.
+constexpr std::size_t kLogLimit = 400;
+
+std::string loggable(std::string_view payload) {
+  std::string out;
+  for (char c : payload.substr(0, kLogLimit)) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) {
+      out += c;
+    } else {
+      out += fmt::format("\\x{:02x}", u);
+    }
+  }
+  if (payload.size() > kLogLimit) {
+    out += fmt::format("...[{} bytes]", payload.size());
+  }
+  return out;
+}
+
+}  // namespace
+
+void Session::on_bytes(std::string_view bytes) {
+  events_.clear();
+  decoder_.feed(bytes, events_);
+  for (auto& ev : events_) {
+    if (cx_.state.end_session) {
+      return;
+    }
+    using Kind = protocol::FrameEvent::Kind;
+    switch (ev.kind) {
+      case Kind::Packet:
+        base::logf(base::LogCat::rsp, "<- ${}", loggable(ev.payload));
+        if (!cx_.state.no_ack) {
+          write_("+");
+        }
+        on_packet(ev.payload);
+        break;
+      case Kind::BadChecksum:
+        base::logf(base::LogCat::rsp, "<- bad checksum, asking again");
+        if (!cx_.state.no_ack) {
+          write_("-");
+        }
+        break;
+      case Kind::Overlong:
+        base::logf(base::LogCat::rsp, "<- packet longer than {} bytes dropped", protocol::kMaxPacketSize);
+        if (!cx_.state.no_ack) {
+          write_("+");
+        }
+        send_packet(protocol::encode_error(base::make_error(base::Errc::malformed, "packet too long"),
+                                           protocol::ErrStyle::Code));
+        break;
+      case Kind::Interrupt:
+        base::logf(base::LogCat::rsp, "<- interrupt (0x03)");
+        if (waiting_for_stop_) {
+          if (auto ok = cx_.target.interrupt(); !ok) {
+            base::logf(base::LogCat::session, "interrupt failed: {}", ok.error().message());
+          }
+        }
+        break;
+      case Kind::Nack:
+        if (!last_sent_.empty()) {
+          write_(last_sent_);
+        }
+        break;
+      case Kind::Ack:
+        break;
+    }
+  }
+}
+
+void Session::on_packet(std::string_view payload) {
+  Reply reply = dispatch_packet(cx_, payload);
+  for (const auto& line : cx_.console) {
+    send_packet("O" + protocol::to_hex(line));
+  }
+  cx_.console.clear();
+  switch (reply.kind) {
+    case Reply::Kind::Packet:
+      send_packet(reply.payload);
+      break;
+    case Reply::Kind::None:
+      break;
+    case Reply::Kind::WaitForStop:
+      waiting_for_stop_ = true;
+      // A pending event may already be waiting: report it without running anything.
+      on_target_event();
+      break;
+  }
+}
+
+void Session::on_target_event() {
+  auto event = cx_.target.poll();
+  if (!event) {
+    return;
+  }
+  if (!waiting_for_stop_) {
+    // Nobody asked (GDB gone or between packets): remember it for '?'.
+    base::logf(base::LogCat::session, "stop with no resume pending (thread {})", event->tid);
+  }
+  report_stop(*event);
+}
+
+void Session::report_stop(const tracer::StopEvent& event) {
+  std::string reply = encode_stop_event(cx_, event);
+  if (event.reason == tracer::StopReason::Exited) {
+    cx_.notice("\nChild exited with status " + std::to_string(event.status));
+  } else if (event.reason == tracer::StopReason::Killed) {
+    cx_.notice("\nChild terminated with signal = " + std::to_string(event.signal));
+  }
+  if (waiting_for_stop_) {
+    waiting_for_stop_ = false;
+    send_packet(reply);
+  }
+  if ((event.reason == tracer::StopReason::Exited || event.reason == tracer::StopReason::Killed) &&
+      !cx_.options.extended) {
+    cx_.state.end_session = true;
+  }
+}
+
+void Session::on_disconnect() {
+  if (waiting_for_stop_ && cx_.target.has_process()) {
+    (void)cx_.target.interrupt();
+  }
+  waiting_for_stop_ = false;
+}
+
+void Session::send_packet(const std::string& payload) {
+  base::logf(base::LogCat::rsp, "-> ${}", loggable(payload));
+  last_sent_ = protocol::encode_packet(payload);
+  write_(last_sent_);
+}
+
+}  // namespace server

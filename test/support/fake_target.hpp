@@ -1,0 +1,253 @@
+// An in-memory Target for handler, session and fuzz tests: one process, a few threads,
+// 64 KiB of memory at kMemBase, a register file, and stops the test queues.
+#pragma once
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "tracer/host_io.hpp"
+#include "tracer/target.hpp"
+
+namespace test_support {
+
+class FakeTarget : public tracer::Target {
+ public:
+  static constexpr tracer::Addr kMemBase = 0x400000;
+  static constexpr std::size_t kMemSize = 0x10000;
+  static constexpr std::size_t kRegBytes = 560;
+
+  FakeTarget() : memory(kMemSize, 0), regs(kRegBytes, 0) {
+    for (std::size_t i = 0; i < kMemSize; ++i) {
+      memory[i] = static_cast<std::uint8_t>(i * 7);
+    }
+  }
+
+  // --- what tests look at or set ---
+  bool alive = true;
+  bool was_attached = false;
+  tracer::Pid the_pid = 100;
+  std::vector<tracer::Tid> tids{100, 101};
+  std::vector<std::uint8_t> memory;
+  std::vector<std::uint8_t> regs;
+  std::set<std::pair<int, tracer::Addr>> breakpoints;  // (type, addr)
+  std::deque<tracer::StopEvent> pending;
+  std::vector<tracer::ResumePlan> resumes;
+  std::set<int> passed;
+  tracer::Bytes siginfo_bytes = tracer::Bytes(128, 0);
+  int interrupts = 0;
+  bool is_running = false;
+  bool detached = false;
+  bool killed = false;
+
+  tracer::Result<tracer::Pid> launch(const tracer::LaunchSpec& spec) override {
+    if (spec.program == "/nonexistent") {
+      return base::Error{base::Errc::system, 2, "cannot run '/nonexistent'"};
+    }
+    alive = true;
+    return the_pid;
+  }
+  tracer::Result<void> attach(tracer::Pid pid) override {
+    alive = true;
+    was_attached = true;
+    the_pid = pid;
+    return base::success();
+  }
+  tracer::Result<void> detach() override {
+    detached = true;
+    alive = false;
+    return base::success();
+  }
+  tracer::Result<void> kill() override {
+    killed = true;
+    alive = false;
+    return base::success();
+  }
+  bool has_process() const override { return alive; }
+  tracer::Pid pid() const override { return the_pid; }
+  bool attached() const override { return was_attached; }
+
+  std::vector<tracer::ThreadInfo> threads() override {
+    std::vector<tracer::ThreadInfo> out;
+    if (alive) {
+      for (auto tid : tids) {
+        out.push_back({tid, "fake", 0});
+      }
+    }
+    return out;
+  }
+  bool thread_alive(tracer::Tid tid) override {
+    return alive && std::find(tids.begin(), tids.end(), tid) != tids.end();
+  }
+
+  tracer::Result<void> resume(const tracer::ResumePlan& plan) override {
+    if (!alive) {
+      return base::make_error(base::Errc::no_process, "no process");
+    }
+    resumes.push_back(plan);
+    is_running = true;
+    return base::success();
+  }
+  int event_fd() const override { return -1; }
+  std::optional<tracer::StopEvent> poll() override {
+    if (!is_running || pending.empty()) {
+      return std::nullopt;
+    }
+    auto ev = pending.front();
+    pending.pop_front();
+    is_running = false;
+    if (ev.reason == tracer::StopReason::Exited || ev.reason == tracer::StopReason::Killed) {
+      alive = false;
+    }
+    return ev;
+  }
+  tracer::Result<void> interrupt() override {
+    ++interrupts;
+    tracer::StopEvent ev;
+    ev.pid = the_pid;
+    ev.tid = tids.front();
+    ev.signal = 2;
+    pending.push_back(ev);
+    return base::success();
+  }
+  bool running() const override { return is_running; }
+  void set_pass_signals(const std::set<int>& s) override { passed = s; }
+
+  tracer::Result<std::string> target_description(const std::string& annex) override {
+    if (annex != "target.xml") {
+      return base::make_error(base::Errc::invalid, "no such annex");
+    }
+    return std::string("<target><architecture>i386:x86-64</architecture></target>");
+  }
+  tracer::Result<tracer::Bytes> read_registers(tracer::Tid tid) override {
+    if (!thread_alive(tid)) {
+      return base::make_error(base::Errc::no_thread, "no thread");
+    }
+    return regs;
+  }
+  tracer::Result<void> write_registers(tracer::Tid tid, const tracer::Bytes& r) override {
+    if (!thread_alive(tid)) {
+      return base::make_error(base::Errc::no_thread, "no thread");
+    }
+    std::copy_n(r.begin(), std::min(r.size(), regs.size()), regs.begin());
+    return base::success();
+  }
+  tracer::Result<tracer::Bytes> read_register(tracer::Tid tid, int regno) override {
+    if (!thread_alive(tid) || regno < 0 || regno > 16) {
+      return base::make_error(base::Errc::invalid, "bad register");
+    }
+    return tracer::Bytes(regs.begin() + regno * 8, regs.begin() + regno * 8 + 8);
+  }
+  tracer::Result<void> write_register(tracer::Tid tid, int regno, const tracer::Bytes& v) override {
+    if (!thread_alive(tid) || regno < 0 || regno > 16 || v.size() != 8) {
+      return base::make_error(base::Errc::invalid, "bad register");
+    }
+    std::copy(v.begin(), v.end(), regs.begin() + regno * 8);
+    return base::success();
+  }
+
+  tracer::Result<tracer::Bytes> read_memory(tracer::Addr addr, std::size_t len) override {
+    if (addr < kMemBase || addr >= kMemBase + kMemSize) {
+      return base::Error{base::Errc::system, 14, "unreadable"};
+    }
+    std::size_t off = addr - kMemBase;
+    std::size_t n = std::min(len, kMemSize - off);
+    return tracer::Bytes(memory.begin() + static_cast<std::ptrdiff_t>(off),
+                         memory.begin() + static_cast<std::ptrdiff_t>(off + n));
+  }
+  tracer::Result<void> write_memory(tracer::Addr addr, const tracer::Bytes& data) override {
+    if (addr < kMemBase || addr + data.size() > kMemBase + kMemSize || addr + data.size() < addr) {
+      return base::Error{base::Errc::system, 14, "unwritable"};
+    }
+    std::copy(data.begin(), data.end(), memory.begin() + static_cast<std::ptrdiff_t>(addr - kMemBase));
+    return base::success();
+  }
+
+  tracer::Result<void> insert_breakpoint(tracer::BreakpointType type, tracer::Addr addr, int) override {
+    if (type == tracer::BreakpointType::ReadWatch) {
+      return base::make_error(base::Errc::unsupported, "no read watchpoints");
+    }
+    breakpoints.insert({static_cast<int>(type), addr});
+    return base::success();
+  }
+  tracer::Result<void> remove_breakpoint(tracer::BreakpointType type, tracer::Addr addr, int) override {
+    breakpoints.erase({static_cast<int>(type), addr});
+    return base::success();
+  }
+
+  tracer::Result<tracer::Bytes> auxv() override { return tracer::Bytes(32, 0x11); }
+  tracer::Result<std::string> exec_file(tracer::Pid) override { return std::string("/fake/prog"); }
+  tracer::Result<tracer::LibraryList> libraries() override {
+    tracer::LibraryList list;
+    list.main_lm = 0x1000;
+    list.libraries.push_back({"/lib/libc.so.6", 0x2000, 0x7f0000, 0x7f1000, 0});
+    return list;
+  }
+  tracer::Result<tracer::Bytes> siginfo(tracer::Tid) override { return siginfo_bytes; }
+  tracer::Result<void> write_siginfo(tracer::Tid, const tracer::Bytes& d) override {
+    siginfo_bytes = d;
+    return base::success();
+  }
+};
+
+// Files the tests name: "/fake/prog" holds 10000 bytes; everything else is ENOENT.
+class FakeHostIo : public tracer::HostIo {
+ public:
+  tracer::Bytes content = make_content();
+  std::set<int> open_fds;
+  int setfs_pid = -1;
+
+  static tracer::Bytes make_content() {
+    tracer::Bytes b(10000);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      b[i] = static_cast<std::uint8_t>(i);
+    }
+    return b;
+  }
+  base::Result<void> setfs(tracer::Pid pid) override {
+    setfs_pid = pid;
+    return base::success();
+  }
+  base::Result<int> open(const std::string& path, int, int) override {
+    if (path != "/fake/prog") {
+      return base::sys_error("open", 2);
+    }
+    int fd = 3 + static_cast<int>(open_fds.size());
+    open_fds.insert(fd);
+    return fd;
+  }
+  base::Result<tracer::Bytes> pread(int fd, std::size_t count, std::uint64_t offset) override {
+    if (!open_fds.count(fd)) {
+      return base::sys_error("pread", 9);
+    }
+    if (offset >= content.size()) {
+      return tracer::Bytes{};
+    }
+    std::size_t n = std::min<std::size_t>(count, content.size() - offset);
+    return tracer::Bytes(content.begin() + static_cast<std::ptrdiff_t>(offset),
+                         content.begin() + static_cast<std::ptrdiff_t>(offset + n));
+  }
+  base::Result<std::size_t> pwrite(int, std::uint64_t, const tracer::Bytes&) override {
+    return base::sys_error("pwrite", 30);
+  }
+  base::Result<void> close(int fd) override {
+    if (!open_fds.erase(fd)) {
+      return base::sys_error("close", 9);
+    }
+    return base::success();
+  }
+  base::Result<tracer::HostStat> fstat(int fd) override {
+    if (!open_fds.count(fd)) {
+      return base::sys_error("fstat", 9);
+    }
+    tracer::HostStat st;
+    st.size = content.size();
+    st.mode = 0100755;
+    return st;
+  }
+  base::Result<std::string> readlink(const std::string&) override { return base::sys_error("readlink", 22); }
+  base::Result<void> unlink(const std::string&) override { return base::sys_error("unlink", 1); }
+};
+
+}  // namespace test_support

@@ -1,0 +1,71 @@
+// Command line and COMM parsing, compatible with gdbserver's.
+#include <catch2/catch.hpp>
+
+#include "server/cli.hpp"
+#include "server/comm.hpp"
+
+using server::parse_command_line;
+using server::parse_comm;
+
+TEST_CASE("command line like gdbserver's", "[cli]") {
+  auto cl = parse_command_line({"--once", ":1234", "./prog", "--flag", "arg"});
+  REQUIRE(cl);
+  CHECK(cl->once);
+  CHECK(cl->comm == ":1234");
+  CHECK(cl->program == std::vector<std::string>{"./prog", "--flag", "arg"});
+
+  auto at = parse_command_line({"--attach", ":1", "42"});
+  REQUIRE(at);
+  CHECK(at->attach_pid == 42);
+  CHECK_FALSE(parse_command_line({"--attach", ":1", "x"}));
+  CHECK_FALSE(parse_command_line({"--attach", ":1"}));
+
+  auto stdio = parse_command_line({"--debug=remote", "-", "prog"});
+  REQUIRE(stdio);
+  CHECK(stdio->remote_debug);
+  CHECK_FALSE(stdio->debug);
+  CHECK(stdio->comm == "-");
+
+  auto shell = parse_command_line({"--no-startup-with-shell", "--remote-debug", ":1", "p"});
+  REQUIRE(shell);
+  CHECK_FALSE(shell->startup_with_shell);
+  CHECK(shell->remote_debug);
+
+  auto multi = parse_command_line({"--multi", ":1"});
+  REQUIRE(multi);
+  CHECK(multi->multi);
+
+  CHECK_FALSE(parse_command_line({}));
+  CHECK_FALSE(parse_command_line({":1"}));                 // no program
+  CHECK_FALSE(parse_command_line({"--bogus", ":1", "p"}));
+  CHECK_FALSE(parse_command_line({"--debug=nonsense", ":1", "p"}));
+
+  auto help = parse_command_line({"--help"});
+  REQUIRE(help);
+  REQUIRE(help->output);
+  CHECK(help->output->find("--attach") != std::string::npos);
+  auto version = parse_command_line({"--version"});
+  REQUIRE(version);
+  CHECK(version->output->starts_with("Hindsight "));
+}
+
+TEST_CASE("COMM forms", "[cli]") {
+  auto port = parse_comm(":1234");
+  REQUIRE(port);
+  CHECK(port->kind == server::Endpoint::Kind::Tcp);
+  CHECK(port->host == "127.0.0.1");
+  CHECK(port->port == 1234);
+  CHECK(port->loopback_only);
+
+  auto wide = parse_comm("0.0.0.0:99");
+  REQUIRE(wide);
+  CHECK_FALSE(wide->loopback_only);
+  CHECK(parse_comm("localhost:5")->loopback_only);
+  CHECK(parse_comm("[::1]:5")->host == "::1");
+  CHECK(parse_comm("tcp:host:7")->host == "host");
+  CHECK(parse_comm("-")->kind == server::Endpoint::Kind::Stdio);
+  CHECK(parse_comm("/tmp/sock")->kind == server::Endpoint::Kind::Unix);
+  CHECK_FALSE(parse_comm(":99999"));
+  CHECK_FALSE(parse_comm(":x"));
+  CHECK_FALSE(parse_comm(":"));
+}

@@ -1,0 +1,236 @@
+// Every handler against the FakeTarget: good requests, bad requests, and the state they leave.
+#include <catch2/catch.hpp>
+
+#include "protocol/hex.hpp"
+#include "test/unit/server/fixture.hpp"
+
+using test_support::FakeTarget;
+using test_support::HandlerFixture;
+
+TEST_CASE("qSupported announces our features and PacketSize", "[handlers]") {
+  HandlerFixture f;
+  auto reply = f.send("qSupported:multiprocess+;swbreak+;hwbreak+;vContSupported+");
+  CHECK(reply.starts_with("PacketSize=20000;"));
+  CHECK(reply.find("qXfer:features:read+") != std::string::npos);
+  CHECK(reply.find("qXfer:exec-file:read+") != std::string::npos);
+  CHECK(reply.find("QStartNoAckMode+") != std::string::npos);
+  CHECK(reply.find("vContSupported+") != std::string::npos);
+  CHECK(reply.find(";multiprocess+") != std::string::npos);
+  CHECK(f.state.multiprocess);
+  CHECK(f.state.swbreak);
+
+  HandlerFixture plain;
+  CHECK(plain.send("qSupported").find("multiprocess+") == std::string::npos);
+  CHECK_FALSE(plain.state.multiprocess);
+  CHECK(plain.send("qSupported;bad").starts_with("E"));
+}
+
+TEST_CASE("unknown packets get the empty reply", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("vMustReplyEmpty") == "");
+  CHECK(f.send("qTStatus") == "");
+  CHECK(f.send("qCRC:1,2") == "");        // must not be taken for qC
+  CHECK(f.send("") == "");
+  CHECK(f.send("\x01\x02garbage") == "");
+  CHECK(f.send("QStartNoAckModeX") == "");
+}
+
+TEST_CASE("thread selection and queries", "[handlers]") {
+  HandlerFixture f;
+  f.send("qSupported:multiprocess+");
+  CHECK(f.send("Hgp64.65") == "OK");
+  CHECK(f.state.general_thread == 0x65);
+  CHECK(f.send("Hgp64.99") == "E01");   // no such thread
+  CHECK(f.send("Hgp0.0") == "OK");
+  CHECK(f.state.general_thread == 0x65);  // "any" keeps the current one
+  CHECK(f.send("Hc-1") == "OK");
+  CHECK(f.send("Hgzz").starts_with("E"));
+  CHECK(f.send("qC") == "QCp64.65");
+  CHECK(f.send("Tp64.64") == "OK");
+  CHECK(f.send("Tp64.66").starts_with("E"));
+  CHECK(f.send("qfThreadInfo") == "mp64.64,p64.65");
+  CHECK(f.send("qsThreadInfo") == "l");
+  CHECK(f.send("qAttached:64") == "0");
+  CHECK(f.send("qAttached:65").starts_with("E"));
+  f.target.was_attached = true;
+  CHECK(f.send("qAttached") == "1");
+}
+
+TEST_CASE("registers g G p P", "[handlers]") {
+  HandlerFixture f;
+  f.target.regs[0] = 0xab;
+  auto g = f.send("g");
+  REQUIRE(g.size() == FakeTarget::kRegBytes * 2);
+  CHECK(g.substr(0, 4) == "ab00");
+  CHECK(f.send("G" + std::string(16, '1')) == "OK");
+  CHECK(f.target.regs[7] == 0x11);
+  CHECK(f.send("G123").starts_with("E"));   // odd hex
+  CHECK(f.send("p10") == "0000000000000000");
+  CHECK(f.send("P10=0102030405060708") == "OK");
+  CHECK(f.send("p10") == "0102030405060708");
+  CHECK(f.send("P10=01").starts_with("E"));   // wrong size for the register
+  CHECK(f.send("pzz").starts_with("E"));
+  f.target.alive = false;
+  CHECK(f.send("g").starts_with("E"));
+}
+
+TEST_CASE("memory m M X", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("m400000,4") == "00070e15");
+  CHECK(f.send("m400000,0") == "");
+  CHECK(f.send("m40fffe,10") == protocol::to_hex(std::vector<std::uint8_t>{
+                                    f.target.memory[0xfffe], f.target.memory[0xffff]}));  // short read
+  CHECK(f.send("m10,4") == "E0e");          // EFAULT from the target
+  CHECK(f.send("mzz,4") == "E01");          // malformed
+  CHECK(f.send("m400000") == "E01");        // truncated
+  CHECK(f.send("M400000,2:aabb") == "OK");
+  CHECK(f.target.memory[1] == 0xbb);
+  CHECK(f.send("M400000,3:aabb").starts_with("E"));  // length does not match
+  CHECK(f.send("X400000,0:") == "OK");               // GDB's probe
+  CHECK(f.send("X400010,2:}\x03\x05") == "OK");      // escaped '#'
+  CHECK(f.target.memory[0x10] == '#');
+  CHECK(f.target.memory[0x11] == 0x05);
+  CHECK(f.send("X10,1:a").starts_with("E"));
+}
+
+TEST_CASE("breakpoints Z z", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("Z0,401000,1") == "OK");
+  CHECK(f.target.breakpoints.count({0, 0x401000}) == 1);
+  CHECK(f.send("Z0,401000,1;X1,0") == "OK");  // conditions are ignored
+  CHECK(f.send("z0,401000,1") == "OK");
+  CHECK(f.target.breakpoints.empty());
+  CHECK(f.send("Z3,401000,4") == "");         // unsupported type: GDB falls back
+  CHECK(f.send("Z9,401000,1").starts_with("E"));  // not a Z type at all
+  CHECK(f.send("Z0,zz,1").starts_with("E"));
+  f.target.alive = false;
+  CHECK(f.send("Z0,401000,1").starts_with("E"));
+}
+
+TEST_CASE("vCont builds a resume plan", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("vCont?") == "vCont;c;C;s;S;t;r");
+  auto r = f.reply("vCont;C0b:p64.65;c:p64.-1");
+  CHECK(r.kind == server::Reply::Kind::WaitForStop);
+  REQUIRE(f.target.resumes.size() == 1);
+  const auto& plan = f.target.resumes.back();
+  REQUIRE(plan.actions.size() == 2);
+  CHECK(plan.actions[0].tid == 0x65);
+  CHECK(plan.actions[0].signal == 11);  // GDB 0x0b is SIGSEGV
+  CHECK(plan.actions[1].tid == tracer::kAllThreads);
+
+  f.reply("vCont;r401000,401010:p64.64;c");
+  const auto& range = f.target.resumes.back().actions[0];
+  CHECK(range.kind == tracer::ResumeKind::RangeStep);
+  CHECK(range.range_start == 0x401000);
+  CHECK(range.range_end == 0x401010);
+
+  CHECK(f.send("vCont;s:p64.99").starts_with("E"));  // dead thread
+  CHECK(f.send("vCont").starts_with("E"));
+  CHECK(f.send("vCont;q").starts_with("E"));
+}
+
+TEST_CASE("legacy c and s act on the Hc thread", "[handlers]") {
+  HandlerFixture f;
+  f.send("Hc65");
+  CHECK(f.reply("s").kind == server::Reply::Kind::WaitForStop);
+  CHECK(f.target.resumes.back().actions.at(0).tid == 0x65);
+  CHECK(f.target.resumes.back().actions.at(0).kind == tracer::ResumeKind::Step);
+  f.send("Hc-1");
+  CHECK(f.reply("C0e").kind == server::Reply::Kind::WaitForStop);
+  CHECK(f.target.resumes.back().actions.at(0).signal == 14);  // SIGALRM
+}
+
+TEST_CASE("stop reason and stop replies", "[handlers]") {
+  HandlerFixture f;
+  f.send("qSupported:multiprocess+;swbreak+");
+  tracer::StopEvent ev;
+  ev.pid = 100;
+  ev.tid = 101;
+  ev.signal = 5;
+  ev.reason = tracer::StopReason::SoftwareBreakpoint;
+  f.options.last_stop = ev;
+  auto reply = f.send("?");
+  CHECK(reply.starts_with("T05swbreak:;"));
+  CHECK(reply.find("thread:p64.65;") != std::string::npos);
+  CHECK(reply.find("10:") != std::string::npos);  // rip expedited
+  CHECK(f.state.general_thread == 101);
+  f.target.alive = false;
+  CHECK(f.send("?") == "W00");
+}
+
+TEST_CASE("qXfer objects in chunks", "[handlers]") {
+  HandlerFixture f;
+  auto first = f.send("qXfer:features:read:target.xml:0,a");  // offsets and lengths are hex
+  CHECK(first == "m<target><a");
+  auto rest = f.send("qXfer:features:read:target.xml:a,1000");
+  CHECK(rest.starts_with("l"));
+  CHECK(rest.ends_with("</target>"));
+  CHECK(f.send("qXfer:features:read:other.xml:0,1000").starts_with("E"));
+  CHECK(f.send("qXfer:exec-file:read:64:0,1000") == "l/fake/prog");
+  CHECK(f.send("qXfer:threads:read::0,1000").find("<thread id=\"65\"") != std::string::npos);
+  auto libs = f.send("qXfer:libraries-svr4:read::0,1000");
+  CHECK(libs.find("main-lm=\"0x1000\"") != std::string::npos);
+  CHECK(libs.find("/lib/libc.so.6") != std::string::npos);
+  CHECK(f.send("qXfer:auxv:read::0,1000").size() == 33);
+  CHECK(f.send("qXfer:osdata:read::0,1000") == "");
+  CHECK(f.send("qXfer:features:read:target.xml:zz,10").starts_with("E"));
+  CHECK(f.send("qXfer:siginfo:read::0,200").size() == 129);
+  CHECK(f.send("qXfer:siginfo:write::4:\x07\x08") == "2");
+  CHECK(f.target.siginfo_bytes[4] == 7);
+  CHECK(f.send("qXfer:siginfo:write::200:\x07").starts_with("E"));
+}
+
+TEST_CASE("vFile host I/O", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("vFile:setfs:0") == "F0");
+  CHECK(f.send("vFile:open:" + protocol::to_hex("just probing") + ",0,1c0") == "F-1,2");
+  auto fd = f.send("vFile:open:" + protocol::to_hex("/fake/prog") + ",0,0");
+  REQUIRE(fd == "F3");
+  auto chunk = f.send("vFile:pread:3,10,0");
+  CHECK(chunk.starts_with("F10;"));
+  CHECK(f.send("vFile:pread:3,10,10000") == "F0;");
+  CHECK(f.send("vFile:fstat:3").starts_with("F40;"));
+  CHECK(f.send("vFile:close:3") == "F0");
+  CHECK(f.send("vFile:close:3") == "F-1,9");
+  CHECK(f.send("vFile:pread:7,10,0") == "F-1,9");
+  CHECK(f.send("vFile:pread:-5,10,0").starts_with("E"));
+  CHECK(f.send("vFile:open:zz,0,0").starts_with("E"));
+}
+
+TEST_CASE("detach, kill and monitor", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("D;99").starts_with("E"));
+  CHECK(f.send("D") == "OK");
+  CHECK(f.target.detached);
+  CHECK(f.state.end_session);
+  REQUIRE_FALSE(f.notices.empty());
+  CHECK(f.notices.back() == "Detaching from process 100");
+
+  HandlerFixture k;
+  CHECK(k.reply("k").kind == server::Reply::Kind::None);
+  CHECK(k.target.killed);
+
+  HandlerFixture m;
+  CHECK(m.send("qRcmd," + protocol::to_hex("help")) == "OK");
+  CHECK_FALSE(m.cx.console.empty());
+  CHECK(m.send("qRcmd," + protocol::to_hex("exit")) == "OK");
+  CHECK(m.state.exit_server);
+  CHECK(m.send("qRcmd,zz").starts_with("E"));
+}
+
+TEST_CASE("extended mode: vRun and vAttach", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("!") == "OK");
+  f.target.alive = false;
+  CHECK(f.send("?") == "W00");
+  CHECK(f.send("vRun;" + protocol::to_hex("/nonexistent")).starts_with("E"));
+  auto reply = f.send("vRun;" + protocol::to_hex("/bin/true") + ";" + protocol::to_hex("arg"));
+  CHECK(reply.starts_with("T05"));
+  CHECK(f.options.last_program == std::vector<std::string>{"/bin/true", "arg"});
+  CHECK(f.send("vRun;" + protocol::to_hex("/bin/true")).starts_with("E"));  // already running
+  CHECK(f.send("vKill;64") == "OK");
+  CHECK_FALSE(f.state.end_session);  // extended mode stays up
+  CHECK(f.send("vAttach;1f4").starts_with("T00"));
+  CHECK(f.target.the_pid == 500);
+}

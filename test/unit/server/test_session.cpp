@@ -1,0 +1,84 @@
+// The session over raw bytes: acks, no-ack mode, retransmission, interrupts, stop replies.
+#include <catch2/catch.hpp>
+
+#include "protocol/framing.hpp"
+#include "server/session.hpp"
+#include "test/unit/server/fixture.hpp"
+
+namespace {
+
+struct SessionFixture : test_support::HandlerFixture {
+  std::string out;
+  server::Session session{cx, [this](std::string_view b) { out.append(b); }};
+
+  std::string exchange(std::string_view bytes) {
+    out.clear();
+    session.on_bytes(bytes);
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("session acks packets and frames replies", "[session]") {
+  SessionFixture f;
+  CHECK(f.exchange(protocol::encode_packet("qC")) == "+" + protocol::encode_packet("QC64"));
+  CHECK(f.exchange("$qC#00") == "-");                      // bad checksum
+  CHECK(f.exchange("-") == protocol::encode_packet("QC64"));  // retransmit on '-'
+  CHECK(f.exchange(protocol::encode_packet("QStartNoAckMode")) == "+" + protocol::encode_packet("OK"));
+  CHECK(f.exchange("+" + protocol::encode_packet("qC")) == protocol::encode_packet("QC64"));
+}
+
+TEST_CASE("session survives garbage and overlong packets", "[session]") {
+  SessionFixture f;
+  CHECK(f.exchange("garbage\x7f") == "");
+  std::string huge = "$m" + std::string(protocol::kMaxPacketSize + 10, '1') + "#00";
+  auto reply = f.exchange(huge);
+  CHECK(reply.find("$E") != std::string::npos);
+  CHECK(f.exchange(protocol::encode_packet("qC")) == "+" + protocol::encode_packet("QC64"));
+}
+
+TEST_CASE("session reports a stop after vCont, and 0x03 interrupts", "[session]") {
+  SessionFixture f;
+  f.exchange(protocol::encode_packet("QStartNoAckMode"));
+  CHECK(f.exchange(protocol::encode_packet("vCont;c")) == "");
+  CHECK(f.session.waiting_for_stop());
+  CHECK(f.exchange("\x03") == "");
+  CHECK(f.target.interrupts == 1);
+  f.out.clear();
+  f.session.on_target_event();
+  CHECK(f.out.starts_with("$T02"));
+  CHECK_FALSE(f.session.waiting_for_stop());
+
+  // A stop already pending is reported as soon as GDB resumes.
+  tracer::StopEvent ev;
+  ev.pid = 100;
+  ev.tid = 101;
+  ev.signal = 11;
+  f.target.pending.push_back(ev);
+  auto reply = f.exchange(protocol::encode_packet("vCont;c"));
+  CHECK(reply.starts_with("$T0b"));
+  CHECK(f.state.general_thread == 101);
+}
+
+TEST_CASE("session ends after the process exits (not extended)", "[session]") {
+  SessionFixture f;
+  f.exchange(protocol::encode_packet("QStartNoAckMode"));
+  tracer::StopEvent ev;
+  ev.pid = 100;
+  ev.reason = tracer::StopReason::Exited;
+  ev.status = 7;
+  f.target.pending.push_back(ev);
+  CHECK(f.exchange(protocol::encode_packet("vCont;c")) == protocol::encode_packet("W07"));
+  CHECK(f.session.ended());
+  REQUIRE_FALSE(f.notices.empty());
+  CHECK(f.notices.back().find("Child exited with status 7") != std::string::npos);
+}
+
+TEST_CASE("monitor output arrives as O packets before OK", "[session]") {
+  SessionFixture f;
+  f.exchange(protocol::encode_packet("QStartNoAckMode"));
+  auto reply = f.exchange(protocol::encode_packet("qRcmd," + protocol::to_hex("help")));
+  CHECK(reply.starts_with("$O"));
+  CHECK(reply.ends_with(protocol::encode_packet("OK")));
+}
