@@ -1,0 +1,526 @@
+// Pure parsers for request packets. Strict: trailing garbage, lengths that disagree with the
+// data and ranges that wrap around the address space are all Errc::malformed.
+#include "protocol/requests.hpp"
+
+#include <limits>
+#include <utility>
+
+#include "protocol/framing.hpp"
+
+namespace protocol {
+
+namespace {
+
+constexpr std::uint64_t kMaxRegno = 0xfff;
+constexpr std::uint64_t kMaxBreakpointKind = 0xffff;
+constexpr std::uint64_t kMaxGdbSignal = 0xff;
+constexpr std::uint64_t kMaxFileFlags = 0xffff;
+constexpr std::uint64_t kMaxFileMode = 0xffff;
+
+base::Error malformed(std::string detail) { return base::make_error(base::Errc::malformed, std::move(detail)); }
+
+// Splits text at the first sep; nullopt when sep is absent.
+std::optional<std::pair<std::string_view, std::string_view>> split_once(std::string_view text, char sep) {
+  std::size_t pos = text.find(sep);
+  if (pos == std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::pair{text.substr(0, pos), text.substr(pos + 1)};
+}
+
+// A hex field; the error names the field ("bad hex digit in address").
+Result<std::uint64_t> hex_field(std::string_view text, const char* what) {
+  auto value = parse_hex_u64(text);
+  if (!value) {
+    return malformed(value.error().detail + " in " + what);
+  }
+  return *value;
+}
+
+// A hex field no larger than max.
+Result<std::uint64_t> hex_field_max(std::string_view text, const char* what, std::uint64_t max) {
+  auto value = hex_field(text, what);
+  if (value && *value > max) {
+    return malformed(std::string(what) + " out of range");
+  }
+  return value;
+}
+
+// [addr, addr + len) must not wrap past the top of the address space.
+bool range_wraps(std::uint64_t addr, std::uint64_t len) {
+  return len != 0 && len - 1 > std::numeric_limits<std::uint64_t>::max() - addr;
+}
+
+// "ADDR,LEN" shared by m, M and X.
+Result<ReadMem> parse_addr_len(std::string_view text) {
+  auto parts = split_once(text, ',');
+  if (!parts) {
+    return malformed("missing ',' after address");
+  }
+  auto addr = hex_field(parts->first, "address");
+  if (!addr) {
+    return std::move(addr).error();
+  }
+  auto len = hex_field(parts->second, "length");
+  if (!len) {
+    return std::move(len).error();
+  }
+  if (range_wraps(*addr, *len)) {
+    return malformed("address range wraps around");
+  }
+  return ReadMem{*addr, *len};
+}
+
+Result<std::string> hex_path(std::string_view text) {
+  auto path = from_hex_string(text);
+  if (!path) {
+    return malformed(path.error().detail + " in path");
+  }
+  if (path->find('\0') != std::string::npos) {
+    return malformed("NUL byte in path");
+  }
+  return path;
+}
+
+// One vCont action without its ":TID" suffix.
+Result<VContAction> parse_vcont_verb(std::string_view text) {
+  VContAction act;
+  if (text.empty()) {
+    return malformed("missing vCont action");
+  }
+  char verb = text.front();
+  std::string_view arg = text.substr(1);
+  switch (verb) {
+    case 'c':
+    case 's':
+    case 't':
+      if (!arg.empty()) {
+        return malformed("unexpected text after vCont action");
+      }
+      act.action = verb;
+      return act;
+    case 'C':
+    case 'S': {
+      auto sig = hex_field_max(arg, "signal", kMaxGdbSignal);
+      if (!sig) {
+        return std::move(sig).error();
+      }
+      act.action = verb == 'C' ? 'c' : 's';
+      act.gdb_signal = static_cast<int>(*sig);
+      return act;
+    }
+    case 'r': {
+      auto bounds = split_once(arg, ',');
+      if (!bounds) {
+        return malformed("missing ',' in range step");
+      }
+      auto start = hex_field(bounds->first, "range start");
+      if (!start) {
+        return std::move(start).error();
+      }
+      auto end = hex_field(bounds->second, "range end");
+      if (!end) {
+        return std::move(end).error();
+      }
+      if (*end < *start) {
+        return malformed("range step ends before it starts");
+      }
+      act.action = 'r';
+      act.range_start = *start;
+      act.range_end = *end;
+      return act;
+    }
+    default:
+      return malformed("unknown vCont action");
+  }
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> parse_qsupported(std::string_view body) {
+  std::vector<std::string> features;
+  if (body.empty()) {
+    return features;
+  }
+  if (body.front() != ':') {
+    return malformed("missing ':' before features");
+  }
+  body.remove_prefix(1);
+  while (!body.empty()) {
+    std::size_t semi = body.find(';');
+    std::string_view item = body.substr(0, semi);
+    if (!item.empty()) {
+      features.emplace_back(item);
+    }
+    body = semi == std::string_view::npos ? std::string_view{} : body.substr(semi + 1);
+  }
+  return features;
+}
+
+Result<SetThread> parse_set_thread(std::string_view body) {
+  if (body.empty() || (body.front() != 'g' && body.front() != 'c')) {
+    return malformed("H operation must be 'g' or 'c'");
+  }
+  auto thread = parse_thread_id(body.substr(1));
+  if (!thread) {
+    return std::move(thread).error();
+  }
+  return SetThread{body.front(), *thread};
+}
+
+Result<ReadMem> parse_read_mem(std::string_view body) { return parse_addr_len(body); }
+
+Result<WriteMem> parse_write_mem_hex(std::string_view body) {
+  auto parts = split_once(body, ':');
+  if (!parts) {
+    return malformed("missing ':' before data");
+  }
+  auto range = parse_addr_len(parts->first);
+  if (!range) {
+    return std::move(range).error();
+  }
+  auto data = from_hex(parts->second);
+  if (!data) {
+    return malformed(data.error().detail + " in data");
+  }
+  if (data->size() != range->len) {
+    return malformed("length does not match data");
+  }
+  return WriteMem{range->addr, std::move(*data)};
+}
+
+Result<WriteMem> parse_write_mem_binary(std::string_view body) {
+  auto parts = split_once(body, ':');
+  if (!parts) {
+    return malformed("missing ':' before data");
+  }
+  auto range = parse_addr_len(parts->first);
+  if (!range) {
+    return std::move(range).error();
+  }
+  auto data = unescape_binary(parts->second);
+  if (!data) {
+    return std::move(data).error();
+  }
+  if (data->size() != range->len) {
+    return malformed("length does not match data");
+  }
+  return WriteMem{range->addr, std::move(*data)};
+}
+
+Result<int> parse_read_reg(std::string_view body) {
+  auto regno = hex_field_max(body, "register number", kMaxRegno);
+  if (!regno) {
+    return std::move(regno).error();
+  }
+  return static_cast<int>(*regno);
+}
+
+Result<WriteReg> parse_write_reg(std::string_view body) {
+  auto parts = split_once(body, '=');
+  if (!parts) {
+    return malformed("missing '=' after register number");
+  }
+  auto regno = hex_field_max(parts->first, "register number", kMaxRegno);
+  if (!regno) {
+    return std::move(regno).error();
+  }
+  auto value = from_hex(parts->second);
+  if (!value) {
+    return malformed(value.error().detail + " in register value");
+  }
+  if (value->empty()) {
+    return malformed("empty register value");
+  }
+  return WriteReg{static_cast<int>(*regno), std::move(*value)};
+}
+
+Result<BreakpointReq> parse_breakpoint(std::string_view body) {
+  // Conditions and commands (";X...", ";cmds:...") follow the kind; we ignore them.
+  body = body.substr(0, body.find(';'));
+  auto first = split_once(body, ',');
+  if (!first) {
+    return malformed("missing ',' after breakpoint type");
+  }
+  auto second = split_once(first->second, ',');
+  if (!second) {
+    return malformed("missing ',' after breakpoint address");
+  }
+  auto type = hex_field_max(first->first, "breakpoint type", 4);
+  if (!type) {
+    return std::move(type).error();
+  }
+  auto addr = hex_field(second->first, "address");
+  if (!addr) {
+    return std::move(addr).error();
+  }
+  auto kind = hex_field_max(second->second, "breakpoint kind", kMaxBreakpointKind);
+  if (!kind) {
+    return std::move(kind).error();
+  }
+  if (range_wraps(*addr, *kind)) {
+    return malformed("address range wraps around");
+  }
+  return BreakpointReq{static_cast<int>(*type), *addr, static_cast<int>(*kind)};
+}
+
+Result<std::vector<VContAction>> parse_vcont(std::string_view body) {
+  if (body.empty() || body.front() != ';') {
+    return malformed("vCont needs at least one action");
+  }
+  std::vector<VContAction> actions;
+  body.remove_prefix(1);
+  while (true) {
+    std::size_t semi = body.find(';');
+    std::string_view item = body.substr(0, semi);
+    if (item.empty()) {
+      return malformed("empty vCont action");
+    }
+    std::size_t colon = item.find(':');
+    auto act = parse_vcont_verb(item.substr(0, colon));
+    if (!act) {
+      return std::move(act).error();
+    }
+    if (colon != std::string_view::npos) {
+      auto thread = parse_thread_id(item.substr(colon + 1));
+      if (!thread) {
+        return std::move(thread).error();
+      }
+      act->thread = *thread;
+    }
+    actions.push_back(std::move(*act));
+    if (semi == std::string_view::npos) {
+      break;
+    }
+    body.remove_prefix(semi + 1);
+  }
+  return actions;
+}
+
+Result<LegacyResume> parse_legacy_resume(std::string_view body, bool with_signal) {
+  LegacyResume req;
+  std::string_view addr_text = body;
+  if (with_signal) {
+    auto parts = split_once(body, ';');
+    auto sig = hex_field_max(parts ? parts->first : body, "signal", kMaxGdbSignal);
+    if (!sig) {
+      return std::move(sig).error();
+    }
+    req.gdb_signal = static_cast<int>(*sig);
+    if (!parts) {
+      return req;
+    }
+    addr_text = parts->second;
+  } else if (body.empty()) {
+    return req;
+  }
+  auto addr = hex_field(addr_text, "address");
+  if (!addr) {
+    return std::move(addr).error();
+  }
+  req.addr = *addr;
+  return req;
+}
+
+Result<XferRead> parse_xfer_read(std::string_view body) {
+  auto object = split_once(body, ':');
+  if (!object || object->first.empty()) {
+    return malformed("missing qXfer object");
+  }
+  auto op = split_once(object->second, ':');
+  if (!op || op->first != "read") {
+    return malformed("qXfer operation is not read");
+  }
+  std::size_t colon = op->second.rfind(':');
+  if (colon == std::string_view::npos) {
+    return malformed("missing ':' before offset");
+  }
+  auto range = split_once(op->second.substr(colon + 1), ',');
+  if (!range) {
+    return malformed("missing ',' after offset");
+  }
+  auto offset = hex_field(range->first, "offset");
+  if (!offset) {
+    return std::move(offset).error();
+  }
+  auto length = hex_field(range->second, "length");
+  if (!length) {
+    return std::move(length).error();
+  }
+  return XferRead{std::string(object->first), std::string(op->second.substr(0, colon)), *offset, *length};
+}
+
+Result<XferWrite> parse_xfer_write(std::string_view body) {
+  auto object = split_once(body, ':');
+  if (!object || object->first.empty()) {
+    return malformed("missing qXfer object");
+  }
+  auto op = split_once(object->second, ':');
+  if (!op || op->first != "write") {
+    return malformed("qXfer operation is not write");
+  }
+  auto annex = split_once(op->second, ':');
+  if (!annex) {
+    return malformed("missing ':' after annex");
+  }
+  auto offset_data = split_once(annex->second, ':');
+  if (!offset_data) {
+    return malformed("missing ':' after offset");
+  }
+  auto offset = hex_field(offset_data->first, "offset");
+  if (!offset) {
+    return std::move(offset).error();
+  }
+  auto data = unescape_binary(offset_data->second);
+  if (!data) {
+    return std::move(data).error();
+  }
+  return XferWrite{std::string(object->first), std::string(annex->first), *offset, std::move(*data)};
+}
+
+Result<std::vector<int>> parse_signal_list(std::string_view body) {
+  std::vector<int> signals;
+  while (!body.empty()) {
+    std::size_t semi = body.find(';');
+    auto sig = hex_field_max(body.substr(0, semi), "signal", kMaxGdbSignal);
+    if (!sig) {
+      return std::move(sig).error();
+    }
+    signals.push_back(static_cast<int>(*sig));
+    body = semi == std::string_view::npos ? std::string_view{} : body.substr(semi + 1);
+  }
+  return signals;
+}
+
+Result<std::vector<std::string>> parse_vrun(std::string_view body) {
+  if (body.empty() || body.front() != ';') {
+    return malformed("missing ';' before program");
+  }
+  std::vector<std::string> argv;
+  body.remove_prefix(1);
+  while (true) {
+    std::size_t semi = body.find(';');
+    auto arg = from_hex_string(body.substr(0, semi));
+    if (!arg) {
+      return malformed(arg.error().detail + " in vRun argument");
+    }
+    if (arg->find('\0') != std::string::npos) {
+      return malformed("NUL byte in vRun argument");
+    }
+    argv.push_back(std::move(*arg));
+    if (semi == std::string_view::npos) {
+      break;
+    }
+    body.remove_prefix(semi + 1);
+  }
+  return argv;
+}
+
+Result<std::optional<std::int64_t>> parse_optional_pid(std::string_view body) {
+  if (body.empty()) {
+    return std::optional<std::int64_t>{};
+  }
+  if (body.front() != ';' && body.front() != ':') {
+    return malformed("missing separator before pid");
+  }
+  auto pid = hex_field_max(body.substr(1), "pid", std::numeric_limits<std::int32_t>::max());
+  if (!pid) {
+    return std::move(pid).error();
+  }
+  return std::optional<std::int64_t>{static_cast<std::int64_t>(*pid)};
+}
+
+Result<std::string> parse_qrcmd(std::string_view body) {
+  if (body.empty() || body.front() != ',') {
+    return malformed("missing ',' before command");
+  }
+  auto text = from_hex_string(body.substr(1));
+  if (!text) {
+    return malformed(text.error().detail + " in command");
+  }
+  return text;
+}
+
+Result<VFileOpen> parse_vfile_open(std::string_view body) {
+  auto first = split_once(body, ',');
+  if (!first) {
+    return malformed("missing ',' after path");
+  }
+  auto second = split_once(first->second, ',');
+  if (!second) {
+    return malformed("missing ',' after flags");
+  }
+  auto path = hex_path(first->first);
+  if (!path) {
+    return std::move(path).error();
+  }
+  auto flags = hex_field_max(second->first, "flags", kMaxFileFlags);
+  if (!flags) {
+    return std::move(flags).error();
+  }
+  auto mode = hex_field_max(second->second, "mode", kMaxFileMode);
+  if (!mode) {
+    return std::move(mode).error();
+  }
+  return VFileOpen{std::move(*path), static_cast<int>(*flags), static_cast<int>(*mode)};
+}
+
+Result<VFilePread> parse_vfile_pread(std::string_view body) {
+  auto first = split_once(body, ',');
+  if (!first) {
+    return malformed("missing ',' after fd");
+  }
+  auto second = split_once(first->second, ',');
+  if (!second) {
+    return malformed("missing ',' after count");
+  }
+  auto fd = hex_field_max(first->first, "fd", std::numeric_limits<int>::max());
+  if (!fd) {
+    return std::move(fd).error();
+  }
+  auto count = hex_field(second->first, "count");
+  if (!count) {
+    return std::move(count).error();
+  }
+  auto offset = hex_field(second->second, "offset");
+  if (!offset) {
+    return std::move(offset).error();
+  }
+  return VFilePread{static_cast<int>(*fd), *count, *offset};
+}
+
+Result<VFilePwrite> parse_vfile_pwrite(std::string_view body) {
+  auto first = split_once(body, ',');
+  if (!first) {
+    return malformed("missing ',' after fd");
+  }
+  auto second = split_once(first->second, ',');
+  if (!second) {
+    return malformed("missing ',' after offset");
+  }
+  auto fd = hex_field_max(first->first, "fd", std::numeric_limits<int>::max());
+  if (!fd) {
+    return std::move(fd).error();
+  }
+  auto offset = hex_field(second->first, "offset");
+  if (!offset) {
+    return std::move(offset).error();
+  }
+  auto data = unescape_binary(second->second);
+  if (!data) {
+    return std::move(data).error();
+  }
+  return VFilePwrite{static_cast<int>(*fd), *offset, std::move(*data)};
+}
+
+Result<std::int64_t> parse_vfile_number(std::string_view body) {
+  auto value = parse_hex_i64(body);
+  if (!value) {
+    return malformed(value.error().detail + " in number");
+  }
+  return value;
+}
+
+Result<std::string> parse_vfile_path(std::string_view body) { return hex_path(body); }
+
+}  // namespace protocol

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# A short scripted GDB session against hindsight on a bundled program, printed as it happens.
+set -euo pipefail
+BUILD_DIR=${1:-build}
+HINDSIGHT=$BUILD_DIR/server/hindsight
+PROG=$BUILD_DIR/test/progs/simple
+
+echo "== hindsight demo: GDB 13 drives $PROG through hindsight over stdio (no local copy of the program)"
+echo "== gdb -batch -ex 'target remote | hindsight - simple' -ex 'break square' -ex continue -ex bt ..."
+echo
+gdb -nx -batch -iex 'set debuginfod enabled off' \
+  -ex "target remote | $HINDSIGHT - $PROG" \
+  -ex 'break square' -ex 'continue' -ex 'bt' -ex 'info registers rip' \
+  -ex 'finish' -ex 'print square(12)' -ex 'delete' -ex 'continue' 2>&1
+echo
+echo "== try it yourself:  $HINDSIGHT :1234 $PROG   then   gdb -ex 'target remote :1234'"

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# ./test.sh   installs what is missing, builds, runs every test, ends with "N passed, N failed, N skipped".
+#   Suites: unit tests (Catch2), tracer tests on real processes, end-to-end tests that drive
+#   /usr/bin/gdb against hindsight, the unit tests again under ASan+UBSan, and a bounded
+#   libFuzzer run over the packet decoder and dispatcher.
+#   HS_FAST=1 skips the sanitizer build and the fuzzer; HS_FUZZ_SECONDS sets the fuzz time.
+set -uo pipefail
+cd "$(dirname "$0")"
+source scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+set +e
+
+LOG_DIR=$BUILD_DIR/test-logs
+mkdir -p "$LOG_DIR"
+passed=0 failed=0 skipped=0
+failed_suites=()
+
+# Runs one Catch2 executable and adds its test cases to the totals.
+run_catch() {
+  local name=$1 exe=$2
+  shift 2
+  local log=$LOG_DIR/$name.log
+  if [[ ! -x $exe ]]; then
+    echo "FAIL  $name: $exe was not built"
+    failed=$((failed + 1)); failed_suites+=("$name")
+    return
+  fi
+  "$exe" "$@" >"$log" 2>&1
+  local rc=$?
+  local cases ok bad skip
+  if grep -q "^All tests passed" "$log"; then
+    cases=$(grep "^All tests passed" "$log" | sed -E 's/.* in ([0-9]+) test case.*/\1/')
+    ok=$cases bad=0
+  elif grep -q "^test cases:" "$log"; then
+    local line
+    line=$(grep "^test cases:" "$log" | tail -1)
+    ok=$(echo "$line" | sed -nE 's/.*\| *([0-9]+) passed.*/\1/p'); ok=${ok:-0}
+    bad=$(echo "$line" | sed -nE 's/.*\| *([0-9]+) failed.*/\1/p'); bad=${bad:-0}
+  else
+    ok=0 bad=1
+  fi
+  ((rc != 0 && bad == 0)) && bad=1
+  skip=$(grep -c "^HINDSIGHT-SKIP:" "$log")
+  ok=$((ok - skip)); ((ok < 0)) && ok=0
+  passed=$((passed + ok)); failed=$((failed + bad)); skipped=$((skipped + skip))
+  local status="ok  "
+  ((bad > 0)) && { status="FAIL"; failed_suites+=("$name"); }
+  printf '%s  %-22s %4d passed %4d failed %4d skipped   (%s)\n' "$status" "$name" "$ok" "$bad" "$skip" "$log"
+  grep "^HINDSIGHT-SKIP:" "$log" | sed 's/^HINDSIGHT-SKIP:/      skipped:/'
+}
+
+# One pass/fail line for a step that is not a Catch2 suite.
+run_step() {
+  local name=$1
+  shift
+  local log=$LOG_DIR/$name.log
+  if "$@" >"$log" 2>&1; then
+    passed=$((passed + 1)); printf 'ok    %-22s (%s)\n' "$name" "$log"
+  else
+    failed=$((failed + 1)); failed_suites+=("$name"); printf 'FAIL  %-22s (%s)\n' "$name" "$log"
+    tail -20 "$log" | sed 's/^/      /'
+  fi
+}
+
+echo "== unit tests"
+run_catch unit_protocol "$BUILD_DIR/test/unit/protocol/unit_protocol"
+run_catch unit_arch "$BUILD_DIR/test/unit/arch/unit_arch"
+run_catch unit_server "$BUILD_DIR/test/unit/server/unit_server"
+for exe in "$BUILD_DIR"/test/unit/tracer/unit_*; do
+  [[ -x $exe ]] && run_catch "$(basename "$exe")" "$exe"
+done
+
+echo "== tracer tests (real processes under ptrace)"
+for exe in "$BUILD_DIR"/test/tracer/tracer_*; do
+  [[ -x $exe && ! -d $exe ]] && run_catch "$(basename "$exe")" "$exe"
+done
+
+echo "== end-to-end tests (/usr/bin/gdb against hindsight)"
+run_catch e2e "$BUILD_DIR/test/e2e/e2e_tests"
+
+if [[ ${HS_FAST:-0} != 1 ]]; then
+  echo "== unit tests under ASan+UBSan"
+  ASAN_DIR=$BUILD_DIR-asan
+  if [[ ! -f $ASAN_DIR/build.ninja ]]; then
+    meson setup "$ASAN_DIR" -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+  fi
+  if ninja -C "$ASAN_DIR" test/unit/protocol/unit_protocol test/unit/arch/unit_arch test/unit/server/unit_server \
+      >"$LOG_DIR/asan-build.log" 2>&1; then
+    export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1
+    run_catch asan:unit_protocol "$ASAN_DIR/test/unit/protocol/unit_protocol"
+    run_catch asan:unit_arch "$ASAN_DIR/test/unit/arch/unit_arch"
+    run_catch asan:unit_server "$ASAN_DIR/test/unit/server/unit_server"
+  else
+    failed=$((failed + 1)); failed_suites+=("asan-build"); echo "FAIL  asan build ($LOG_DIR/asan-build.log)"
+  fi
+
+  echo "== fuzzing the packet layer (libFuzzer, clang)"
+  FUZZ_DIR=$BUILD_DIR-fuzz
+  if [[ ! -f $FUZZ_DIR/build.ninja ]]; then
+    CXX=clang++ CC=clang meson setup "$FUZZ_DIR" -Dfuzz=true -Dtests=false >/dev/null
+  fi
+  fuzz_run() {
+    ninja -C "$FUZZ_DIR" test/fuzz/fuzz_session || return 1
+    local corpus
+    corpus=$(mktemp -d)
+    cp test/fuzz/corpus/* "$corpus/"
+    "$FUZZ_DIR/test/fuzz/fuzz_session" -max_total_time="${HS_FUZZ_SECONDS:-30}" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 "$corpus"
+    local rc=$?
+    rm -rf "$corpus"
+    return $rc
+  }
+  run_step fuzz_session fuzz_run
+fi
+
+echo
+((${#failed_suites[@]})) && echo "failed: ${failed_suites[*]}"
+echo "$passed passed, $failed failed, $skipped skipped"
+((failed == 0))
