@@ -130,16 +130,18 @@ std::string encode_notification(std::string_view payload) { return frame('%', pa
 std::string run_length_encode(std::string_view payload) {
   std::string out;
   out.reserve(payload.size());
+  std::size_t copied = 0;  // payload[copied, i) is waiting to be copied verbatim
   std::size_t i = 0;
-  while (i < payload.size()) {
+  const std::size_t n = payload.size();
+  while (i + 3 < n) {
     char c = payload[i];
-    out.push_back(c);
-    if (rle_forbidden(c)) {
+    // Cheap test first: most payloads (hex of real memory) have no runs of four.
+    if (payload[i + 1] != c || payload[i + 2] != c || payload[i + 3] != c || rle_forbidden(c)) {
       ++i;
       continue;
     }
-    std::size_t limit = std::min(payload.size() - i, kMaxRun);
-    std::size_t run = 1;
+    std::size_t limit = std::min(n - i, kMaxRun);
+    std::size_t run = 4;
     while (run < limit && payload[i + run] == c) {
       ++run;
     }
@@ -148,14 +150,13 @@ std::string run_length_encode(std::string_view payload) {
     while (repeats + kRleBias == '#' || repeats + kRleBias == '$') {
       --repeats;
     }
-    if (repeats < 3) {
-      ++i;
-      continue;
-    }
+    out.append(payload.substr(copied, i + 1 - copied));
     out.push_back('*');
     out.push_back(static_cast<char>(repeats + kRleBias));
     i += repeats + 1;
+    copied = i;
   }
+  out.append(payload.substr(copied));
   return out;
 }
 

@@ -31,10 +31,12 @@ void append_hex_byte(std::string& out, std::uint8_t b) {
 }  // namespace
 
 std::string to_hex(std::span<const std::uint8_t> bytes) {
-  std::string out;
-  out.reserve(bytes.size() * 2);
+  // Hot path of every `m` reply: write into a presized buffer, no per-byte growth checks.
+  std::string out(bytes.size() * 2, '\0');
+  char* p = out.data();
   for (std::uint8_t b : bytes) {
-    append_hex_byte(out, b);
+    *p++ = kDigits[b >> 4];
+    *p++ = kDigits[b & 0xf];
   }
   return out;
 }

@@ -1,4 +1,5 @@
 // hindsight: a drop-in replacement for gdbserver with per-thread branch-trace history.
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>

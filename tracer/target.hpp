@@ -8,14 +8,13 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "tracer/btrace/branch_tracer.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
 
 template <class T>
 using Result = base::Result<T>;
-
-class BranchTracer;
 
 class Target {
  public:
@@ -80,6 +79,18 @@ class Target {
   virtual Result<void> write_siginfo(Tid tid, const Bytes& data) = 0;
 
   // --- branch tracing (optional capability) -------------------------------------------
+  // Qbtrace:bts / Qbtrace:off for one thread. The error says which backend was tried and why
+  // it is unavailable, in words a user can act on.
+  virtual Result<void> enable_btrace(Tid tid, const BtraceConfig& config) {
+    (void)tid;
+    (void)config;
+    return base::make_error(base::Errc::unsupported, "branch tracing is not available");
+  }
+  virtual Result<void> disable_btrace(Tid tid) {
+    (void)tid;
+    return base::make_error(base::Errc::unsupported, "branch tracing is not enabled");
+  }
+  // The thread's tracer while tracing is on, else nullptr.
   virtual BranchTracer* branch_tracer(Tid) { return nullptr; }
 };
 

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# bench.sh - Hindsight and GNU gdbserver side by side, same machine, same run.
+#
+#   bench/bench.sh [PATH_TO_HINDSIGHT]      (default: build/server/hindsight)
+#
+# (a) session start to main: server start + GDB connect (no local file) + `break main` +
+#     `continue` until stopped at main; median of $RUNS runs.
+# (b) stepi round trips per second: $STEPS `stepi` in a call-free loop, timed inside GDB.
+# (c) memory read: `dump binary memory` of a 64 MiB touched heap buffer, MiB/s.
+# (b) and (c): median of $THRU_RUNS sessions. A server that is missing gets "n/a".
+#
+# Environment: RUNS (5), THRU_RUNS (3), STEPS (2000), GDB (/usr/bin/gdb),
+#              GDBSERVER (/usr/bin/gdbserver).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
+HINDSIGHT=${1:-$ROOT/build/server/hindsight}
+GDB=${GDB:-/usr/bin/gdb}
+GDBSERVER=${GDBSERVER:-/usr/bin/gdbserver}
+RUNS=${RUNS:-5}
+THRU_RUNS=${THRU_RUNS:-3}
+STEPS=${STEPS:-2000}
+
+if [ ! -x "$GDBSERVER" ]; then
+  echo "gdbserver not found; installing it (apt-get install gdbserver)" >&2
+  if [ "$(id -u)" = 0 ]; then
+    apt-get install -y gdbserver >/dev/null
+  else
+    sudo apt-get install -y gdbserver >/dev/null
+  fi
+fi
+[ -x "$GDB" ] || { echo "bench.sh: $GDB not found" >&2; exit 1; }
+
+WORK=$(mktemp -d /tmp/hindsight-bench.XXXXXX)
+SERVER_PID=
+cleanup () {
+  [ -n "$SERVER_PID" ] && kill -9 "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+${CC:-cc} -g -O0 -o "$WORK/bench_target" "$HERE/progs/bench_target.c" || exit 1
+PROG=$WORK/bench_target
+
+free_port () {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+now () { date +%s.%N; }
+
+# start_server SERVER PORT: start it on PROG, wait (5 s at most) until it listens.
+start_server () {
+  local server=$1 port=$2
+  : > "$WORK/server.err"
+  "$server" --once ":$port" "$PROG" > "$WORK/server.out" 2> "$WORK/server.err" &
+  SERVER_PID=$!
+  for _ in $(seq 1 1000); do
+    grep -q "Listening on port" "$WORK/server.err" && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.005
+  done
+  echo "bench.sh: $server did not start:" >&2
+  cat "$WORK/server.err" >&2
+  return 1
+}
+
+# stop_server: up to 5 s to exit by itself (--once), then killed.
+stop_server () {
+  for _ in $(seq 1 100); do
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  kill -9 "$SERVER_PID" 2>/dev/null
+  wait "$SERVER_PID" 2>/dev/null
+  SERVER_PID=
+}
+
+# gdb_session MODE PORT: GDB in batch mode running gdb_bench.py; output on stdout.
+gdb_session () {
+  BENCH_MODE=$1 BENCH_STEPS=$STEPS BENCH_DUMP=$WORK/dump.bin timeout 300 "$GDB" -nx -batch \
+    -iex 'set debuginfod enabled off' -ex "target remote 127.0.0.1:$2" \
+    -x "$HERE/gdb_bench.py" 2>&1
+}
+
+median () { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# value KEY < gdb output: the KEY=VALUE printed by gdb_bench.py; errors go to stderr.
+value () {
+  local out; out=$(cat)
+  if grep -q "_ERROR=" <<< "$out"; then
+    grep "_ERROR=" <<< "$out" >&2
+  fi
+  grep -m1 "^$1=" <<< "$out" | cut -d= -f2
+}
+
+# measure SERVER: prints "START_MS STEPI_PER_S MEM_MIBS" (medians), n/a where it failed.
+measure () {
+  local server=$1 port t0 t1 out
+  local starts=() stepis=() mems=()
+  for _ in $(seq 1 "$RUNS"); do
+    port=$(free_port)
+    t0=$(now)
+    start_server "$server" "$port" || continue
+    out=$(gdb_session start "$port")
+    stop_server
+    t1=$(value T_MAIN <<< "$out")
+    if [ -n "$t1" ]; then
+      starts+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')")
+    else
+      echo "bench.sh: $server: no stop at main:" >&2; tail -5 <<< "$out" >&2
+    fi
+  done
+  for _ in $(seq 1 "$THRU_RUNS"); do
+    port=$(free_port)
+    start_server "$server" "$port" || continue
+    out=$(gdb_session throughput "$port")
+    stop_server
+    local s m
+    s=$(value STEPI_PER_S <<< "$out"); [ -n "$s" ] && stepis+=("$s")
+    m=$(value MEM_MIBS <<< "$out"); [ -n "$m" ] && mems+=("$m")
+    if [ -z "$s" ] || [ -z "$m" ]; then
+      echo "bench.sh: $server: throughput session failed:" >&2; tail -5 <<< "$out" >&2
+    fi
+  done
+  printf '%s %s %s\n' \
+    "$(printf '%s\n' "${starts[@]}" | grep . | median)" \
+    "$(printf '%s\n' "${stepis[@]}" | grep . | median)" \
+    "$(printf '%s\n' "${mems[@]}" | grep . | median)"
+}
+
+if [ -x "$HINDSIGHT" ]; then
+  read -r h_start h_stepi h_mem <<< "$(measure "$HINDSIGHT")"
+else
+  echo "bench.sh: no hindsight at $HINDSIGHT; its column is n/a" >&2
+  h_start=n/a; h_stepi=n/a; h_mem=n/a
+fi
+read -r g_start g_stepi g_mem <<< "$(measure "$GDBSERVER")"
+
+echo
+echo "$(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cpus"
+echo "runs: start $RUNS, throughput $THRU_RUNS (medians); stepi x $STEPS; memory 64 MiB"
+printf '%-38s %14s %14s\n' "metric" "hindsight" "gdbserver"
+printf '%-38s %14s %14s\n' "session start to main (ms)" "$h_start" "$g_start"
+printf '%-38s %14s %14s\n' "stepi round trips per second" "$h_stepi" "$g_stepi"
+printf '%-38s %14s %14s\n' "memory read, dump 64 MiB (MiB/s)" "$h_mem" "$g_mem"

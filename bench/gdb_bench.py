@@ -1,0 +1,44 @@
+# Sourced by GDB (-x) from bench.sh, after `target remote`. Prints KEY=VALUE lines.
+#   BENCH_MODE=start       break main, continue, print the wall-clock time (T_MAIN)
+#   BENCH_MODE=throughput  dump the 64 MiB buffer (MEM_MIBS), then stepi BENCH_STEPS times
+#                          in spin() (STEPI_PER_S)
+import os
+import time
+
+import gdb
+
+mode = os.environ.get("BENCH_MODE", "start")
+if mode == "start":
+    gdb.execute("break main", to_string=True)
+    gdb.execute("continue", to_string=True)
+    print("T_MAIN=%.6f" % time.time())
+else:
+    dump = os.environ["BENCH_DUMP"]
+    steps = int(os.environ.get("BENCH_STEPS", "2000"))
+    gdb.execute("break ready", to_string=True)
+    gdb.execute("continue", to_string=True)
+    addr = int(gdb.parse_and_eval("(unsigned long) buffer"))
+    size = int(gdb.parse_and_eval("bench_size"))
+    t0 = time.time()
+    gdb.execute("dump binary memory %s %d %d" % (dump, addr, addr + size), to_string=True)
+    t1 = time.time()
+    with open(dump, "rb") as f:
+        data = f.read()
+    if len(data) != size or data.count(b"\x5a") != size:
+        print("MEM_ERROR=dump has %d bytes, expected %d bytes of 0x5a" % (len(data), size))
+    else:
+        print("MEM_MIBS=%.2f" % (size / (1 << 20) / (t1 - t0)))
+    os.unlink(dump)
+    gdb.execute("break spin", to_string=True)
+    gdb.execute("continue", to_string=True)
+    pcs = set()
+    t0 = time.time()
+    for _ in range(steps):
+        gdb.execute("stepi", to_string=True)
+        if len(pcs) < 4:
+            pcs.add(int(gdb.parse_and_eval("$pc")))
+    t1 = time.time()
+    if len(pcs) < 2:
+        print("STEPI_ERROR=pc did not move")
+    else:
+        print("STEPI_PER_S=%.0f" % (steps / (t1 - t0)))

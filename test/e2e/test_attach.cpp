@@ -1,0 +1,128 @@
+// --attach to a running test/progs/sleeper, stop it at a breakpoint, detach; afterwards the
+// process must run on and the code must hold no int3 (0xCC) left by the server.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "test/e2e/gdb_session.hpp"
+#include "test/e2e/matchers.hpp"
+
+using Catch::Matchers::Contains;
+using e2e::ContainsRegex;
+
+namespace {
+
+// The bytes of the executable's file that are mapped at [addr, addr+len) in process `pid`.
+std::optional<std::vector<unsigned char>> file_bytes_at(pid_t pid, const std::string& exe,
+                                                        unsigned long addr, size_t len) {
+  char real[4096];
+  ssize_t n = ::readlink(exe.c_str(), real, sizeof real - 1);
+  std::string exe_real = n > 0 ? std::string(real, static_cast<size_t>(n)) : exe;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::istringstream is(line);
+    std::string range, perms, offset, dev, inode, path;
+    is >> range >> perms >> offset >> dev >> inode >> path;
+    auto dash = range.find('-');
+    unsigned long start = std::stoul(range.substr(0, dash), nullptr, 16);
+    unsigned long end = std::stoul(range.substr(dash + 1), nullptr, 16);
+    if (addr < start || addr + len > end || (path != exe && path != exe_real)) {
+      continue;
+    }
+    std::ifstream f(path, std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(addr - start + std::stoul(offset, nullptr, 16)));
+    std::vector<unsigned char> out(len);
+    if (!f.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(len))) {
+      return std::nullopt;
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<unsigned long> read_ticks(pid_t pid, unsigned long addr) {
+  auto bytes = e2e::read_proc_mem(pid, addr, sizeof(unsigned long));
+  if (!bytes) {
+    return std::nullopt;
+  }
+  unsigned long v = 0;
+  std::memcpy(&v, bytes->data(), sizeof v);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("attach, break, bt, detach leaves the process running and intact", "[e2e][attach]") {
+  const std::string exe = e2e::prog_path("sleeper");
+  // A safety limit of 60 s in case everything else fails; the destructor kills it anyway.
+  e2e::Child sleeper({.argv = {exe, "60"}});
+  REQUIRE(sleeper.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(5), true));
+  const pid_t pid = sleeper.pid();
+
+  auto out = e2e::run_gdb({.commands = {"info address tick", "info address ticks", "break tick",
+                                        "continue", "bt", "print ticks > 0", "detach"},
+                           .transport = e2e::Transport::attach,
+                           .attach_pid = pid});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Breakpoint 1, tick () at"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#0  tick \(\) at .*sleeper\.c)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#1  0x[0-9a-f]+ in main \(argc=2, argv=0x[0-9a-f]+\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\$1 = 1\n)"));
+  CHECK_THAT(out.gdb, Contains("[Inferior 1 (process " + std::to_string(pid) + ") detached]"));
+  CHECK_THAT(out.server_err, Contains("Detaching from process " + std::to_string(pid)));
+
+  // Still alive and not left in a ptrace stop.
+  char state = e2e::proc_state(pid);
+  INFO("process state after detach: " << state);
+  REQUIRE(state != '?');
+  CHECK(state != 't');
+  CHECK(state != 'T');
+  CHECK(state != 'Z');
+
+  // Its counter advances.
+  auto ticks_addr = e2e::find_hex_after(out.gdb, "Symbol \"ticks\" is static storage at address");
+  REQUIRE(ticks_addr.has_value());
+  auto before = read_ticks(pid, *ticks_addr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto after = read_ticks(pid, *ticks_addr);
+  REQUIRE(before.has_value());
+  REQUIRE(after.has_value());
+  CHECK(*after > *before);
+
+  // No int3 left: the code matches the file, at the breakpoint and over the whole function.
+  auto bp_addr = e2e::find_hex_after(out.gdb, "Breakpoint 1 at");
+  auto fn_addr = e2e::find_hex_after(out.gdb, "Symbol \"tick\" is a function at address");
+  REQUIRE(bp_addr.has_value());
+  REQUIRE(fn_addr.has_value());
+  auto at_bp = e2e::read_proc_mem(pid, *bp_addr, 1);
+  REQUIRE(at_bp.has_value());
+  CHECK(static_cast<int>((*at_bp)[0]) != 0xCC);
+  constexpr size_t kFnBytes = 16;
+  auto live = e2e::read_proc_mem(pid, *fn_addr, kFnBytes);
+  auto file = file_bytes_at(pid, exe, *fn_addr, kFnBytes);
+  REQUIRE(live.has_value());
+  REQUIRE(file.has_value());
+  CHECK(*live == *file);
+}
+
+TEST_CASE("attach and detach without stopping anywhere", "[e2e][attach]") {
+  e2e::Child sleeper({.argv = {e2e::prog_path("sleeper"), "60"}});
+  REQUIRE(sleeper.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(5), true));
+  const pid_t pid = sleeper.pid();
+  auto out = e2e::run_gdb({.commands = {"info threads", "detach"},
+                           .transport = e2e::Transport::attach,
+                           .attach_pid = pid});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\* 1 +Thread )" + std::to_string(pid)));
+  CHECK_THAT(out.gdb, Contains("[Inferior 1 (process " + std::to_string(pid) + ") detached]"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  char state = e2e::proc_state(pid);
+  INFO("process state after detach: " << state);
+  CHECK((state == 'S' || state == 'R'));
+}

@@ -1,0 +1,94 @@
+// Packet-level robustness with a raw RSP client (acks on, no GDB): malformed input gets an
+// error reply or a NAK and the session goes on. These tests are written to Hindsight's spec
+// (STYLE.md §5: "client input never kills us; a malformed packet gets an error reply").
+//
+// Tagged [xfail-gdbserver]: expected to FAIL against GNU gdbserver 13, which answers the first
+// malformed `m` with E01 but then exits on the next packet ("gdbserver: Invalid hex digit 122",
+// "Invalid hex digit 0" after `m1234`), and which does not bound its packet buffer.
+// `e2e_tests '~[xfail-gdbserver]'` runs the rest.
+#include <catch2/catch.hpp>
+
+#include "test/e2e/gdb_session.hpp"
+#include "test/e2e/rsp_client.hpp"
+
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+// The session still answers: `?` gives a stop reply and `qC` the current thread.
+void require_session_alive(e2e::RspClient& c) {
+  auto stop = c.request("?");
+  REQUIRE(stop.has_value());
+  CHECK((StartsWith("T").match(*stop) || StartsWith("S").match(*stop)));
+  auto qc = c.request("qC");
+  REQUIRE(qc.has_value());
+  CHECK_THAT(*qc, StartsWith("QC"));
+}
+
+bool is_error_reply(const std::string& reply) { return reply.size() >= 2 && reply[0] == 'E'; }
+
+}  // namespace
+
+TEST_CASE("raw RSP: a well-formed session start", "[e2e][rsp]") {
+  e2e::Server server({.program = "simple"});
+  e2e::RspClient c(server.port());
+  auto sup = c.request("qSupported:multiprocess+;swbreak+;hwbreak+;vContSupported+");
+  REQUIRE(sup.has_value());
+  CHECK_THAT(*sup, Catch::Matchers::Contains("PacketSize="));
+  require_session_alive(c);
+}
+
+TEST_CASE("raw RSP: a bad checksum gets '-'", "[e2e][rsp]") {
+  e2e::Server server({.program = "simple"});
+  e2e::RspClient c(server.port());
+  REQUIRE(c.send_raw("$?#00"));  // '?' sums to 3f
+  CHECK(c.read_ack() == '-');
+  require_session_alive(c);
+}
+
+TEST_CASE("raw RSP: malformed hex in m gets an E reply", "[e2e][rsp][xfail-gdbserver]") {
+  e2e::Server server({.program = "simple"});
+  e2e::RspClient c(server.port());
+  for (const char* bad : {"mzz,4", "m1000,zz", "m-1,4"}) {
+    INFO("packet: " << bad);
+    auto reply = c.request(bad);
+    REQUIRE(reply.has_value());
+    CHECK(is_error_reply(*reply));
+    require_session_alive(c);
+  }
+}
+
+TEST_CASE("raw RSP: a truncated m packet gets an E reply", "[e2e][rsp][xfail-gdbserver]") {
+  e2e::Server server({.program = "simple"});
+  e2e::RspClient c(server.port());
+  for (const char* bad : {"m1234", "m1234,", "m"}) {
+    INFO("packet: " << bad);
+    auto reply = c.request(bad);
+    REQUIRE(reply.has_value());
+    CHECK(is_error_reply(*reply));
+    require_session_alive(c);
+  }
+}
+
+// Our spec: a packet longer than 0x20000 bytes gets an E reply (or, at worst, is dropped) and
+// the session continues. GNU gdbserver 13 does not bound its input buffer (PBUFSIZ, 0x47ff)
+// in getpkt, so against it this test may fail or see the server die: tagged xfail-gdbserver.
+TEST_CASE("raw RSP: an overlong packet is refused and the session goes on",
+          "[e2e][rsp][xfail-gdbserver]") {
+  e2e::Server server({.program = "simple"});
+  e2e::RspClient c(server.port());
+  // qSupported would be answered with PacketSize=... if the server swallowed the whole packet.
+  const std::string payload = "qSupported:" + std::string(0x20100, 'a');
+  REQUIRE(c.send_packet(payload));
+  auto ack = c.read_ack(std::chrono::milliseconds(1000));
+  INFO("ack: " << (ack ? std::string(1, *ack) : std::string("none")));
+  if (ack == '+') {
+    auto reply = c.read_packet(std::chrono::milliseconds(1000));
+    INFO("reply: " << (reply ? reply->substr(0, 80) : std::string("none")));
+    if (reply) {
+      CHECK(is_error_reply(*reply));
+    }
+  }
+  REQUIRE(!c.closed());
+  require_session_alive(c);
+}

@@ -1,0 +1,47 @@
+// Looks up a symbol's address in an ELF file's .symtab (test programs are non-PIE, so this
+// is the run-time address).
+#pragma once
+
+#include <elf.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace test_tracer {
+
+inline std::optional<std::uint64_t> elf_symbol(const std::string& path, const std::string& name) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (file.size() < sizeof(Elf64_Ehdr)) {
+    return std::nullopt;
+  }
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, file.data(), sizeof eh);
+  auto section = [&](std::size_t i) {
+    Elf64_Shdr sh;
+    std::memcpy(&sh, file.data() + eh.e_shoff + i * eh.e_shentsize, sizeof sh);
+    return sh;
+  };
+  for (std::size_t i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh = section(i);
+    if (sh.sh_type != SHT_SYMTAB) {
+      continue;
+    }
+    Elf64_Shdr strtab = section(sh.sh_link);
+    for (std::size_t off = 0; off + sizeof(Elf64_Sym) <= sh.sh_size; off += sizeof(Elf64_Sym)) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, file.data() + sh.sh_offset + off, sizeof sym);
+      if (name == file.data() + strtab.sh_offset + sym.st_name && sym.st_value != 0) {
+        return sym.st_value;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace test_tracer

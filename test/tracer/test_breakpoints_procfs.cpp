@@ -1,0 +1,55 @@
+// Pure pieces of tracer/linux: the int3 table and /proc stat parsing.
+#include <catch2/catch.hpp>
+
+#include "tracer/linux/procfs.hpp"
+#include "tracer/linux/software_breakpoints.hpp"
+
+using tracer::Bytes;
+using tracer::SoftwareBreakpoints;
+
+TEST_CASE("software breakpoints: add is idempotent, release gives the original", "[bp]") {
+  SoftwareBreakpoints bps;
+  CHECK(bps.add(0x1000, 0x55));
+  CHECK_FALSE(bps.add(0x1000, 0xCC));  // second insert keeps the first original byte
+  CHECK(bps.original(0x1000) == 0x55);
+  CHECK(bps.release(0x1000) == 0x55);
+  CHECK(bps.release(0x1000) == std::nullopt);
+  CHECK(bps.empty());
+}
+
+TEST_CASE("software breakpoints: reads see originals, writes update them", "[bp]") {
+  SoftwareBreakpoints bps;
+  bps.add(0x1002, 0x48);
+  bps.add(0x1010, 0x90);
+  Bytes mem = {0, 1, 0xCC, 3};
+  bps.hide(0x1000, mem);
+  CHECK(mem == Bytes{0, 1, 0x48, 3});
+  Bytes edge = {0xCC};
+  bps.hide(0x1010, edge);
+  CHECK(edge == Bytes{0x90});
+  Bytes none = {0xCC};
+  bps.hide(0x1011, none);
+  CHECK(none == Bytes{0xCC});
+
+  Bytes write = {7, 8, 9};
+  bps.absorb_write(0x1001, write);
+  CHECK(write == Bytes{7, 0xCC, 9});
+  CHECK(bps.original(0x1002) == 8);
+  Bytes empty;
+  bps.absorb_write(0x1002, empty);
+  CHECK(bps.original(0x1002) == 8);
+}
+
+TEST_CASE("procfs: stat parsing copes with odd thread names", "[procfs]") {
+  std::string line = "1234 (a) b (c)) t 1 1234 1234 0 -1 4194560";
+  for (int i = 10; i <= 38; ++i) {
+    line += " " + std::to_string(i == 39 ? 0 : 100 + i);
+  }
+  line += " 5 0 0";
+  // Fields after ')' start at 3; the 39th is "5" here only if the count is right.
+  auto st = tracer::procfs::parse_stat(line);
+  REQUIRE(st);
+  CHECK(st->state == 't');
+  CHECK(st->core == 5);
+  CHECK_FALSE(tracer::procfs::parse_stat("garbage"));
+}

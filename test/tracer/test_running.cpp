@@ -1,0 +1,261 @@
+// LinuxTarget with running and multi-threaded processes: attach/detach, interrupt,
+// all-stop with a pending event, the library list.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "test/support/skip.hpp"
+#include "test/tracer/live_support.hpp"
+
+using namespace test_tracer;
+using tracer::ResumeKind;
+using tracer::StopReason;
+
+namespace {
+
+// A child of the test process, not traced, that runs sleeper.
+pid_t spawn_sleeper() {
+  pid_t child = ::fork();
+  if (child == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    const std::string path = prog("sleeper");
+    ::execl(path.c_str(), path.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return child;
+}
+
+void reap(pid_t child) {
+  ::kill(child, SIGKILL);
+  int st = 0;
+  ::waitpid(child, &st, 0);
+}
+
+}  // namespace
+
+TEST_CASE("attach, hit a breakpoint, detach: no int3 left, still running", "[tracer][attach]") {
+  REQUIRE_PTRACE();
+  const auto tick = symbol("sleeper", "tick");
+  REQUIRE(tick != 0);
+  pid_t child = spawn_sleeper();
+  const int original = raw_byte(child, tick);
+  {
+    tracer::LinuxTarget target;
+    REQUIRE(target.attach(child).ok());
+    CHECK(target.attached());
+    CHECK(target.pid() == child);
+    CHECK(thread_state(child, child) == 't');
+    REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, tick, 1).ok());
+    REQUIRE(target.resume(plan_all()).ok());
+    auto ev = wait_stop(target);
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::SoftwareBreakpoint);
+    CHECK(raw_byte(child, tick) == 0xCC);
+    REQUIRE(target.detach().ok());
+    CHECK_FALSE(target.has_process());
+  }
+  CHECK(raw_byte(child, tick) == original);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const char state = thread_state(child, child);
+  CHECK((state == 'S' || state == 'R'));
+  int st = 0;
+  CHECK(::waitpid(child, &st, WNOHANG) == 0);  // still alive
+  reap(child);
+}
+
+TEST_CASE("attach errors name the process", "[tracer][attach]") {
+  REQUIRE_PTRACE();
+  tracer::LinuxTarget target;
+  auto res = target.attach(999999999);
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().message() == "no such process 999999999");
+  CHECK(res.error().code == base::Errc::no_process);
+  if (::getuid() != 0) {
+    auto init = target.attach(1);
+    REQUIRE_FALSE(init.ok());
+    CHECK(init.error().message() == "cannot attach to process 1: Operation not permitted");
+  }
+  CHECK_FALSE(target.has_process());
+}
+
+TEST_CASE("the destructor detaches from an attached process", "[tracer][attach]") {
+  REQUIRE_PTRACE();
+  pid_t child = spawn_sleeper();
+  {
+    tracer::LinuxTarget target;
+    REQUIRE(target.attach(child).ok());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const char state = thread_state(child, child);
+  CHECK((state == 'S' || state == 'R'));
+  reap(child);
+}
+
+TEST_CASE("interrupt stops a running loop with SIGINT, repeatedly", "[tracer][interrupt]") {
+  REQUIRE_PTRACE();
+  tracer::LinuxTarget target;
+  auto pid = target.launch({prog("spin"), {}, true, true});
+  REQUIRE(pid.ok());
+  for (int round = 0; round < 3; ++round) {
+    REQUIRE(target.resume(plan_all()).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK_FALSE(target.poll());
+    REQUIRE(target.interrupt().ok());
+    auto ev = wait_stop(target);
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::Signal);
+    CHECK(ev->signal == SIGINT);
+    CHECK(ev->tid == *pid);
+    CHECK(thread_state(*pid, *pid) == 't');
+  }
+  REQUIRE(target.kill().ok());
+  CHECK_FALSE(process_exists(*pid));
+}
+
+TEST_CASE("a real SIGINT is reported as such and can be passed on", "[tracer][interrupt]") {
+  REQUIRE_PTRACE();
+  tracer::LinuxTarget target;
+  auto pid = target.launch({prog("spin"), {}, false, true});
+  REQUIRE(pid.ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  ::kill(*pid, SIGINT);
+  auto ev = wait_stop(target);
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::Signal);
+  CHECK(ev->signal == SIGINT);
+  REQUIRE(target.resume(plan_all(ResumeKind::Continue, SIGINT)).ok());
+  ev = wait_stop(target);
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::Killed);
+  CHECK(ev->signal == SIGINT);
+}
+
+TEST_CASE("all-stop: every thread stops; the other thread's hit stays pending", "[tracer][threads]") {
+  REQUIRE_PTRACE();
+  const auto hit = symbol("threads", "hit");
+  const auto ready = symbol("threads", "ready");
+  REQUIRE(hit != 0);
+  tracer::LinuxTarget target;
+  auto pid = target.launch({prog("threads"), {}, true, true});
+  REQUIRE(pid.ok());
+  // Stop in main once both workers exist.
+  REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, ready, 1).ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  auto at_ready = wait_stop(target);
+  REQUIRE(at_ready);
+  REQUIRE(at_ready->reason == StopReason::SoftwareBreakpoint);
+  CHECK(at_ready->tid == *pid);
+  CHECK(target.threads().size() == 3);
+  // Step main alone (off the int3 at ready): the workers stay stopped.
+  tracer::ThreadAction step_main;
+  step_main.tid = *pid;
+  step_main.kind = ResumeKind::Step;
+  REQUIRE(target.resume(tracer::ResumePlan{{step_main}}).ok());
+  auto stepped = wait_stop(target);
+  REQUIRE(stepped);
+  CHECK(stepped->reason == StopReason::SingleStep);
+  CHECK(stepped->tid == *pid);
+  for (const auto& th : target.threads()) {
+    CHECK(thread_state(*pid, th.tid) == 't');
+  }
+  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, ready, 1).ok());
+  REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, hit, 1).ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  // Let both workers reach the int3 before the first poll, so one hit must wait.
+  pollfd pfd{target.event_fd(), POLLIN, 0};
+  ::poll(&pfd, 1, 5000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto first = wait_stop(target);
+  REQUIRE(first);
+  CHECK(first->reason == StopReason::SoftwareBreakpoint);
+  CHECK(first->tid != *pid);
+  auto threads = target.threads();
+  CHECK(threads.size() == 3);
+  CHECK(threads.front().tid == *pid);
+  for (const auto& th : threads) {
+    CHECK(thread_state(*pid, th.tid) == 't');
+  }
+  CHECK(tracer::read_pc(first->tid).value_or(0) == hit);
+
+  // The other worker's hit is reported on the next resume without running anything,
+  // even though GDB removed the breakpoint meanwhile.
+  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, hit, 1).ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  auto second = wait_stop(target);
+  REQUIRE(second);
+  CHECK(second->reason == StopReason::SoftwareBreakpoint);
+  CHECK(second->tid != first->tid);
+  CHECK(second->tid != *pid);
+  CHECK(tracer::read_pc(second->tid).value_or(0) == hit);
+  CHECK(tracer::read_pc(first->tid).value_or(0) == hit);  // did not run
+
+  REQUIRE(target.resume(plan_all()).ok());
+  auto last = wait_stop(target);
+  REQUIRE(last);
+  CHECK(last->reason == StopReason::Exited);
+  CHECK(last->status == 0);
+  CHECK_FALSE(process_exists(*pid));
+}
+
+TEST_CASE("libraries: empty before the loader ran, libc once main is reached", "[tracer][libs]") {
+  REQUIRE_PTRACE();
+  const auto main_addr = symbol("simple", "main");
+  tracer::LinuxTarget target;
+  auto pid = target.launch({prog("simple"), {}, true, true});
+  REQUIRE(pid.ok());
+  auto early = target.libraries();
+  REQUIRE(early.ok());
+  CHECK(early->main_lm == 0);
+  CHECK(early->libraries.empty());
+  REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, main_addr, 1).ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  auto ev = wait_stop(target);
+  REQUIRE(ev);
+  REQUIRE(ev->reason == StopReason::SoftwareBreakpoint);
+  auto libs = target.libraries();
+  REQUIRE(libs.ok());
+  CHECK(libs->main_lm != 0);
+  bool libc = false;
+  bool vdso = false;
+  for (const auto& lib : libs->libraries) {
+    CHECK(lib.lm != 0);
+    CHECK(lib.lmid != 0);
+    if (lib.name.find("libc.so.6") != std::string::npos) {
+      libc = true;
+      CHECK(lib.l_addr != 0);
+      CHECK(lib.l_ld != 0);
+    }
+    vdso = vdso || lib.name == "linux-vdso.so.1";
+  }
+  CHECK(libc);
+  CHECK(vdso);
+}
+
+TEST_CASE("a leader that called pthread_exit does not hang all-stop", "[tracer][threads]") {
+  REQUIRE_PTRACE();
+  const auto tick = symbol("leader_exit", "tick");
+  REQUIRE(tick != 0);
+  tracer::LinuxTarget target;
+  auto pid = target.launch({prog("leader_exit"), {}, true, true});
+  REQUIRE(pid.ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK_FALSE(target.poll());
+  REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, tick, 1).ok());
+  auto ev = wait_stop(target);
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::SoftwareBreakpoint);
+  CHECK(ev->tid != *pid);
+  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, tick, 1).ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  ev = wait_stop(target);
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::Exited);
+  CHECK(ev->status == 5);
+  CHECK_FALSE(process_exists(*pid));
+}

@@ -1,0 +1,73 @@
+// blocks_from_samples: the walk every backend shares (btrace.md §6, §9.4, §9.5).
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "tracer/btrace/history_ring.hpp"
+
+using tracer::blocks_from_samples;
+using tracer::BranchSample;
+using tracer::BtraceBlock;
+using Blocks = std::vector<BtraceBlock>;
+
+TEST_CASE("blocks_from_samples: no samples", "[blocks]") {
+  CHECK(blocks_from_samples({}, 0x401000, true) == Blocks{{0, 0x401000}});
+  CHECK(blocks_from_samples({}, 0x401000, false).empty());
+}
+
+TEST_CASE("blocks_from_samples: newest first, end inclusive, start-unknown last", "[blocks]") {
+  std::vector<BranchSample> s = {{0x401025, 0x401009}, {0x401009, 0x401004}, {0x401004, 0x401020}};
+  CHECK(blocks_from_samples(s, 0x401024, true) ==
+        Blocks{{0x401020, 0x401024}, {0x401004, 0x401004}, {0x401009, 0x401009}, {0, 0x401025}});
+  CHECK(blocks_from_samples(s, 0x401024, false) ==
+        Blocks{{0x401020, 0x401024}, {0x401004, 0x401004}, {0x401009, 0x401009}});
+}
+
+TEST_CASE("blocks_from_samples: consecutive blocks are linked by a branch", "[blocks]") {
+  std::vector<BranchSample> s = {{0x1010, 0x2000}, {0x2008, 0x3000}, {0x3004, 0x1000}, {0x1002, 0x4000}};
+  Blocks b = blocks_from_samples(s, 0x4010, true);
+  REQUIRE(b.size() == s.size() + 1);
+  CHECK(b.front().end == 0x4010);
+  for (std::size_t i = 0; i + 1 < b.size(); ++i) {
+    // b[i+1].end is the branch whose target is b[i].begin; samples are oldest first.
+    const BranchSample& branch = s[s.size() - 1 - i];
+    CHECK(b[i].begin == branch.to);
+    CHECK(b[i + 1].end == branch.from);
+  }
+  CHECK(b.back() == BtraceBlock{0, 0x1010});
+}
+
+TEST_CASE("blocks_from_samples: a kernel `from` neither ends nor starts a block (TV9)", "[blocks][kernel]") {
+  std::vector<BranchSample> s = {{0xffffffff81e00190, 0x401107}, {0x401107, 0x401200}};
+  CHECK(blocks_from_samples(s, 0x401200, true) == Blocks{{0x401200, 0x401200}, {0, 0x401107}});
+  CHECK(blocks_from_samples(s, 0x401200, false) == Blocks{{0x401200, 0x401200}});
+}
+
+TEST_CASE("blocks_from_samples: kernel samples in the middle and at both ends", "[blocks][kernel]") {
+  std::vector<BranchSample> s = {
+      {0xffffffff81000000, 0x1000},  // oldest: interrupt return
+      {0x1010, 0x2000},
+      {0xffff800000000000, 0x2004},  // lowest kernel address: syscall return
+      {0x2010, 0x3000},
+      {0xfffffe0000001234, 0x3004},  // newest: page-fault return
+  };
+  CHECK(blocks_from_samples(s, 0x3008, true) == Blocks{{0x3000, 0x3008}, {0x2000, 0x2010}, {0, 0x1010}});
+  CHECK(blocks_from_samples(s, 0x3008, false) == Blocks{{0x3000, 0x3008}, {0x2000, 0x2010}});
+  std::vector<BranchSample> only_kernel = {{0xffffffff81000000, 0x1000}};
+  CHECK(blocks_from_samples(only_kernel, 0x1004, true) == Blocks{{0, 0x1004}});
+  CHECK(blocks_from_samples(only_kernel, 0x1004, false).empty());
+}
+
+TEST_CASE("is_kernel_address: bit 63", "[blocks][kernel]") {
+  CHECK_FALSE(tracer::is_kernel_address(0));
+  CHECK_FALSE(tracer::is_kernel_address(0x00007fffffffffff));
+  CHECK_FALSE(tracer::is_kernel_address(0x7fffffffffffffff));
+  CHECK(tracer::is_kernel_address(0x8000000000000000));
+  CHECK(tracer::is_kernel_address(0xffff800000000000));
+  CHECK(tracer::is_kernel_address(0xffffffffff600000));  // vsyscall page counts as kernel
+}
+
+TEST_CASE("blocks_from_samples: a branch to itself is a one-instruction block", "[blocks]") {
+  std::vector<BranchSample> s = {{0x5000, 0x5000}, {0x5000, 0x5000}};  // jmp . twice
+  CHECK(blocks_from_samples(s, 0x5000, true) == Blocks{{0x5000, 0x5000}, {0x5000, 0x5000}, {0, 0x5000}});
+}

@@ -1,0 +1,64 @@
+// Per-thread branch-trace history, whatever collects it (Intel BTS through perf_event, or the
+// software tracers). Everything is translated into one neutral sample before anyone reads it,
+// and read back as GDB's BTS blocks. Pure interface: no <sys/*> here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer {
+
+// One taken control transfer in user space: `from` is the branch instruction, `to` the next
+// instruction executed.
+struct BranchSample {
+  Addr from = 0;
+  Addr to = 0;
+  bool operator==(const BranchSample&) const = default;
+};
+
+// A run of sequentially executed instructions: begin = first instruction, end = first byte
+// of the last instruction (inclusive). begin == 0: where it started is unknown.
+struct BtraceBlock {
+  Addr begin = 0;
+  Addr end = 0;
+  bool operator==(const BtraceBlock&) const = default;
+};
+
+enum class BtraceRead { All, New, Delta };
+
+// Blocks newest first, as qXfer:btrace:read sends them.
+struct BtraceData {
+  std::vector<BtraceBlock> blocks;
+};
+
+inline constexpr std::uint64_t kDefaultBtsBufferSize = 64 * 1024;  // GDB's default (bytes)
+inline constexpr std::uint64_t kBtsSampleBytes = 24;               // perf header + ip + addr
+
+// What the ring holds, from Qbtrace-conf:bts:size (bytes of BTS samples).
+struct BtraceConfig {
+  std::uint64_t bts_size = kDefaultBtsBufferSize;
+};
+
+struct BtraceStats {
+  std::string backend;          // "bts", "soft", "step"
+  std::uint64_t capacity = 0;   // samples the ring can hold
+  std::uint64_t kept = 0;       // samples in the ring now
+  std::uint64_t recorded = 0;   // samples ever recorded
+  std::uint64_t lost = 0;       // samples overwritten or dropped
+};
+
+class BranchTracer {
+ public:
+  virtual ~BranchTracer() = default;
+  // qXfer:btrace:read: all / new / delta. current_pc closes the newest block.
+  // A delta that lost data is Errc::overflow (the wire says E.Overflow.).
+  virtual base::Result<BtraceData> read(BtraceRead kind, Addr current_pc) = 0;
+  virtual BtraceConfig conf() const = 0;
+  virtual BtraceStats stats() const = 0;
+};
+
+}  // namespace tracer

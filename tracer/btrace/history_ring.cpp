@@ -1,0 +1,97 @@
+// HistoryRing and the samples-to-blocks walk shared by every backend (btrace.md §6, §9.4).
+#include "tracer/btrace/history_ring.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace tracer {
+
+std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> oldest_first, Addr current_pc,
+                                             bool keep_start_unknown) {
+  std::vector<BtraceBlock> blocks;
+  blocks.reserve(oldest_first.size() + 1);
+  Addr end = current_pc;
+  for (auto it = oldest_first.rbegin(); it != oldest_first.rend(); ++it) {
+    if (is_kernel_address(it->from)) {
+      continue;  // a return from the kernel: the user-space block goes on across it
+    }
+    blocks.push_back(BtraceBlock{it->to, end});
+    end = it->from;
+  }
+  if (keep_start_unknown) {
+    blocks.push_back(BtraceBlock{0, end});
+  }
+  return blocks;
+}
+
+base::Error btrace_overflow_error() {
+  return base::make_error(base::Errc::overflow, "Overflow.");
+}
+
+std::uint64_t ring_capacity(std::uint64_t bts_size) {
+  return std::max<std::uint64_t>(1, bts_size / kBtsSampleBytes);
+}
+
+HistoryRing::HistoryRing(std::uint64_t bts_size) : capacity_(ring_capacity(bts_size)) {
+}
+
+void HistoryRing::push(const BranchSample& sample) {
+  if (buf_.size() < capacity_) {
+    buf_.push_back(sample);  // grow lazily: a huge requested size costs nothing until used
+  } else {
+    buf_[head_ % capacity_] = sample;
+  }
+  ++head_;
+}
+
+std::vector<BranchSample> HistoryRing::samples_since(std::uint64_t since) const {
+  std::uint64_t oldest = head_ - kept();
+  std::uint64_t first = std::max(since, oldest);
+  std::vector<BranchSample> out;
+  if (first >= head_) {
+    return out;
+  }
+  out.reserve(head_ - first);
+  for (std::uint64_t n = first; n < head_; ++n) {
+    out.push_back(buf_[n % capacity_]);
+  }
+  return out;
+}
+
+base::Result<BtraceData> HistoryRing::read(BtraceRead kind, Addr current_pc) {
+  assert(last_ <= head_);
+  BtraceData data;
+  switch (kind) {
+    case BtraceRead::Delta: {
+      if (head_ - last_ > capacity_) {
+        return btrace_overflow_error();
+      }
+      std::vector<BranchSample> fresh = samples_since(last_);
+      data.blocks = blocks_from_samples(fresh, current_pc, true);
+      break;
+    }
+    case BtraceRead::New:
+      if (head_ == last_) {
+        break;  // nothing new: the empty document (gdbserver 13 would crash here)
+      }
+      [[fallthrough]];
+    case BtraceRead::All: {
+      std::vector<BranchSample> all = samples_since(0);
+      data.blocks = blocks_from_samples(all, current_pc, false);
+      break;
+    }
+  }
+  last_ = head_;
+  return data;
+}
+
+BtraceStats HistoryRing::stats() const {
+  BtraceStats s;
+  s.capacity = capacity_;
+  s.kept = kept();
+  s.recorded = head_;
+  s.lost = head_ - kept();
+  return s;
+}
+
+}  // namespace tracer

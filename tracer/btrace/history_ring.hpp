@@ -1,0 +1,63 @@
+// HistoryRing: a thread's most recent branch samples plus what GDB has already read, so that
+// qXfer:btrace:read all / new / delta are answered as gdbserver does (btrace.md §6).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/result.hpp"
+#include "tracer/btrace/branch_tracer.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer {
+
+// User space ends below 0x0000800000000000 on x86-64; kernel addresses have bit 63 set
+// (btrace.md §9.5, the fallback gdbserver uses when /proc/kallsyms is restricted).
+constexpr bool is_kernel_address(Addr addr) {
+  return (addr >> 63) != 0;
+}
+
+// Samples (oldest first) to BTS blocks, newest first: the first block ends at current_pc,
+// each sample closes a block at its `to` and opens the next (older) one at its `from`.
+// Samples whose `from` is a kernel address are skipped: they neither end nor start a block.
+// keep_start_unknown: append the final {0, from of the oldest sample} block (delta only).
+std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> oldest_first, Addr current_pc,
+                                             bool keep_start_unknown);
+
+// The error of a delta read that lost data; the wire text is gdbserver's "E.Overflow.".
+base::Error btrace_overflow_error();
+
+// Ring capacity in samples for a BTS buffer of bts_size bytes: bts_size / 24, at least 1.
+std::uint64_t ring_capacity(std::uint64_t bts_size);
+
+class HistoryRing {
+ public:
+  explicit HistoryRing(std::uint64_t bts_size = kDefaultBtsBufferSize);
+
+  // Appends one sample, overwriting the oldest when the ring is full. O(1).
+  void push(const BranchSample& sample);
+
+  // qXfer:btrace:read: all / new / delta as in btrace.md §6. Moves `last` to `head` on
+  // success; a delta that lost samples is Errc::overflow ("Overflow.") and moves nothing.
+  base::Result<BtraceData> read(BtraceRead kind, Addr current_pc);
+
+  // The kept samples written after position `since` (all of them if `since` is older), oldest
+  // first.
+  std::vector<BranchSample> samples_since(std::uint64_t since) const;
+
+  std::uint64_t capacity() const { return capacity_; }
+  std::uint64_t head() const { return head_; }  // samples ever pushed
+  std::uint64_t last() const { return last_; }  // head at the previous successful read
+  std::uint64_t kept() const { return head_ < capacity_ ? head_ : capacity_; }
+  // capacity, kept, recorded and lost (overwritten); backend is left empty.
+  BtraceStats stats() const;
+
+ private:
+  std::uint64_t capacity_;
+  std::vector<BranchSample> buf_;  // grows up to capacity_, then sample n lives at n % capacity_
+  std::uint64_t head_ = 0;
+  std::uint64_t last_ = 0;
+};
+
+}  // namespace tracer

@@ -1,0 +1,35 @@
+// RingBufferTracer: the BranchTracer of the software backends ("soft", "step"). They observe
+// the thread's taken branches themselves and record() each one; reads come from a HistoryRing.
+#pragma once
+
+#include <string>
+
+#include "tracer/btrace/branch_tracer.hpp"
+#include "tracer/btrace/history_ring.hpp"
+
+namespace tracer {
+
+class RingBufferTracer final : public BranchTracer {
+ public:
+  // backend: the name stats() reports ("soft", "step"). The ring holds
+  // config.bts_size / 24 samples (at least one), as a BTS buffer of that size would.
+  RingBufferTracer(std::string backend, const BtraceConfig& config);
+
+  // One taken branch in user space (btrace.md §10). A kernel `from` is kept in the ring, as
+  // BTS would, but never shows up in a block.
+  void record(const BranchSample& sample) { ring_.push(sample); }
+
+  base::Result<BtraceData> read(BtraceRead kind, Addr current_pc) override;
+  // The requested size (at least one sample), as gdbserver reports the buffer it obtained.
+  BtraceConfig conf() const override { return config_; }
+  BtraceStats stats() const override;
+
+  const HistoryRing& ring() const { return ring_; }
+
+ private:
+  std::string backend_;
+  BtraceConfig config_;
+  HistoryRing ring_;
+};
+
+}  // namespace tracer

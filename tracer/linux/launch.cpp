@@ -1,0 +1,240 @@
+// Starting a program under ptrace: fork, PTRACE_TRACEME, exec (through $SHELL like
+// gdbserver, or directly), and run it to its first instruction.
+#include <fcntl.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/log.hpp"
+#include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/ptrace_calls.hpp"
+
+namespace tracer {
+namespace {
+
+constexpr long kLaunchOptions =
+    PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD;
+
+base::Error cannot_run(const std::string& prog, int err) {
+  return base::Error{base::Errc::system, 0,
+                     "cannot run '" + prog + "': " + std::strerror(err)};
+}
+
+// 0 when path names an executable regular file, else the errno exec would give.
+int check_executable(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return errno;
+  }
+  if (S_ISDIR(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
+    return EACCES;
+  }
+  return 0;
+}
+
+// The file exec would run: names with a '/' as they are, others searched in PATH.
+base::Result<std::string> resolve_program(const std::string& prog) {
+  if (prog.empty()) {
+    return cannot_run(prog, ENOENT);
+  }
+  if (prog.find('/') != std::string::npos) {
+    if (int err = check_executable(prog); err != 0) {
+      return cannot_run(prog, err);
+    }
+    return prog;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  int first_err = ENOENT;
+  for (std::size_t start = 0; start <= dirs.size();) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) {
+      end = dirs.size();
+    }
+    std::string dir = dirs.substr(start, end - start);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + prog;
+    int err = check_executable(candidate);
+    if (err == 0) {
+      return candidate;
+    }
+    if (err != ENOENT && first_err == ENOENT) {
+      first_err = err;
+    }
+    start = end + 1;
+  }
+  return cannot_run(prog, first_err);
+}
+
+// 'word' with embedded quotes as '\''.
+std::string shell_quote(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// Never returns. Only async-signal-safe calls after fork.
+[[noreturn]] void exec_child(const LaunchSpec& spec, const std::vector<char*>& argv, int err_fd) {
+  ::setpgid(0, 0);
+  if (spec.disable_aslr) {
+    ::personality(ADDR_NO_RANDOMIZE);
+  }
+  ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::signal(SIGPIPE, SIG_DFL);
+  ::execv(argv[0], argv.data());
+  int err = errno;
+  ssize_t ignored = ::write(err_fd, &err, sizeof err);
+  (void)ignored;
+  ::_exit(127);
+}
+
+void kill_and_reap(Pid pid) {
+  ::kill(pid, SIGKILL);
+  int st = 0;
+  while (::waitpid(pid, &st, __WALL) == pid && !WIFEXITED(st) && !WIFSIGNALED(st)) {
+  }
+}
+
+// Waits for the child's next stop; passes on signals the shell gets meanwhile.
+base::Result<int> wait_for_exec(Pid pid, const std::string& prog) {
+  for (;;) {
+    int st = 0;
+    if (::waitpid(pid, &st, __WALL) != pid) {
+      return base::sys_error("waitpid " + std::to_string(pid));
+    }
+    base::logf(base::LogCat::ptrace, "launch: waitpid({}) status {:#x}", pid, st);
+    if (WIFEXITED(st)) {
+      int code = WEXITSTATUS(st);
+      if (code == 127 || code == 126) {
+        return cannot_run(prog, code == 127 ? ENOENT : EACCES);
+      }
+      return base::make_error(base::Errc::system, "'" + prog + "' exited during startup with status " +
+                                                      std::to_string(code));
+    }
+    if (WIFSIGNALED(st)) {
+      return base::make_error(base::Errc::system, "'" + prog + "' died during startup with signal " +
+                                                      std::string(pt::describe_signal(WTERMSIG(st))));
+    }
+    if (WIFSTOPPED(st)) {
+      return st;
+    }
+  }
+}
+
+}  // namespace
+
+Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
+  if (has_process()) {
+    return base::make_error(base::Errc::invalid, "a process is already being debugged");
+  }
+  auto resolved = resolve_program(spec.program);
+  if (!resolved) {
+    return std::move(resolved).error();
+  }
+  // Build everything before fork: the child only execs.
+  std::vector<std::string> words;
+  if (spec.startup_with_shell) {
+    const char* shell = std::getenv("SHELL");
+    std::string command = "exec " + shell_quote(spec.program);
+    for (const auto& a : spec.args) {
+      command += " " + shell_quote(a);
+    }
+    words = {shell != nullptr && *shell != '\0' ? shell : "/bin/sh", "-c", command};
+  } else {
+    words.push_back(*resolved);
+    words.insert(words.end(), spec.args.begin(), spec.args.end());
+    words[0] = *resolved;
+  }
+  std::vector<char*> argv;
+  for (auto& w : words) {
+    argv.push_back(w.data());
+  }
+  argv.push_back(nullptr);
+
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    return base::sys_error("pipe");
+  }
+  Pid child = ::fork();
+  if (child < 0) {
+    int err = errno;
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return base::sys_error("fork", err);
+  }
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    exec_child(spec, argv, pipe_fds[1]);
+  }
+  ::close(pipe_fds[1]);
+  base::logf(base::LogCat::ptrace, "fork: child {} runs {}", child, words[0]);
+
+  auto st = wait_for_exec(child, spec.program);
+  if (!st) {
+    int err = 0;
+    if (::read(pipe_fds[0], &err, sizeof err) == sizeof err && err != 0) {
+      ::close(pipe_fds[0]);
+      return cannot_run(spec.program, err);
+    }
+    ::close(pipe_fds[0]);
+    return std::move(st).error();
+  }
+  ::close(pipe_fds[0]);
+  // First stop: the SIGTRAP after the first exec (the shell's or the program's).
+  if (auto res = pt::set_options(child, kLaunchOptions); !res) {
+    kill_and_reap(child);
+    return std::move(res).error();
+  }
+  if (spec.startup_with_shell) {
+    // Run the shell to its exec of the program (a PTRACE_EVENT_EXEC stop).
+    int sig = 0;
+    for (;;) {
+      if (auto res = pt::resume(child, false, sig); !res) {
+        kill_and_reap(child);
+        return std::move(res).error();
+      }
+      auto next = wait_for_exec(child, spec.program);
+      if (!next) {
+        return std::move(next).error();  // the shell exited: nothing left to reap
+      }
+      if (*next >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
+        break;
+      }
+      sig = WSTOPSIG(*next);
+      if (sig == SIGTRAP || sig == (SIGTRAP | 0x80)) {
+        sig = 0;
+      }
+    }
+  }
+  adopt(child, false);
+  return child;
+}
+
+void LinuxTarget::adopt(Pid pid, bool attached) {
+  pid_ = pid;
+  attached_ = attached;
+  running_ = false;
+  exit_event_.reset();
+  if (find(pid) == nullptr) {
+    add_thread(pid);
+  }
+  if (auto res = memory_.open(pid); !res) {
+    base::logf(base::LogCat::ptrace, "{}", res.error().message());
+  }
+}
+
+}  // namespace tracer

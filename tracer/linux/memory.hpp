@@ -1,0 +1,34 @@
+// Raw inferior memory: process_vm_readv for reads, /proc/PID/mem for what it refuses and
+// for writes (text pages are read-only, the kernel's FOLL_FORCE path writes them anyway).
+#pragma once
+
+#include <cstddef>
+
+#include "base/result.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer {
+
+class ProcessMemory {
+ public:
+  ProcessMemory() = default;
+  ~ProcessMemory() { close(); }
+  ProcessMemory(const ProcessMemory&) = delete;
+  ProcessMemory& operator=(const ProcessMemory&) = delete;
+
+  // Opens /proc/PID/mem (again after an exec: the old file still shows the old image).
+  base::Result<void> open(Pid pid);
+  void close();
+  bool is_open() const { return pid_ != 0; }
+
+  // The readable prefix of [addr, addr + len); an error if not even the first byte is.
+  base::Result<Bytes> read(Addr addr, std::size_t len) const;
+  // All of data or an error.
+  base::Result<void> write(Addr addr, const Bytes& data) const;
+
+ private:
+  Pid pid_ = 0;
+  int fd_ = -1;
+};
+
+}  // namespace tracer

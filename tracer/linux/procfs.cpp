@@ -1,0 +1,98 @@
+// /proc readers: task lists, thread names, cores, whole files.
+#include "tracer/linux/procfs.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace tracer::procfs {
+
+base::Result<Bytes> read_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return base::sys_error("open " + path);
+  }
+  Bytes out;
+  std::uint8_t buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return base::sys_error("read " + path, err);
+    }
+    if (n == 0) {
+      break;
+    }
+    out.insert(out.end(), buf, buf + n);
+  }
+  ::close(fd);
+  return out;
+}
+
+std::vector<Tid> task_ids(Pid pid) {
+  std::vector<Tid> tids;
+  const std::string path = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) {
+    return tids;
+  }
+  while (dirent* ent = ::readdir(dir)) {
+    char* end = nullptr;
+    long tid = std::strtol(ent->d_name, &end, 10);
+    if (end != ent->d_name && *end == '\0' && tid > 0) {
+      tids.push_back(static_cast<Tid>(tid));
+    }
+  }
+  ::closedir(dir);
+  return tids;
+}
+
+std::string thread_name(Pid pid, Tid tid) {
+  auto data = read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+  if (!data) {
+    return {};
+  }
+  std::string name(data->begin(), data->end());
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\0')) {
+    name.pop_back();
+  }
+  return name;
+}
+
+std::optional<TaskStat> parse_stat(const std::string& text) {
+  // "pid (comm) S ppid ...": comm may contain ") ", so split at the last ')'.
+  auto close = text.rfind(')');
+  if (close == std::string::npos) {
+    return std::nullopt;
+  }
+  std::istringstream in(text.substr(close + 1));
+  TaskStat st;
+  std::string field;
+  // Field 3 is the state; field 39 the processor.
+  for (int index = 3; in >> field; ++index) {
+    if (index == 3) {
+      st.state = field[0];
+    } else if (index == 39) {
+      st.core = std::atoi(field.c_str());
+      break;
+    }
+  }
+  if (st.state == '?') {
+    return std::nullopt;
+  }
+  return st;
+}
+
+std::optional<TaskStat> task_stat(Pid pid, Tid tid) {
+  auto data = read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
+  if (!data) {
+    return std::nullopt;
+  }
+  return parse_stat(std::string(data->begin(), data->end()));
+}
+
+}  // namespace tracer::procfs

@@ -1,0 +1,27 @@
+// Small readers of /proc files about the inferior.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer::procfs {
+
+// The whole file (binary safe); /proc files report size 0, so read to EOF.
+base::Result<Bytes> read_file(const std::string& path);
+// Thread ids listed in /proc/PID/task.
+std::vector<Tid> task_ids(Pid pid);
+// /proc/PID/task/TID/comm without the newline; empty when unreadable.
+std::string thread_name(Pid pid, Tid tid);
+struct TaskStat {
+  char state = '?';  // field 3
+  int core = -1;     // field 39, "processor"
+};
+// Parses the text of /proc/.../stat (the comm field may contain spaces and parentheses).
+std::optional<TaskStat> parse_stat(const std::string& text);
+std::optional<TaskStat> task_stat(Pid pid, Tid tid);
+
+}  // namespace tracer::procfs

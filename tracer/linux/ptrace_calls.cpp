@@ -1,0 +1,123 @@
+// Logged ptrace requests.
+#include "tracer/linux/ptrace_calls.hpp"
+
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "base/log.hpp"
+
+namespace tracer::pt {
+namespace {
+
+base::Error ptrace_error(const char* what, Tid tid, int err) {
+  if (err == ESRCH) {
+    return base::Error{base::Errc::no_thread, err, std::string(what) + " " + std::to_string(tid)};
+  }
+  return base::sys_error(std::string(what) + " " + std::to_string(tid), err);
+}
+
+void* as_data(long v) { return reinterpret_cast<void*>(v); }
+
+}  // namespace
+
+base::Result<void> resume(Tid tid, bool step, int sig) {
+  const auto req = step ? PTRACE_SINGLESTEP : PTRACE_CONT;
+  base::logf(base::LogCat::ptrace, "{}({}, sig {})", step ? "PTRACE_SINGLESTEP" : "PTRACE_CONT",
+             tid, sig);
+  if (::ptrace(req, tid, nullptr, as_data(sig)) != 0) {
+    return ptrace_error(step ? "PTRACE_SINGLESTEP" : "PTRACE_CONT", tid, errno);
+  }
+  return base::success();
+}
+
+base::Result<void> set_options(Tid tid, long options) {
+  base::logf(base::LogCat::ptrace, "PTRACE_SETOPTIONS({}, {:#x})", tid, options);
+  if (::ptrace(PTRACE_SETOPTIONS, tid, nullptr, as_data(options)) != 0) {
+    return ptrace_error("PTRACE_SETOPTIONS", tid, errno);
+  }
+  return base::success();
+}
+
+base::Result<void> attach(Tid tid) {
+  base::logf(base::LogCat::ptrace, "PTRACE_ATTACH({})", tid);
+  if (::ptrace(PTRACE_ATTACH, tid, nullptr, nullptr) != 0) {
+    return base::sys_error("PTRACE_ATTACH " + std::to_string(tid));
+  }
+  return base::success();
+}
+
+base::Result<void> detach(Tid tid, int sig) {
+  base::logf(base::LogCat::ptrace, "PTRACE_DETACH({}, sig {})", tid, sig);
+  if (::ptrace(PTRACE_DETACH, tid, nullptr, as_data(sig)) != 0) {
+    return ptrace_error("PTRACE_DETACH", tid, errno);
+  }
+  return base::success();
+}
+
+base::Result<unsigned long> event_message(Tid tid) {
+  unsigned long msg = 0;
+  if (::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &msg) != 0) {
+    return ptrace_error("PTRACE_GETEVENTMSG", tid, errno);
+  }
+  base::logf(base::LogCat::ptrace, "PTRACE_GETEVENTMSG({}) = {}", tid, msg);
+  return msg;
+}
+
+base::Result<siginfo_t> get_siginfo(Tid tid) {
+  siginfo_t si;
+  std::memset(&si, 0, sizeof si);
+  if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0) {
+    return ptrace_error("PTRACE_GETSIGINFO", tid, errno);
+  }
+  base::logf(base::LogCat::ptrace, "PTRACE_GETSIGINFO({}) = signo {} code {}", tid, si.si_signo,
+             si.si_code);
+  return si;
+}
+
+base::Result<void> set_siginfo(Tid tid, const siginfo_t& si) {
+  base::logf(base::LogCat::ptrace, "PTRACE_SETSIGINFO({}) signo {}", tid, si.si_signo);
+  if (::ptrace(PTRACE_SETSIGINFO, tid, nullptr, &si) != 0) {
+    return ptrace_error("PTRACE_SETSIGINFO", tid, errno);
+  }
+  return base::success();
+}
+
+base::Result<Addr> get_pc(Tid tid) {
+  user_regs_struct regs;
+  if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) {
+    return ptrace_error("PTRACE_GETREGS", tid, errno);
+  }
+  return Addr{regs.rip};
+}
+
+base::Result<void> set_pc(Tid tid, Addr pc) {
+  user_regs_struct regs;
+  if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) {
+    return ptrace_error("PTRACE_GETREGS", tid, errno);
+  }
+  regs.rip = pc;
+  base::logf(base::LogCat::ptrace, "PTRACE_SETREGS({}) rip={:#x}", tid, pc);
+  if (::ptrace(PTRACE_SETREGS, tid, nullptr, &regs) != 0) {
+    return ptrace_error("PTRACE_SETREGS", tid, errno);
+  }
+  return base::success();
+}
+
+base::Result<void> tgkill(Pid pid, Tid tid, int sig) {
+  base::logf(base::LogCat::ptrace, "tgkill({}, {}, {})", pid, tid, describe_signal(sig));
+  if (::syscall(SYS_tgkill, pid, tid, sig) != 0) {
+    return ptrace_error("tgkill", tid, errno);
+  }
+  return base::success();
+}
+
+const char* describe_signal(int sig) {
+  const char* name = ::sigabbrev_np(sig);
+  return name != nullptr ? name : "?";
+}
+
+}  // namespace tracer::pt

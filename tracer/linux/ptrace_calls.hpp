@@ -1,0 +1,29 @@
+// Thin, logged wrappers over the ptrace requests the target makes. Every ptrace call of
+// tracer/linux (except registers.cpp) goes through here, so --debug shows each one.
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+
+#include "base/result.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer::pt {
+
+// PTRACE_CONT or PTRACE_SINGLESTEP, delivering sig (0: none).
+base::Result<void> resume(Tid tid, bool step, int sig);
+base::Result<void> set_options(Tid tid, long options);
+base::Result<void> attach(Tid tid);
+base::Result<void> detach(Tid tid, int sig);
+base::Result<unsigned long> event_message(Tid tid);
+base::Result<siginfo_t> get_siginfo(Tid tid);
+base::Result<void> set_siginfo(Tid tid, const siginfo_t& si);
+// rip through PTRACE_GETREGS/SETREGS (registers.cpp owns the full register file).
+base::Result<Addr> get_pc(Tid tid);
+base::Result<void> set_pc(Tid tid, Addr pc);
+// tgkill(pid, tid, sig).
+base::Result<void> tgkill(Pid pid, Tid tid, int sig);
+// "stopped SIGTRAP event 3", "exited 0", ... for logs.
+const char* describe_signal(int sig);
+
+}  // namespace tracer::pt

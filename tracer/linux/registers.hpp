@@ -1,0 +1,47 @@
+// Registers of one ptrace-stopped thread: user_regs_struct (PTRACE_GETREGS/SETREGS) plus the
+// XSAVE area (PTRACE_GETREGSET/SETREGSET NT_X86_XSTATE), sized from CPUID leaf 0xD, and the
+// `g`/`p`/target.xml views built on arch::x86.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/x86/raw_registers.hpp"
+#include "arch/x86/register_layout.hpp"
+#include "base/result.hpp"
+
+namespace tracer {
+
+using arch::x86::RawRegisters;
+
+// CPUID leaf 0xD + XGETBV: XCR0, XSAVE size (EBX of subleaf 0) and component offsets.
+// Without OSXSAVE: the 512-byte FXSAVE geometry.
+arch::x86::XsaveGeometry probe_xsave_geometry();
+
+// The register layout of this CPU, computed once (it depends only on the CPU and kernel).
+const arch::x86::RegisterLayout& host_register_layout();
+
+// PTRACE_GETREGS + PTRACE_GETREGSET NT_X86_XSTATE (PTRACE_GETFPREGS without XSAVE).
+base::Result<RawRegisters> read_raw_registers(int tid);
+
+// PTRACE_SETREGS always; the XSAVE area (SETREGSET NT_X86_XSTATE) only if xstate_changed.
+// `raw.xsave` must be the buffer read_raw_registers returned (the kernel wants its full size).
+base::Result<void> write_raw_registers(int tid, const RawRegisters& raw, bool xstate_changed);
+
+// `g`: all registers in target.xml order.
+base::Result<std::vector<uint8_t>> read_g_registers(int tid);
+// `G`: a full or prefix register block.
+base::Result<void> write_g_registers(int tid, const std::vector<uint8_t>& g);
+// `p`: one register by GDB regnum.
+base::Result<std::vector<uint8_t>> read_one_register(int tid, int regno);
+// `P`: one register by GDB regnum; value must be the register's size.
+base::Result<void> write_one_register(int tid, int regno, const std::vector<uint8_t>& value);
+// qXfer:features:read:target.xml, consistent with the layout above.
+base::Result<std::string> target_description_xml(int tid);
+
+// rip via PTRACE_PEEKUSER / PTRACE_POKEUSER (orig_rax is left alone).
+base::Result<uint64_t> read_pc(int tid);
+base::Result<void> write_pc(int tid, uint64_t pc);
+
+}  // namespace tracer

@@ -1,0 +1,49 @@
+// Bookkeeping of inserted int3 bytes (Z0/z0) and their effect on memory reads and writes.
+#include "tracer/linux/software_breakpoints.hpp"
+
+namespace tracer {
+
+std::optional<std::uint8_t> SoftwareBreakpoints::original(Addr addr) const {
+  auto it = sites_.find(addr);
+  if (it == sites_.end()) {
+    return std::nullopt;
+  }
+  return it->second.original;
+}
+
+bool SoftwareBreakpoints::add(Addr addr, std::uint8_t original) {
+  return sites_.try_emplace(addr, Site{original}).second;
+}
+
+std::optional<std::uint8_t> SoftwareBreakpoints::release(Addr addr) {
+  auto it = sites_.find(addr);
+  if (it == sites_.end()) {
+    return std::nullopt;
+  }
+  std::uint8_t original = it->second.original;
+  sites_.erase(it);
+  return original;
+}
+
+void SoftwareBreakpoints::hide(Addr addr, Bytes& data) const {
+  if (data.empty()) {
+    return;
+  }
+  const Addr end = addr + data.size();
+  for (auto it = sites_.lower_bound(addr); it != sites_.end() && it->first < end; ++it) {
+    data[it->first - addr] = it->second.original;
+  }
+}
+
+void SoftwareBreakpoints::absorb_write(Addr addr, Bytes& data) {
+  if (data.empty()) {
+    return;
+  }
+  const Addr end = addr + data.size();
+  for (auto it = sites_.lower_bound(addr); it != sites_.end() && it->first < end; ++it) {
+    it->second.original = data[it->first - addr];
+    data[it->first - addr] = kInt3;
+  }
+}
+
+}  // namespace tracer

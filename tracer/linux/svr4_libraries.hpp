@@ -1,0 +1,55 @@
+// The dynamic linker's library list (r_debug / link_map), for qXfer:libraries-svr4.
+// Pure: memory comes in through a reader, so the walk is tested on hand-made images.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+
+#include "base/result.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer::svr4 {
+
+// Reads the readable prefix of [addr, addr + len) of the inferior.
+using MemoryReader = std::function<base::Result<Bytes>(Addr addr, std::size_t len)>;
+
+struct AuxvInfo {
+  Addr phdr = 0;   // AT_PHDR
+  Addr phnum = 0;  // AT_PHNUM
+  Addr phent = 0;  // AT_PHENT
+};
+// 16-byte (type, value) records up to AT_NULL.
+AuxvInfo parse_auxv(const Bytes& auxv);
+
+struct ProgramHeaders {
+  std::optional<Addr> phdr_vaddr;  // PT_PHDR p_vaddr
+  std::optional<Addr> dynamic_vaddr;  // PT_DYNAMIC p_vaddr
+  Addr dynamic_size = 0;
+};
+// Elf64_Phdr records, phent bytes apart.
+ProgramHeaders parse_program_headers(const Bytes& phdrs, std::size_t phnum, std::size_t phent);
+
+// The value of DT_DEBUG in a dynamic section image (0 when absent or not yet set).
+Addr find_dt_debug(const Bytes& dynamic);
+
+struct RDebug {
+  int version = 0;
+  Addr map = 0;   // r_map
+  Addr next = 0;  // r_debug_extended::r_next (version >= 2)
+};
+inline constexpr std::size_t kRDebugSize = 48;
+std::optional<RDebug> parse_r_debug(const Bytes& data);
+
+struct LinkMap {
+  Addr l_addr = 0, l_name = 0, l_ld = 0, l_next = 0, l_prev = 0;
+};
+inline constexpr std::size_t kLinkMapSize = 40;
+std::optional<LinkMap> parse_link_map(const Bytes& data);
+
+// Walks every namespace's link_map list. The first entry of the default namespace is
+// the main program (main_lm) and is not listed; entries without a name are skipped;
+// lmid is the address of the namespace's r_debug, as gdbserver reports it.
+base::Result<LibraryList> read_libraries(const MemoryReader& read, const Bytes& auxv);
+
+}  // namespace tracer::svr4
