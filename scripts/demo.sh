@@ -11,6 +11,6 @@ echo
 gdb -nx -batch -iex 'set debuginfod enabled off' \
   -ex "target remote | $HINDSIGHT - $PROG" \
   -ex 'break square' -ex 'continue' -ex 'bt' -ex 'info registers rip' \
-  -ex 'finish' -ex 'print square(12)' -ex 'delete' -ex 'continue' 2>&1
+  -ex 'finish' -ex 'delete' -ex 'print square(12)' -ex 'continue' 2>&1
 echo
 echo "== try it yourself:  $HINDSIGHT :1234 $PROG   then   gdb -ex 'target remote :1234'"

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test/e2e/gdb_session.hpp"
@@ -83,4 +84,66 @@ TEST_CASE("a port in use: Address already in use, non-zero exit", "[e2e][cli]") 
   CHECK_THAT(f.err, Contains("Address already in use"));
   // The inferior must not have run on its own.
   CHECK_THAT(f.out, !Contains("sum="));
+}
+
+TEST_CASE("a unix socket COMM: mode 0600, GDB connects, removed at exit", "[e2e][cli]") {
+  e2e::require_server_exists();
+  e2e::become_subreaper();
+  auto before = e2e::current_children();
+  const std::string path = "/tmp/hindsight-e2e-" + std::to_string(::getpid()) + ".sock";
+  ::unlink(path.c_str());
+  {
+    e2e::Child server({.argv = {e2e::server_path(), "--once", path, e2e::prog_path("simple")}});
+    REQUIRE(server.wait_for_text("Listening on " + path, e2e::Clock::now() + kExitTimeout));
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    CHECK(S_ISSOCK(st.st_mode));
+    CHECK((st.st_mode & 0777) == 0600);
+    e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off", "-ex",
+                             "target remote " + path, "-ex", "break square", "-ex", "continue", "-ex",
+                             "delete", "-ex", "continue"},
+                    .merge_stderr = true});
+    gdb.wait(e2e::Clock::now() + std::chrono::seconds(20));
+    auto status = server.wait(e2e::Clock::now() + kExitTimeout);
+    INFO("gdb:\n" << gdb.out() << "\nserver:\n" << server.err());
+    CHECK_THAT(gdb.out(), Contains("Breakpoint 1, square (x=1)"));
+    CHECK_THAT(gdb.out(), Contains("exited with code 07"));
+    CHECK(status.has_value());
+    gdb.kill_and_reap();
+    server.kill_and_reap();
+  }
+  e2e::kill_stray_children(before);
+  struct stat st {};
+  CHECK(::stat(path.c_str(), &st) != 0);  // removed
+}
+
+TEST_CASE("listening beyond loopback needs a host and prints a warning", "[e2e][cli]") {
+  e2e::require_server_exists();
+  e2e::become_subreaper();
+  auto before = e2e::current_children();
+  {
+    // A bare :PORT is loopback only, silently.
+    e2e::Child local({.argv = {e2e::server_path(), "--once", ":0", e2e::prog_path("simple")}});
+    REQUIRE(local.wait_for_text("Listening on port", e2e::Clock::now() + kExitTimeout));
+    CHECK_THAT(local.err(), !Contains("warning"));
+    // 0.0.0.0 is honoured, with the warning (nothing connects to it).
+    e2e::Child wide({.argv = {e2e::server_path(), "--once", "0.0.0.0:0", e2e::prog_path("simple")}});
+    REQUIRE(wide.wait_for_text("Listening on port", e2e::Clock::now() + kExitTimeout));
+    CHECK_THAT(wide.err(), Contains("warning: listening on 0.0.0.0"));
+    local.kill_and_reap();
+    wide.kill_and_reap();
+  }
+  e2e::kill_stray_children(before);
+}
+
+TEST_CASE("--help and --version print and exit 0; a bad option exits 1", "[e2e][cli]") {
+  auto help = run_server({"--help"});
+  CHECK(e2e::exit_code(help.status) == 0);
+  CHECK_THAT(help.out, Contains("--attach"));
+  auto version = run_server({"--version"});
+  CHECK(e2e::exit_code(version.status) == 0);
+  CHECK_THAT(version.out, Contains("Hindsight"));
+  auto bad = run_server({"--no-such-option", ":0", "prog"});
+  CHECK(e2e::exit_code(bad.status) == 1);
+  CHECK_THAT(bad.err, Contains("--help"));
 }
