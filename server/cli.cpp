@@ -52,6 +52,11 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& arg
   app.add_option("--debug", debug_kinds, "Log to stderr: --debug (all), --debug=remote, --debug=ptrace")
       ->expected(0, 1)
       ->delimiter(',');
+  app.add_option("--btrace", cl.btrace,
+                 "Branch-trace backend for `record btrace`: auto (BTS if the kernel offers it, else "
+                 "software), bts (Intel BTS via perf_event), soft (software, emulating), step (software, "
+                 "single-stepping)")
+      ->check(CLI::IsMember({"auto", "bts", "soft", "step"}));
   app.footer(kUsage);
 
   std::size_t split = first_positional(args);

@@ -21,6 +21,7 @@ struct CommandLine {
   bool startup_with_shell = true;
   bool debug = false;
   bool remote_debug = false;
+  std::string btrace = "auto";        // --btrace=auto|bts|soft|step
   // Set when the command line asks for text instead of a server (--help, --version);
   // exit_code says how to end.
   std::optional<std::string> output;

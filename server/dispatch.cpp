@@ -58,7 +58,20 @@ HandlerResult on_xfer(Context& cx, std::string_view body) {
   return adapt<protocol::parse_xfer_read, on_xfer_read>(cx, body);
 }
 
+// qXfer:btrace:read:... and qXfer:btrace-conf:read:... (body starts after "qXfer:btrace").
+HandlerResult on_xfer_btrace_route(Context& cx, std::string_view body) {
+  auto req = protocol::parse_xfer_read("btrace" + std::string(body));
+  if (!req) {
+    return req.error();
+  }
+  if (req->object != "btrace" && req->object != "btrace-conf") {
+    return Reply::empty();
+  }
+  return on_xfer_btrace(cx, *req);
+}
+
 constexpr ErrStyle kCode = ErrStyle::Code;
+constexpr ErrStyle kText = ErrStyle::Text;
 
 constexpr Route kRoutes[] = {
     // connection set-up and queries
@@ -98,6 +111,10 @@ constexpr Route kRoutes[] = {
     {"S", false, kCode, "", adapt<parse_signal_resume, on_step>},
     // objects
     {"qXfer:", false, kCode, "", on_xfer},
+    // branch tracing (E.text errors: GDB shows them)
+    {"Qbtrace:", false, kText, "Qbtrace:bts+", adapt<protocol::parse_btrace_op, on_btrace_op>},
+    {"Qbtrace-conf:", false, kText, "Qbtrace-conf:bts:size+", adapt<protocol::parse_btrace_conf, on_btrace_conf>},
+    {"qXfer:btrace", false, kText, "qXfer:btrace:read+", on_xfer_btrace_route},
     // host files
     {"vFile:setfs:", false, kCode, "", adapt<protocol::parse_vfile_number, on_vfile_setfs>},
     {"vFile:open:", false, kCode, "", adapt<protocol::parse_vfile_open, on_vfile_open>},
@@ -120,7 +137,7 @@ constexpr std::string_view kGeneralFeatures[] = {
     "qXfer:features:read+", "qXfer:auxv:read+",        "qXfer:exec-file:read+",
     "qXfer:threads:read+",  "qXfer:libraries-svr4:read+", "qXfer:siginfo:read+",
     "qXfer:siginfo:write+", "multiprocess+",           "swbreak+",
-    "hwbreak+",
+    "hwbreak+",             "Qbtrace:off+",            "qXfer:btrace-conf:read+",
 };
 
 const Route* find_route(std::string_view payload) {

@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   options.extended = cl->multi;
   options.startup_with_shell = cl->startup_with_shell;
   options.stdio_is_protocol = endpoint->kind == server::Endpoint::Kind::Stdio;
+  options.btrace_backend_name = cl->btrace;
 
   tracer::LinuxTarget target;
   tracer::LinuxHostIo host;

@@ -40,6 +40,10 @@ struct ServerOptions {
   bool startup_with_shell = true;   // --no-startup-with-shell
   bool stdio_is_protocol = false;   // COMM is "-"
   std::vector<std::string> last_program;  // for vRun with an empty program
+  // Branch tracing: the configuration the next Qbtrace:bts uses (global, as in gdbserver),
+  // and the backend name `monitor btrace` shows.
+  tracer::BtraceConfig btrace_config;
+  std::string btrace_backend_name = "auto";
   // Why the process is stopped now, for '?' (also for a GDB that connects later).
   std::optional<tracer::StopEvent> last_stop;
 };

@@ -3,6 +3,7 @@
 
 #include <string_view>
 
+#include "protocol/btrace.hpp"
 #include "protocol/requests.hpp"
 #include "server/handlers/context.hpp"
 
@@ -60,6 +61,13 @@ HandlerResult on_vfile_close(Context& cx, const std::int64_t& fd);
 HandlerResult on_vfile_fstat(Context& cx, const std::int64_t& fd);
 HandlerResult on_vfile_readlink(Context& cx, const std::string& path);
 HandlerResult on_vfile_unlink(Context& cx, const std::string& path);
+
+// btrace.cpp: branch tracing
+HandlerResult on_btrace_op(Context& cx, const protocol::BtraceOp& op);
+HandlerResult on_btrace_conf(Context& cx, const protocol::BtraceConfSize& conf);
+HandlerResult on_xfer_btrace(Context& cx, const protocol::XferRead& req);
+// `monitor btrace`: backend, ring size, records kept/lost per thread.
+std::vector<std::string> btrace_status_lines(Context& cx);
 
 // process.cpp: detach, kill, run, attach
 HandlerResult on_detach(Context& cx, const std::optional<std::int64_t>& pid);

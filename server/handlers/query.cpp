@@ -186,10 +186,15 @@ HandlerResult on_monitor(Context& cx, const std::string& command) {
   auto say = [&](std::string line) { cx.console.push_back(std::move(line) + "\n"); };
   if (command == "help") {
     say("The following monitor commands are supported:");
+    say("  btrace                 -- branch tracing: backend, buffer size, branches kept per thread");
     say("  exit                   -- end the server after this session");
     say("  help                   -- this list");
     say("  set debug 0|1          -- log ptrace and session events to stderr");
     say("  set remote-debug 0|1   -- log every packet to stderr");
+  } else if (command == "btrace") {
+    for (auto& line : btrace_status_lines(cx)) {
+      say(std::move(line));
+    }
   } else if (command == "exit") {
     cx.state.exit_server = true;
     cx.state.end_session = true;

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <memory>
 #include <set>
 
+#include "tracer/btrace/ring_buffer_tracer.hpp"
 #include "tracer/host_io.hpp"
 #include "tracer/target.hpp"
 
@@ -184,6 +186,25 @@ class FakeTarget : public tracer::Target {
     list.libraries.push_back({"/lib/libc.so.6", 0x2000, 0x7f0000, 0x7f1000, 0});
     return list;
   }
+  // Branch tracing: a RingBufferTracer per thread that tests feed with record().
+  std::map<tracer::Tid, std::unique_ptr<tracer::RingBufferTracer>> tracers;
+  bool btrace_available = true;
+  tracer::Result<void> enable_btrace(tracer::Tid tid, const tracer::BtraceConfig& config) override {
+    if (!btrace_available) {
+      return base::make_error(base::Errc::unsupported, "fake backend unavailable: no such device");
+    }
+    tracers[tid] = std::make_unique<tracer::RingBufferTracer>("fake", config);
+    return base::success();
+  }
+  tracer::Result<void> disable_btrace(tracer::Tid tid) override {
+    tracers.erase(tid);
+    return base::success();
+  }
+  tracer::BranchTracer* branch_tracer(tracer::Tid tid) override {
+    auto it = tracers.find(tid);
+    return it == tracers.end() ? nullptr : it->second.get();
+  }
+
   tracer::Result<tracer::Bytes> siginfo(tracer::Tid) override { return siginfo_bytes; }
   tracer::Result<void> write_siginfo(tracer::Tid, const tracer::Bytes& d) override {
     siginfo_bytes = d;

@@ -51,6 +51,10 @@ struct BtraceStats {
   std::uint64_t lost = 0;       // samples overwritten or dropped
 };
 
+// --btrace=auto|bts|soft|step: which collector Qbtrace:bts starts. Auto takes BTS when the
+// kernel accepts it, else the fastest software backend available.
+enum class BtraceBackend { Auto, Bts, Soft, Step };
+
 class BranchTracer {
  public:
   virtual ~BranchTracer() = default;

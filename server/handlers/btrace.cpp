@@ -1,0 +1,164 @@
+// Qbtrace:bts|off, Qbtrace-conf:bts:size, qXfer:btrace:read and qXfer:btrace-conf:read
+// (btrace.md §4). Every one acts on the Hg thread; errors are E.text and GDB shows them.
+#include "protocol/btrace.hpp"
+#include "protocol/xml.hpp"
+#include "server/handlers/handlers.hpp"
+
+namespace server {
+namespace {
+
+base::Error text_error(std::string text) { return base::make_error(base::Errc::invalid, std::move(text)); }
+
+// The general thread, with gdbserver's two messages.
+base::Result<tracer::Tid> btrace_thread(Context& cx) {
+  if (!cx.target.has_process()) {
+    return text_error("No such thread.");
+  }
+  if (cx.state.general_thread > 0 && !cx.target.thread_alive(cx.state.general_thread)) {
+    return text_error("No such thread.");
+  }
+  auto tid = current_thread(cx);
+  if (!tid) {
+    return text_error("Must select a single thread.");
+  }
+  return *tid;
+}
+
+base::Result<tracer::Addr> current_pc(Context& cx, tracer::Tid tid) {
+  constexpr int kRip = 16;
+  auto bytes = cx.target.read_register(tid, kRip);
+  if (!bytes) {
+    return bytes.error();
+  }
+  tracer::Addr pc = 0;
+  for (std::size_t i = 0; i < bytes->size() && i < 8; ++i) {
+    pc |= static_cast<tracer::Addr>((*bytes)[i]) << (8 * i);
+  }
+  return pc;
+}
+
+tracer::BtraceRead to_read_kind(protocol::BtraceAnnex annex) {
+  switch (annex) {
+    case protocol::BtraceAnnex::All: return tracer::BtraceRead::All;
+    case protocol::BtraceAnnex::New: return tracer::BtraceRead::New;
+    case protocol::BtraceAnnex::Delta: return tracer::BtraceRead::Delta;
+  }
+  return tracer::BtraceRead::All;
+}
+
+// The btrace document for one annex, read from the thread's tracer now.
+base::Result<std::string> build_btrace(Context& cx, tracer::Tid tid, const std::string& annex) {
+  tracer::BranchTracer* tracer = cx.target.branch_tracer(tid);
+  if (tracer == nullptr) {
+    return text_error("Btrace not enabled.");
+  }
+  auto kind = protocol::parse_btrace_annex(annex);
+  if (!kind) {
+    return kind.error();
+  }
+  auto pc = current_pc(cx, tid);
+  if (!pc) {
+    return text_error("Generic Error.");
+  }
+  auto data = tracer->read(to_read_kind(*kind), *pc);
+  if (!data) {
+    return data.error();
+  }
+  std::vector<protocol::XmlBtraceBlock> blocks;
+  blocks.reserve(data->blocks.size());
+  for (const auto& b : data->blocks) {
+    blocks.push_back({b.begin, b.end});
+  }
+  return protocol::btrace_xml(blocks);
+}
+
+base::Result<std::string> build_btrace_conf(Context& cx, tracer::Tid tid, const std::string& annex) {
+  if (!annex.empty()) {
+    return base::make_error(base::Errc::malformed, "btrace-conf takes no annex");
+  }
+  tracer::BranchTracer* tracer = cx.target.branch_tracer(tid);
+  return protocol::btrace_conf_xml(tracer != nullptr, tracer != nullptr ? tracer->conf().bts_size : 0);
+}
+
+}  // namespace
+
+HandlerResult on_btrace_op(Context& cx, const protocol::BtraceOp& op) {
+  auto tid = btrace_thread(cx);
+  if (!tid) {
+    return tid.error();
+  }
+  bool tracing = cx.target.branch_tracer(*tid) != nullptr;
+  switch (op) {
+    case protocol::BtraceOp::Pt:
+      return text_error("Intel PT is not supported by hindsight; use 'record btrace bts'.");
+    case protocol::BtraceOp::Off:
+      if (!tracing) {
+        return text_error("Branch tracing not enabled.");
+      }
+      if (auto ok = cx.target.disable_btrace(*tid); !ok) {
+        return text_error("Could not disable branch tracing.");
+      }
+      return Reply::ok();
+    case protocol::BtraceOp::Bts:
+      if (tracing) {
+        return text_error("Btrace already enabled.");
+      }
+      if (auto ok = cx.target.enable_btrace(*tid, cx.options.btrace_config); !ok) {
+        return text_error(ok.error().message());
+      }
+      return Reply::ok();
+  }
+  return text_error("Bad Qbtrace operation.  Use bts, pt, or off.");
+}
+
+HandlerResult on_btrace_conf(Context& cx, const protocol::BtraceConfSize& conf) {
+  if (auto tid = btrace_thread(cx); !tid) {
+    return tid.error();
+  }
+  if (conf.format != protocol::BtraceFormat::Bts) {
+    return text_error("Bad Qbtrace configuration option.");
+  }
+  cx.options.btrace_config.bts_size = conf.size;
+  return Reply::ok();
+}
+
+HandlerResult on_xfer_btrace(Context& cx, const protocol::XferRead& req) {
+  auto tid = btrace_thread(cx);
+  if (!tid) {
+    return tid.error();
+  }
+  std::string key = req.object + ":" + req.annex;
+  auto cached = cx.state.xfer_cache.find(key);
+  if (req.offset == 0 || cached == cx.state.xfer_cache.end()) {
+    auto doc = req.object == "btrace" ? build_btrace(cx, *tid, req.annex) : build_btrace_conf(cx, *tid, req.annex);
+    if (!doc) {
+      return doc.error();
+    }
+    cached = cx.state.xfer_cache.insert_or_assign(key, std::move(*doc)).first;
+  }
+  return Reply::packet(protocol::xfer_slice(cached->second, req.offset, req.length));
+}
+
+std::vector<std::string> btrace_status_lines(Context& cx) {
+  std::vector<std::string> lines;
+  lines.push_back("branch tracing: backend " + cx.options.btrace_backend_name + ", buffer " +
+                  std::to_string(cx.options.btrace_config.bts_size) + " bytes per thread");
+  if (!cx.target.has_process()) {
+    lines.push_back("  no process");
+    return lines;
+  }
+  for (const auto& t : cx.target.threads()) {
+    tracer::BranchTracer* tracer = cx.target.branch_tracer(t.tid);
+    if (tracer == nullptr) {
+      lines.push_back("  thread " + std::to_string(t.tid) + ": not traced");
+      continue;
+    }
+    auto s = tracer->stats();
+    lines.push_back("  thread " + std::to_string(t.tid) + ": " + s.backend + ", " + std::to_string(s.kept) + " of " +
+                    std::to_string(s.capacity) + " branches kept, " + std::to_string(s.recorded) + " recorded, " +
+                    std::to_string(s.lost) + " lost");
+  }
+  return lines;
+}
+
+}  // namespace server
