@@ -92,3 +92,21 @@ TEST_CASE("raw RSP: an overlong packet is refused and the session goes on",
   REQUIRE(!c.closed());
   require_session_alive(c);
 }
+
+TEST_CASE("raw RSP: 0x03 stops a running program with T02, and it can go on", "[e2e][rsp]") {
+  e2e::Server server({.program = "sleeper"});
+  e2e::RspClient c(server.port());
+  REQUIRE(c.send_packet("vCont;c"));
+  CHECK_FALSE(c.read_packet(std::chrono::milliseconds(200)).has_value());  // still running
+  REQUIRE(c.send_raw("\x03"));
+  auto stop = c.read_packet(std::chrono::milliseconds(3000));
+  REQUIRE(stop.has_value());
+  CHECK_THAT(*stop, StartsWith("T02"));
+  // Running again and interrupting again works the same way.
+  REQUIRE(c.send_packet("vCont;c"));
+  REQUIRE(c.send_raw("\x03"));
+  stop = c.read_packet(std::chrono::milliseconds(3000));
+  REQUIRE(stop.has_value());
+  CHECK_THAT(*stop, StartsWith("T02"));
+  require_session_alive(c);
+}

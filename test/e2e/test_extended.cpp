@@ -1,0 +1,38 @@
+// Extended-remote (--multi): GDB runs, kills and runs again, attaches, and ends the server.
+#include <catch2/catch.hpp>
+
+#include "test/e2e/gdb_session.hpp"
+
+using Catch::Matchers::Contains;
+
+TEST_CASE("--multi: run, kill, run again, monitor exit", "[e2e][extended]") {
+  e2e::require_server_exists();
+  e2e::become_subreaper();
+  auto before = e2e::current_children();
+  {
+    e2e::Child server({.argv = {e2e::server_path(), "--multi", ":0"}});
+    REQUIRE(server.wait_for_text("Listening on port", e2e::Clock::now() + std::chrono::seconds(5)));
+    std::string port_text = server.err().substr(server.err().find("Listening on port ") + 18);
+    port_text = port_text.substr(0, port_text.find('\n'));
+    e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off",
+                             "-ex", "target extended-remote 127.0.0.1:" + port_text,
+                             "-ex", "set remote exec-file " + e2e::prog_path("simple"),
+                             "-ex", "run",
+                             "-ex", "break square", "-ex", "run", "-ex", "bt 1",
+                             "-ex", "kill", "-ex", "info inferiors",
+                             "-ex", "run", "-ex", "print x", "-ex", "kill",
+                             "-ex", "monitor exit"},
+                    .merge_stderr = true});
+    gdb.wait(e2e::Clock::now() + std::chrono::seconds(30));
+    auto status = server.wait(e2e::Clock::now() + std::chrono::seconds(5));
+    INFO("gdb:\n" << gdb.out() << "\nserver:\n" << server.err());
+    CHECK_THAT(gdb.out(), Contains("exited with code 07"));       // the first run, to the end
+    CHECK_THAT(gdb.out(), Contains("Breakpoint 1, square (x=1)"));  // the second run
+    CHECK_THAT(gdb.out(), Contains("$1 = 1"));                      // the third run
+    CHECK(status.has_value());                                      // monitor exit ended it
+    CHECK(e2e::exit_code(status) == 0);
+    gdb.kill_and_reap();
+    server.kill_and_reap();
+  }
+  e2e::kill_stray_children(before);
+}
