@@ -15,18 +15,6 @@ std::string hex_attr(std::uint64_t value) {
   return "0x" + hex_u64(value);
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
 
 base::Error bad(std::string_view text) {
   return base::make_error(base::Errc::malformed, std::string(text));
@@ -65,7 +53,7 @@ Result<std::uint64_t> parse_btrace_conf_size(std::string_view body) {
   }
   std::uint64_t value = 0;
   for (char c : body) {
-    int digit = hex_digit(c);
+    int digit = hex_digit_value(c);
     if (digit < 0) {
       return bad("Bad size value.");
     }

@@ -13,18 +13,6 @@ constexpr char kEscape = '}';
 constexpr std::size_t kMaxRun = 97;
 constexpr int kRleBias = 29;
 
-int checksum_digit(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
 
 bool needs_escape(std::uint8_t b) { return b == '#' || b == '$' || b == '}' || b == '*'; }
 
@@ -89,8 +77,8 @@ void FrameDecoder::feed(std::string_view bytes, std::vector<FrameEvent>& out) {
         break;
       case State::Checksum2: {
         state_ = State::Idle;
-        int hi = checksum_digit(check_hi_);
-        int lo = checksum_digit(c);
+        int hi = hex_digit_value(check_hi_);
+        int lo = hex_digit_value(c);
         FrameEvent ev;
         if (overlong_) {
           ev.kind = FrameEvent::Kind::Overlong;

@@ -9,8 +9,9 @@ namespace {
 
 constexpr char kDigits[] = "0123456789abcdef";
 
-// Value of one hex digit (either case), or -1.
-int hex_value(char c) {
+}  // namespace
+
+int hex_digit_value(char c) {
   if (c >= '0' && c <= '9') {
     return c - '0';
   }
@@ -22,6 +23,8 @@ int hex_value(char c) {
   }
   return -1;
 }
+
+namespace {
 
 void append_hex_byte(std::string& out, std::uint8_t b) {
   out.push_back(kDigits[b >> 4]);
@@ -57,8 +60,8 @@ Result<Bytes> from_hex(std::string_view hex) {
   Bytes out;
   out.reserve(hex.size() / 2);
   for (std::size_t i = 0; i < hex.size(); i += 2) {
-    int hi = hex_value(hex[i]);
-    int lo = hex_value(hex[i + 1]);
+    int hi = hex_digit_value(hex[i]);
+    int lo = hex_digit_value(hex[i + 1]);
     if (hi < 0 || lo < 0) {
       return base::make_error(base::Errc::malformed, "bad hex digit");
     }
@@ -84,7 +87,7 @@ Result<std::uint64_t> parse_hex_u64(std::string_view hex) {
   }
   std::uint64_t value = 0;
   for (char c : hex) {
-    int d = hex_value(c);
+    int d = hex_digit_value(c);
     if (d < 0) {
       return base::make_error(base::Errc::malformed, "bad hex digit");
     }

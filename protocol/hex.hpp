@@ -15,6 +15,8 @@ using Bytes = std::vector<std::uint8_t>;
 template <class T>
 using Result = base::Result<T>;
 
+// Value of one hex digit (either case), or -1.
+int hex_digit_value(char c);
 // Bytes to lowercase hex pairs ("m" replies, registers).
 std::string to_hex(std::span<const std::uint8_t> bytes);
 std::string to_hex(std::string_view text);
