@@ -62,11 +62,9 @@ run_step() {
 }
 
 echo "== unit tests"
-run_catch unit_protocol "$BUILD_DIR/test/unit/protocol/unit_protocol"
-run_catch unit_arch "$BUILD_DIR/test/unit/arch/unit_arch"
-run_catch unit_server "$BUILD_DIR/test/unit/server/unit_server"
-for exe in "$BUILD_DIR"/test/unit/tracer/unit_*; do
-  [[ -x $exe ]] && run_catch "$(basename "$exe")" "$exe"
+UNIT_SUITES=(protocol arch server btrace)
+for suite in "${UNIT_SUITES[@]}"; do
+  run_catch "unit_$suite" "$BUILD_DIR/test/unit/$suite/unit_$suite"
 done
 
 echo "== tracer tests (real processes under ptrace)"
@@ -83,12 +81,15 @@ if [[ ${HS_FAST:-0} != 1 ]]; then
   if [[ ! -f $ASAN_DIR/build.ninja ]]; then
     meson setup "$ASAN_DIR" -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
   fi
-  if ninja -C "$ASAN_DIR" test/unit/protocol/unit_protocol test/unit/arch/unit_arch test/unit/server/unit_server \
-      >"$LOG_DIR/asan-build.log" 2>&1; then
+  asan_targets=()
+  for suite in "${UNIT_SUITES[@]}"; do
+    asan_targets+=("test/unit/$suite/unit_$suite")
+  done
+  if ninja -C "$ASAN_DIR" "${asan_targets[@]}" >"$LOG_DIR/asan-build.log" 2>&1; then
     export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1
-    run_catch asan:unit_protocol "$ASAN_DIR/test/unit/protocol/unit_protocol"
-    run_catch asan:unit_arch "$ASAN_DIR/test/unit/arch/unit_arch"
-    run_catch asan:unit_server "$ASAN_DIR/test/unit/server/unit_server"
+    for suite in "${UNIT_SUITES[@]}"; do
+      run_catch "asan:unit_$suite" "$ASAN_DIR/test/unit/$suite/unit_$suite"
+    done
   else
     failed=$((failed + 1)); failed_suites+=("asan-build"); echo "FAIL  asan build ($LOG_DIR/asan-build.log)"
   fi
