@@ -8,9 +8,12 @@
 # (b) stepi round trips per second: $STEPS `stepi` in a call-free loop, timed inside GDB.
 # (c) memory read: `dump binary memory` of a 64 MiB touched heap buffer, MiB/s.
 # (b) and (c): median of $THRU_RUNS sessions. A server that is missing gets "n/a".
+# (d) 1000 threads (bench/progs/threads_target.c): `info threads` + `thread apply all bt`
+#     at a breakpoint, and one `continue` to a breakpoint (resume and stop all 1001 threads,
+#     mean of $ROUNDS); medians of $THREAD_RUNS sessions.
 #
 # Environment: RUNS (5), THRU_RUNS (3), STEPS (2000), GDB (/usr/bin/gdb),
-#              GDBSERVER (/usr/bin/gdbserver).
+#              GDBSERVER (/usr/bin/gdbserver), THREADS (1000), THREAD_RUNS (3), ROUNDS (20).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -20,6 +23,9 @@ GDBSERVER=${GDBSERVER:-/usr/bin/gdbserver}
 RUNS=${RUNS:-5}
 THRU_RUNS=${THRU_RUNS:-3}
 STEPS=${STEPS:-2000}
+THREADS=${THREADS:-1000}
+THREAD_RUNS=${THREAD_RUNS:-3}
+ROUNDS=${ROUNDS:-20}
 
 if [ ! -x "$GDBSERVER" ]; then
   echo "gdbserver not found; installing it (apt-get install gdbserver)" >&2
@@ -41,6 +47,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 ${CC:-cc} -g -O0 -o "$WORK/bench_target" "$HERE/progs/bench_target.c" || exit 1
+${CC:-cc} -g -O0 -pthread -o "$WORK/threads_target" "$HERE/progs/threads_target.c" || exit 1
 PROG=$WORK/bench_target
 
 free_port () {
@@ -49,11 +56,14 @@ free_port () {
 
 now () { date +%s.%N; }
 
-# start_server SERVER PORT: start it on PROG, wait (5 s at most) until it listens.
+# start_server SERVER PORT [PROGRAM ARGS...]: start it on PROG (default), wait (5 s at most)
+# until it listens.
 start_server () {
   local server=$1 port=$2
+  shift 2
+  [ $# -gt 0 ] || set -- "$PROG"
   : > "$WORK/server.err"
-  "$server" --once ":$port" "$PROG" > "$WORK/server.out" 2> "$WORK/server.err" &
+  "$server" --once ":$port" "$@" > "$WORK/server.out" 2> "$WORK/server.err" &
   SERVER_PID=$!
   for _ in $(seq 1 1000); do
     grep -q "Listening on port" "$WORK/server.err" && return 0
@@ -78,7 +88,8 @@ stop_server () {
 
 # gdb_session MODE PORT: GDB in batch mode running gdb_bench.py; output on stdout.
 gdb_session () {
-  BENCH_MODE=$1 BENCH_STEPS=$STEPS BENCH_DUMP=$WORK/dump.bin timeout 300 "$GDB" -nx -batch \
+  BENCH_MODE=$1 BENCH_STEPS=$STEPS BENCH_DUMP=$WORK/dump.bin BENCH_THREADS=$THREADS \
+    BENCH_ROUNDS=$ROUNDS timeout 300 "$GDB" -nx -batch \
     -iex 'set debuginfod enabled off' -ex "target remote 127.0.0.1:$2" \
     -x "$HERE/gdb_bench.py" 2>&1
 }
@@ -129,13 +140,35 @@ measure () {
     "$(printf '%s\n' "${mems[@]}" | grep . | median)"
 }
 
+# measure_threads SERVER: prints "THREADS_BT_MS RESUME_STOP_MS" (medians), n/a where it failed.
+measure_threads () {
+  local server=$1 port out b r
+  local bts=() rounds=()
+  for _ in $(seq 1 "$THREAD_RUNS"); do
+    port=$(free_port)
+    start_server "$server" "$port" "$WORK/threads_target" "$THREADS" || continue
+    out=$(gdb_session threads "$port")
+    stop_server
+    b=$(value THREADS_BT_MS <<< "$out"); [ -n "$b" ] && bts+=("$b")
+    r=$(value RESUME_STOP_MS <<< "$out"); [ -n "$r" ] && rounds+=("$r")
+    if [ -z "$b" ] || [ -z "$r" ]; then
+      echo "bench.sh: $server: threads session failed:" >&2; tail -5 <<< "$out" >&2
+    fi
+  done
+  printf '%s %s\n' \
+    "$(printf '%s\n' "${bts[@]}" | grep . | median)" \
+    "$(printf '%s\n' "${rounds[@]}" | grep . | median)"
+}
+
 if [ -x "$HINDSIGHT" ]; then
   read -r h_start h_stepi h_mem <<< "$(measure "$HINDSIGHT")"
+  read -r h_tbt h_round <<< "$(measure_threads "$HINDSIGHT")"
 else
   echo "bench.sh: no hindsight at $HINDSIGHT; its column is n/a" >&2
-  h_start=n/a; h_stepi=n/a; h_mem=n/a
+  h_start=n/a; h_stepi=n/a; h_mem=n/a; h_tbt=n/a; h_round=n/a
 fi
 read -r g_start g_stepi g_mem <<< "$(measure "$GDBSERVER")"
+read -r g_tbt g_round <<< "$(measure_threads "$GDBSERVER")"
 
 echo
 echo "$(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cpus"
@@ -144,3 +177,5 @@ printf '%-38s %14s %14s\n' "metric" "hindsight" "gdbserver"
 printf '%-38s %14s %14s\n' "session start to main (ms)" "$h_start" "$g_start"
 printf '%-38s %14s %14s\n' "stepi round trips per second" "$h_stepi" "$g_stepi"
 printf '%-38s %14s %14s\n' "memory read, dump 64 MiB (MiB/s)" "$h_mem" "$g_mem"
+printf '%-38s %14s %14s\n' "$THREADS threads: info threads + bt (ms)" "$h_tbt" "$g_tbt"
+printf '%-38s %14s %14s\n' "$THREADS threads: continue to stop (ms)" "$h_round" "$g_round"

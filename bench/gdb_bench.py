@@ -2,13 +2,37 @@
 #   BENCH_MODE=start       break main, continue, print the wall-clock time (T_MAIN)
 #   BENCH_MODE=throughput  dump the 64 MiB buffer (MEM_MIBS), then stepi BENCH_STEPS times
 #                          in spin() (STEPI_PER_S)
+#   BENCH_MODE=threads     threads_target: at ready(), `info threads` + `thread apply all bt`
+#                          (THREADS_BT_MS); then BENCH_ROUNDS continues to tick(), each one
+#                          resuming and stopping every thread (RESUME_STOP_MS per round)
 import os
 import time
 
 import gdb
 
 mode = os.environ.get("BENCH_MODE", "start")
-if mode == "start":
+if mode == "threads":
+    rounds = int(os.environ.get("BENCH_ROUNDS", "20"))
+    gdb.execute("break ready", to_string=True)
+    gdb.execute("continue", to_string=True)
+    t0 = time.time()
+    listing = gdb.execute("info threads", to_string=True)
+    bts = gdb.execute("thread apply all bt", to_string=True)
+    t1 = time.time()
+    want = int(os.environ.get("BENCH_THREADS", "1000")) + 1
+    n_list = sum(1 for line in listing.splitlines() if " Thread " in line)
+    if n_list != want or bts.count("in blocked (") != want - 1:
+        print("THREADS_ERROR=listed %d threads, %d blocked backtraces" % (n_list, bts.count("in blocked (")))
+    else:
+        print("THREADS_BT_MS=%.0f" % ((t1 - t0) * 1000))
+    gdb.execute("break tick", to_string=True)
+    t0 = time.time()
+    for _ in range(rounds):
+        gdb.execute("continue", to_string=True)
+    t1 = time.time()
+    print("RESUME_STOP_MS=%.1f" % ((t1 - t0) * 1000 / rounds))
+    gdb.execute("kill", to_string=True)
+elif mode == "start":
     gdb.execute("break main", to_string=True)
     gdb.execute("continue", to_string=True)
     print("T_MAIN=%.6f" % time.time())

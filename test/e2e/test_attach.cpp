@@ -64,6 +64,8 @@ TEST_CASE("attach, break, bt, detach leaves the process running and intact", "[e
   e2e::Child sleeper({.argv = {exe, "60"}});
   REQUIRE(sleeper.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(5), true));
   const pid_t pid = sleeper.pid();
+  // Let the first tick() finish, so that `ticks > 0` holds at the breakpoint (it ticks every 10 ms).
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
 
   auto out = e2e::run_gdb({.commands = {"info address tick", "info address ticks", "break tick",
                                         "continue", "bt", "print ticks > 0", "detach"},

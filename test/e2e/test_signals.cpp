@@ -25,3 +25,62 @@ TEST_CASE("SIGSEGV is reported with its siginfo", "[e2e][signals]") {
   CHECK_THAT(out.server_out, Contains("about to crash"));
   CHECK_THAT(out.server_out, !Contains("not reached"));
 }
+
+TEST_CASE("QPassSignals: a passed signal is delivered without a stop, a nopass one is held back",
+          "[e2e][signals][threads]") {
+  // mt signals: a worker tgkills itself with SIGUSR1 three times, then SIGUSR2 once.
+  auto out = e2e::run_gdb({.program = "mt",
+                           .commands = {"handle SIGUSR1 nostop noprint pass",
+                                        "handle SIGUSR2 stop print nopass", "continue",
+                                        "print $_siginfo.si_signo", "info threads", "continue"},
+                           .args = {"signals"},
+                           .remote_debug = true});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_err, ContainsRegex(R"(<- \$QPassSignals:[0-9a-f;]*\b1e;)"));
+  CHECK_THAT(out.server_err, !Contains("-> $T1e"));  // SIGUSR1 never reported
+  // SIGUSR2 stops the thread that sent it to itself (not the main thread).
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Thread 2 "mt" received signal SIGUSR2)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\$1 = 12\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\* 2 +Thread \d+\.\d+ "mt")"));
+  CHECK_THAT(out.server_out, Contains("usr1=3 usr2=0"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("a SIGUSR2 held back by GDB and then delivered with `signal`", "[e2e][signals]") {
+  auto out = e2e::run_gdb({.program = "mt",
+                           .commands = {"handle SIGUSR1 nostop noprint pass", "continue",
+                                        "signal SIGUSR2"},
+                           .args = {"signals"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("received signal SIGUSR2"));
+  CHECK_THAT(out.server_out, Contains("usr1=3 usr2=1"));
+}
+
+TEST_CASE("siginfo of a SIGSEGV in a secondary thread", "[e2e][signals][threads]") {
+  auto out = e2e::run_gdb({.program = "mt",
+                           .commands = {"continue", "print $_siginfo.si_signo",
+                                        "print $_siginfo._sifields._sigfault.si_addr", "bt 1",
+                                        "info threads", "continue"},
+                           .args = {"segv"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Thread 2 "crasher" received signal SIGSEGV, Segmentation fault.)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\$1 = 11\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\$2 = \(void \*\) 0x28\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#0  (0x[0-9a-f]+ in )?crasher \(arg=0x28\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\* 2 +Thread \d+\.\d+ "crasher")"));
+  CHECK_THAT(out.gdb, Contains("Program terminated with signal SIGSEGV"));
+}
+
+TEST_CASE("SIGSTOP and SIGCONT sent from outside are reported, then the program goes on",
+          "[e2e][signals][threads]") {
+  // mt stopcont: a child process sends SIGSTOP, then SIGCONT, to the 3-thread program.
+  auto out = e2e::run_gdb({.program = "mt",
+                           .commands = {"handle SIGSTOP stop print nopass", "continue", "continue",
+                                        "continue"},
+                           .args = {"stopcont"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(received signal SIGSTOP, Stopped \(signal\).)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(received signal SIGCONT, Continued.)"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+  CHECK_THAT(out.server_out, Contains("stopcont done counters=1"));
+}

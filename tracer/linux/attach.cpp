@@ -129,6 +129,7 @@ Result<void> LinuxTarget::detach() {
     (void)memory_.write(addr, Bytes{site.original});
   }
   breakpoints_.clear();
+  clear_debug_registers();
   const Pid pid = pid_;
   for (auto& [tid, t] : threads_) {
     if (!t.stopped) {

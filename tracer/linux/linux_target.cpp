@@ -57,6 +57,8 @@ LinuxTarget::Thread& LinuxTarget::add_thread(Tid tid) {
 void LinuxTarget::forget_process() {
   threads_.clear();
   breakpoints_.clear();
+  forget_btrace(0);
+  dr_slots_ = arch::x86::DebugSlots{};
   memory_.close();
   pid_ = 0;
   attached_ = false;
@@ -178,6 +180,7 @@ Result<void> LinuxTarget::write_memory(Addr addr, const Bytes& data) {
   SoftwareBreakpoints saved = breakpoints_;
   Bytes bytes = data;
   breakpoints_.absorb_write(addr, bytes);
+  insn_cache_.clear();  // the code may have changed
   auto res = memory_.write(addr, bytes);
   if (!res) {
     breakpoints_ = std::move(saved);
@@ -185,12 +188,12 @@ Result<void> LinuxTarget::write_memory(Addr addr, const Bytes& data) {
   return res;
 }
 
-Result<void> LinuxTarget::insert_breakpoint(BreakpointType type, Addr addr, int /*len*/) {
+Result<void> LinuxTarget::insert_breakpoint(BreakpointType type, Addr addr, int len) {
   if (!has_process()) {
     return no_process_error();
   }
   if (type != BreakpointType::Software) {
-    return base::make_error(base::Errc::unsupported, "hardware breakpoints not implemented");
+    return insert_debug_point(type, addr, len);
   }
   if (breakpoints_.contains(addr)) {
     return base::success();
@@ -208,12 +211,12 @@ Result<void> LinuxTarget::insert_breakpoint(BreakpointType type, Addr addr, int 
   return base::success();
 }
 
-Result<void> LinuxTarget::remove_breakpoint(BreakpointType type, Addr addr, int /*len*/) {
+Result<void> LinuxTarget::remove_breakpoint(BreakpointType type, Addr addr, int len) {
   if (!has_process()) {
     return no_process_error();
   }
   if (type != BreakpointType::Software) {
-    return base::make_error(base::Errc::unsupported, "hardware breakpoints not implemented");
+    return remove_debug_point(type, addr, len);
   }
   auto orig = breakpoints_.release(addr);
   if (!orig) {

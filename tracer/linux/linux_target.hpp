@@ -2,12 +2,18 @@
 // by the thread that owns this object; child events arrive through a SIGCHLD signalfd.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
+#include "tracer/linux/debug_registers.hpp"
+#include "tracer/linux/instruction_cache.hpp"
 #include "tracer/linux/memory.hpp"
+#include "tracer/linux/soft_step.hpp"
 #include "tracer/linux/software_breakpoints.hpp"
 #include "tracer/target.hpp"
 
@@ -38,6 +44,7 @@ class LinuxTarget final : public Target {
   std::optional<StopEvent> poll() override;
   Result<void> interrupt() override;
   bool running() const override { return running_; }
+  void set_pass_signals(const std::set<int>& linux_signals) override { pass_signals_ = linux_signals; }
 
   Result<std::string> target_description(const std::string& annex) override;
   Result<Bytes> read_registers(Tid tid) override;
@@ -57,6 +64,13 @@ class LinuxTarget final : public Target {
   Result<Bytes> siginfo(Tid tid) override;
   Result<void> write_siginfo(Tid tid, const Bytes& data) override;
 
+  // Qbtrace:bts / Qbtrace:off with the backend set_btrace_backend() chose (btrace.cpp).
+  Result<void> enable_btrace(Tid tid, const BtraceConfig& config) override;
+  Result<void> disable_btrace(Tid tid) override;
+  BranchTracer* branch_tracer(Tid tid) override;
+  // --btrace=auto|bts|soft|step; applies to later enables.
+  void set_btrace_backend(BtraceBackend backend) { btrace_backend_ = backend; }
+
  private:
   struct Thread {
     Tid tid = 0;
@@ -68,6 +82,7 @@ class LinuxTarget final : public Target {
     ThreadAction action;             // what the current resume asked of it
     std::optional<StopEvent> pending;  // reportable, not reported yet
     std::uint64_t pending_seq = 0;     // order the pending events happened in
+    DrValues dr;                       // debug registers as last written to it
   };
 
   // --- threads and process state (linux_target.cpp) ---
@@ -94,6 +109,39 @@ class LinuxTarget final : public Target {
   void stop_all();
   std::optional<StopEvent> take_report();
 
+  // --- hardware breakpoints and watchpoints (debug_registers.cpp) ---
+  struct DebugTrap {
+    enum class Kind { None, Report, Ignored } kind = Kind::None;  // Ignored: a write under rwatch
+    StopEvent event;
+  };
+  Result<void> insert_debug_point(BreakpointType type, Addr addr, int len);
+  Result<void> remove_debug_point(BreakpointType type, Addr addr, int len);
+  void sync_debug_registers(Thread& t);
+  void clear_debug_registers();
+  void refresh_read_watches();
+  DebugTrap debug_trap(Thread& t);
+
+  // --- signals GDB wants delivered without a stop (signals.cpp) ---
+  bool pass_signal(Thread& t, int sig);
+
+  // --- branch tracing by single-stepping (btrace.cpp, soft_step_target.cpp) ---
+  struct TracedThread {
+    std::unique_ptr<BranchTracer> tracer;
+    SoftStepTracer* step = nullptr;  // the same object when the backend is SoftStep
+  };
+  struct StepOutcome {
+    enum class Kind { NotTraced, Report, Continue, Classify } kind = Kind::NotTraced;
+    StopEvent event;  // Report
+  };
+  SoftStepTracer* soft_stepper(Tid tid);
+  bool soft_step_begin(Thread& t, int sig);
+  bool soft_step_record(Thread& t, SoftStepTracer& s, Addr to);
+  StepOutcome soft_step_trap(Thread& t);
+  void soft_step_after_step_over(Thread& t);
+  bool soft_step_wait(std::uint64_t& deadline_ns);
+  const arch::x86::InstructionInfo* decode_at(Addr pc);
+  void forget_btrace(Tid tid);
+
   // --- resuming (resume.cpp) ---
   Result<void> run_thread(Thread& t, bool step, int sig);
   Result<bool> step_over_breakpoint(Thread& t, int sig);
@@ -111,6 +159,12 @@ class LinuxTarget final : public Target {
   std::uint64_t event_seq_ = 0;
   ProcessMemory memory_;
   SoftwareBreakpoints breakpoints_;
+  arch::x86::DebugSlots dr_slots_;
+  std::array<std::uint64_t, arch::x86::kDebugSlots> read_watch_values_{};
+  std::set<int> pass_signals_;
+  BtraceBackend btrace_backend_ = BtraceBackend::Auto;
+  std::map<Tid, TracedThread> btrace_;
+  InstructionCache insn_cache_;
 };
 
 }  // namespace tracer

@@ -35,7 +35,9 @@ bool in_range(const ThreadAction& a, Addr pc) {
 }  // namespace
 
 Result<void> LinuxTarget::run_thread(Thread& t, bool step, int sig) {
-  auto res = pt::resume(t.tid, step, sig);
+  sync_debug_registers(t);
+  const bool traced = soft_step_begin(t, sig);  // branch tracing: single-step instead
+  auto res = pt::resume(t.tid, step || traced, sig);
   if (res) {
     t.stopped = false;
     t.stepping = step;
@@ -117,6 +119,10 @@ bool LinuxTarget::finish_step_over(Thread& t, int status) {
     return !run_thread(t, true, 0).ok();
   }
   if (sig == SIGTRAP || sig == (SIGTRAP | 0x80)) {
+    soft_step_after_step_over(t);
+    if (auto hw = debug_trap(t); hw.kind == DebugTrap::Kind::Report) {
+      make_pending(t, hw.event);  // the stepped instruction hit a watchpoint
+    }
     return true;  // the step is done
   }
   make_pending(t, StopEvent{StopReason::Signal, pid_, tid, sig});
@@ -140,6 +146,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
   if (todo.empty()) {
     return base::make_error(base::Errc::invalid, "no thread to resume");
   }
+  refresh_read_watches();
   running_ = true;
   bool pending = false;
   for (auto& [t, a] : todo) {

@@ -9,6 +9,7 @@
 
 #include "base/log.hpp"
 #include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/pending_events.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/ptrace_calls.hpp"
 
@@ -31,18 +32,21 @@ void LinuxTarget::drain_signalfd() {
 }
 
 std::optional<StopEvent> LinuxTarget::poll() {
-  drain_signalfd();
-  for (;;) {
-    int st = 0;
-    Tid w = ::waitpid(-1, &st, __WALL | WNOHANG);
-    if (w < 0 && errno == EINTR) {
-      continue;
+  std::uint64_t step_deadline = 0;
+  do {
+    drain_signalfd();
+    for (;;) {
+      int st = 0;
+      Tid w = ::waitpid(-1, &st, __WALL | WNOHANG);
+      if (w < 0 && errno == EINTR) {
+        continue;
+      }
+      if (w <= 0) {
+        break;
+      }
+      handle_status(w, st);
     }
-    if (w <= 0) {
-      break;
-    }
-    handle_status(w, st);
-  }
+  } while (soft_step_wait(step_deadline));  // traced threads single-stepping
   return take_report();
 }
 
@@ -88,6 +92,7 @@ void LinuxTarget::handle_status(Tid tid, int status) {
 void LinuxTarget::handle_exit(Tid tid, int status) {
   if (tid != pid_ || !has_process()) {
     threads_.erase(tid);  // one thread gone: not a stop
+    forget_btrace(tid);
     return;
   }
   StopEvent ev;
@@ -123,9 +128,11 @@ void LinuxTarget::handle_event(Thread& t, int event) {
     // vanished with the old memory. Not reported (StopEvent has no exec reason yet).
     Thread self = t;
     self.tid = pid_;
+    self.dr = DrValues{};  // exec clears the debug registers
     threads_.clear();
     threads_[pid_] = self;
     breakpoints_.clear();
+    forget_btrace(0);
     (void)memory_.open(pid_);
     continue_internally(threads_[pid_]);
     return;
@@ -141,6 +148,9 @@ void LinuxTarget::handle_signal_stop(Thread& t, int sig) {
     }
     return;
   }
+  if (pass_signal(t, sig)) {
+    return;
+  }
   std::optional<StopEvent> ev;
   if (sig == SIGTRAP) {
     ev = classify_trap(t);
@@ -153,6 +163,11 @@ void LinuxTarget::handle_signal_stop(Thread& t, int sig) {
 }
 
 std::optional<StopEvent> LinuxTarget::classify_trap(Thread& t) {
+  if (auto soft = soft_step_trap(t); soft.kind == StepOutcome::Kind::Report) {
+    return soft.event;
+  } else if (soft.kind == StepOutcome::Kind::Continue) {
+    return std::nullopt;  // a traced thread's step: stepped on (or left stopped)
+  }
   StopEvent ev{StopReason::Signal, pid_, t.tid, SIGTRAP};
   auto si = pt::get_siginfo(t.tid);
   auto pc = pt::get_pc(t.tid);
@@ -160,6 +175,12 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Thread& t) {
     return ev;
   }
   const int code = si->si_code;
+  if (auto hw = debug_trap(t); hw.kind == DebugTrap::Kind::Report) {
+    return hw.event;
+  } else if (hw.kind == DebugTrap::Kind::Ignored && !t.stepping) {
+    continue_internally(t);
+    return std::nullopt;
+  }
   if ((code == SI_KERNEL || code == TRAP_BRKPT) && breakpoints_.contains(*pc - 1)) {
     (void)pt::set_pc(t.tid, *pc - 1);
     ev.reason = StopReason::SoftwareBreakpoint;
@@ -198,22 +219,32 @@ void LinuxTarget::continue_internally(Thread& t) {
 }
 
 // SIGSTOP every running thread and wait until each is stopped (or gone). Events that
-// come first are kept pending; our SIGSTOPs are swallowed when they arrive.
+// come first are kept pending; our SIGSTOPs are swallowed when they arrive. Linear in the
+// number of threads per event, so stopping 1000 threads stays cheap.
 void LinuxTarget::stop_all() {
   stopping_ = true;
-  for (auto& [tid, t] : threads_) {
-    if (!t.stopped && !t.sigstop_expected && t.seen_initial_stop) {
-      if (pt::tgkill(pid_, tid, SIGSTOP)) {
-        t.sigstop_expected = true;
+  auto send_sigstops = [this] {
+    for (auto& [tid, t] : threads_) {
+      if (!t.stopped && !t.sigstop_expected && t.seen_initial_stop) {
+        if (pt::tgkill(pid_, tid, SIGSTOP)) {
+          t.sigstop_expected = true;
+        }
       }
     }
-  }
-  for (;;) {
-    bool waiting = false;
+  };
+  auto all_stopped = [this] {
+    for (const auto& [tid, t] : threads_) {
+      if (!t.stopped || !t.seen_initial_stop) {
+        return false;
+      }
+    }
+    return true;
+  };
+  // A zombie (a leader that called pthread_exit) never stops: forget it; the process exit
+  // still arrives as the leader's status. Checked only when no event is waiting.
+  auto forget_zombies = [this] {
     for (auto it = threads_.begin(); it != threads_.end();) {
       const Thread& t = it->second;
-      // A zombie (a leader that called pthread_exit) never stops: forget it; the process
-      // exit still arrives as the leader's status.
       if (!t.stopped && t.seen_initial_stop) {
         auto st = procfs::task_stat(pid_, t.tid);
         if (st && (st->state == 'Z' || st->state == 'X')) {
@@ -221,30 +252,30 @@ void LinuxTarget::stop_all() {
           continue;
         }
       }
-      if (!t.stopped || !t.seen_initial_stop) {
-        waiting = true;
-      }
       ++it;
     }
-    if (!waiting || !has_process()) {
-      break;
-    }
+  };
+  send_sigstops();
+  while (has_process() && !all_stopped()) {
     int st = 0;
-    Tid w = ::waitpid(-1, &st, __WALL);
+    Tid w = ::waitpid(-1, &st, __WALL | WNOHANG);
+    if (w == 0) {
+      forget_zombies();
+      if (all_stopped()) {
+        break;
+      }
+      w = ::waitpid(-1, &st, __WALL);
+    }
     if (w < 0) {
       if (errno == EINTR) {
         continue;
       }
       break;
     }
+    const std::size_t known = threads_.size();
     handle_status(w, st);
-    // A thread created while stopping has to be stopped as well.
-    for (auto& [tid, t] : threads_) {
-      if (!t.stopped && t.seen_initial_stop && !t.sigstop_expected) {
-        if (pt::tgkill(pid_, tid, SIGSTOP)) {
-          t.sigstop_expected = true;
-        }
-      }
+    if (threads_.size() > known) {
+      send_sigstops();  // a thread created while stopping has to be stopped as well
     }
   }
   stopping_ = false;
@@ -260,27 +291,14 @@ std::optional<StopEvent> LinuxTarget::take_report() {
   if (!running_) {
     return std::nullopt;
   }
-  auto has_report = [this] {
-    for (const auto& [tid, t] : threads_) {
-      if (t.resumed && t.pending) {
-        return true;
-      }
-    }
-    return false;
-  };
-  if (!has_report() && !interrupt_requested_) {
+  if (oldest_pending(threads_) == nullptr && !interrupt_requested_) {
     return std::nullopt;
   }
   stop_all();
   if (exit_event_) {
     return take_report();
   }
-  Thread* best = nullptr;
-  for (auto& [tid, t] : threads_) {
-    if (t.resumed && t.pending && (best == nullptr || t.pending_seq < best->pending_seq)) {
-      best = &t;
-    }
-  }
+  Thread* best = oldest_pending(threads_);
   StopEvent ev;
   if (best != nullptr) {
     ev = *best->pending;

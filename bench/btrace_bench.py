@@ -1,0 +1,29 @@
+# GDB script for btrace_bench.sh: from bench_start, record with $BENCH_RECORD ("btrace" or
+# "full") and time the `continue` to bench_end; then count the recorded instructions.
+import os
+import re
+import time
+
+import gdb
+
+mode = os.environ["BENCH_RECORD"]
+gdb.execute("set pagination off")
+gdb.execute("set confirm off")
+gdb.execute("break bench_start")
+gdb.execute("continue")
+if mode == "btrace":
+    gdb.execute("set record btrace bts buffer-size 67108864")
+    gdb.execute("record btrace bts")
+else:
+    gdb.execute("set record full insn-number-max unlimited")
+    gdb.execute("record full")
+gdb.execute("break bench_end")
+t0 = time.monotonic()
+gdb.execute("continue", to_string=True)
+elapsed = time.monotonic() - t0
+info = gdb.execute("info record", to_string=True)
+m = re.search(r"Recorded (\d+) instructions", info) or re.search(r"Log contains (\d+) instructions", info)
+insns = int(m.group(1)) if m else 0
+print("BENCH %s %d %.3f %.0f" % (mode, insns, elapsed, insns / elapsed if elapsed > 0 else 0))
+gdb.execute("record stop")
+gdb.execute("kill")

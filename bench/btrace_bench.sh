@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# btrace_bench.sh - branch-trace recording speed on a branchy program (bench/progs/branchy.c),
+# same machine, same run: Hindsight's `record btrace` (SoftStep where there is no BTS) beside
+# GDB's own `record full` (GDB steps and records; over GNU gdbserver and over Hindsight).
+#
+#   bench/btrace_bench.sh [PATH_TO_HINDSIGHT]      (default: build/server/hindsight)
+#
+# Each figure: instructions recorded between bench_start and bench_end (GDB's own count,
+# `info record`) divided by the time of that `continue`; median of $RUNS sessions.
+# Environment: N (2000 numbers, ~100k instructions), RUNS (3), GDB, GDBSERVER.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
+HINDSIGHT=${1:-$ROOT/build/server/hindsight}
+GDB=${GDB:-/usr/bin/gdb}
+GDBSERVER=${GDBSERVER:-/usr/bin/gdbserver}
+N=${N:-2000}
+RUNS=${RUNS:-3}
+
+WORK=$(mktemp -d /tmp/hindsight-btrace-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+cc -O1 -g -fno-inline -o "$WORK/branchy" "$HERE/progs/branchy.c" || exit 1
+
+# one SERVER MODE: prints "INSNS SECONDS RATE" of one session, or nothing.
+one() {
+  BENCH_RECORD=$2 timeout 300 "$GDB" -batch -nx \
+    -ex "target remote | $1 - $WORK/branchy $N" -x "$HERE/btrace_bench.py" 2>/dev/null |
+    awk '/^BENCH/ { print $3, $4, $5 }'
+}
+
+median_of() {  # SERVER MODE: the median line by rate
+  for _ in $(seq "$RUNS"); do one "$1" "$2"; done | sort -n -k3 | awk '{ a[NR] = $0 } END { if (NR) print a[int((NR + 1) / 2)] }'
+}
+
+report() {  # LABEL SERVER MODE
+  if [ ! -x "${2%% *}" ]; then
+    printf '%-44s n/a (%s missing)\n' "$1" "${2%% *}"
+    return
+  fi
+  local r
+  r=$(median_of "$2" "$3")
+  if [ -z "$r" ]; then
+    printf '%-44s failed\n' "$1"
+    return
+  fi
+  set -- "$1" $r
+  printf '%-44s %9d insns  %7.3f s  %9.0f insns/s\n' "$1" "$2" "$3" "$4"
+}
+
+echo "branchy $N: instructions recorded per second (median of $RUNS)"
+report "hindsight record btrace (SoftStep)" "$HINDSIGHT" btrace
+report "gdbserver record full (GDB records)" "$GDBSERVER" full
+report "hindsight record full (GDB records)" "$HINDSIGHT" full

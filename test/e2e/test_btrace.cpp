@@ -1,0 +1,173 @@
+// record btrace with real GDB on the software backend (this VM has no BTS): history, reverse
+// execution, replay, buffer overflow, threads, signals. test/progs/calls.c has the call tree
+// main -> outer -> (middle -> leaf) x2, outer -> leaf, then main -> done.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "test/e2e/gdb_session.hpp"
+#include "test/e2e/matchers.hpp"
+
+using Catch::Matchers::Contains;
+using e2e::ContainsRegex;
+
+namespace {
+
+// The N of every "Recorded N instructions ..." line, in order.
+std::vector<long> recorded_counts(const std::string& text) {
+  std::vector<long> out;
+  static const std::regex re(R"(Recorded (\d+) instructions in (\d+) functions \((\d+) gaps\))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
+    out.push_back(std::stol((*it)[1]));
+  }
+  return out;
+}
+
+// Everything GDB would say if the trace did not hold together.
+void check_clean(const std::string& gdb) {
+  CHECK_THAT(gdb, !Contains("Failed to start recording"));
+  CHECK_THAT(gdb, !Contains("Could not enable branch tracing"));
+  CHECK_THAT(gdb, !Contains("may be corrupted"));
+  CHECK_THAT(gdb, !Contains("may be incomplete"));
+  CHECK_THAT(gdb, !Contains("Failed to read branch trace"));
+  CHECK_THAT(gdb, !Contains("internal-error"));
+  CHECK_THAT(gdb, !ContainsRegex(R"(\(([1-9]\d*) gaps\))"));
+}
+
+}  // namespace
+
+TEST_CASE("record btrace, continue to a breakpoint: the call history in order", "[e2e][btrace]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break main", "continue", "record btrace",
+                                        "set record function-call-history-size 100", "break done",
+                                        "continue", "info record", "record function-call-history",
+                                        "record function-call-history /c 1,14",
+                                        "record function-call-history /l 1,3",
+                                        "record function-call-history /i 1,3"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.gdb, Contains("Breakpoint 2, done () at"));
+  CHECK_THAT(out.gdb, Contains("Recording format: Branch Trace Store.\nBuffer size: 64kB.\n"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in 14 functions \(0 gaps\) for thread 1)"));
+  CHECK_THAT(out.gdb, Contains("1\tmain\n2\touter\n3\tmiddle\n4\tleaf\n5\tmiddle\n6\touter\n7\tmiddle\n"
+                               "8\tleaf\n9\tmiddle\n10\touter\n11\tleaf\n12\touter\n13\tmain\n14\tdone\n"));
+  CHECK_THAT(out.gdb, Contains("1\tmain\n2\t  outer\n3\t    middle\n4\t      leaf\n5\t    middle\n"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(2\touter\tat .*calls\.c:\d+,\d+\n3\tmiddle\tat .*calls\.c:\d+,\d+\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(1\tmain\tinst 1,\d+\n2\touter\tinst \d+,\d+\n)"));
+}
+
+TEST_CASE("record instruction-history lists what ran, the first instruction at the start",
+          "[e2e][btrace]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break main", "continue", "print $pc", "record btrace",
+                                        "break leaf", "continue", "record instruction-history",
+                                        "record instruction-history 1,3"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  const auto start = e2e::find_hex_after(out.gdb, "$1 = (void (*)()) ");
+  REQUIRE(start);
+  char first[64];
+  std::snprintf(first, sizeof first, "1\t   0x%016lx <main+", *start);
+  CHECK_THAT(out.gdb, Contains(first));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\t   0x[0-9a-f]+ <middle\+\d+>:\tcall   0x[0-9a-f]+ <leaf>\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\t   0x[0-9a-f]+ <leaf\+\d+>:\t)"));
+}
+
+TEST_CASE("reverse execution and record goto replay the recorded branches", "[e2e][btrace]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break main", "continue", "record btrace", "break done",
+                                        "continue", "break leaf", "reverse-continue", "reverse-finish",
+                                        "reverse-next", "reverse-step", "record goto begin",
+                                        "record goto end", "record goto 12", "info record"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  // reverse-continue from done stops in the last leaf call, which outer made directly.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Breakpoint 3, leaf \(x=<unavailable>\) at .*calls\.c:\d+)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(in outer \(\) at .*calls\.c:\d+\n\d+\t  leaf\(3\);)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(middle \(x=<unavailable>\) at .*calls\.c:\d+)"));  // reverse-step
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#0  main \(argc=<unavailable>, argv=<unavailable>\) at .*calls\.c)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#0  done \(\) at .*calls\.c)"));
+  CHECK_THAT(out.gdb, Contains("Replay in progress.  At instruction 12."));
+  CHECK_THAT(out.gdb, !Contains("No more reverse-execution history"));
+}
+
+TEST_CASE("a second continue appends to the history (delta reads)", "[e2e][btrace]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break main", "continue", "record btrace", "break done",
+                                        "continue", "info record", "continue", "info record",
+                                        "record function-call-history 27,28"},
+                           .remote_debug = true});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  const auto counts = recorded_counts(out.gdb);
+  REQUIRE(counts.size() == 2);
+  CHECK(counts[0] > 0);
+  CHECK(counts[1] == 2 * counts[0]);  // main runs outer(); done(); twice, the same instructions
+  CHECK_THAT(out.gdb, Contains("27\tmain\n28\tdone\n"));
+  CHECK_THAT(out.server_err, Contains("qXfer:btrace:read:delta"));
+  CHECK_THAT(out.server_err, !Contains("qXfer:btrace:read:all"));
+}
+
+TEST_CASE("a small buffer overflows: only the newest history is kept, quietly", "[e2e][btrace]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break main", "continue", "set record btrace bts buffer-size 240",
+                                        "record btrace", "break done", "continue", "info record",
+                                        "record function-call-history"},
+                           .args = {"loop", "500"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.gdb, Contains("Buffer size: 240."));
+  CHECK_THAT(out.gdb, !ContainsRegex("warning: (?!File transfers)"));  // GDB says nothing wrong
+  CHECK_THAT(out.gdb, !Contains("Error while trying to read delta trace"));
+  const auto counts = recorded_counts(out.gdb);
+  REQUIRE(counts.size() == 1);
+  CHECK(counts[0] > 0);
+  CHECK(counts[0] < 200);  // ten samples' worth, not 500 loop iterations
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\tleaf\n\d+\tmain\n\d+\tdone\n)"));
+}
+
+TEST_CASE("two threads traced: each has its own history", "[e2e][btrace][threads]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break ready", "continue", "record btrace", "break leaf if x == 3",
+                                        "continue", "info record", "record function-call-history /c",
+                                        "continue", "info record", "record function-call-history /c",
+                                        "continue"},
+                           .args = {"threads"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread 2 )"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread 3 )"));
+  // Each worker's own history: outer's whole call tree, once per thread.
+  const std::regex tree(R"(\t\s*outer\n\d+\t\s+middle\n\d+\t\s+leaf\n\d+\t\s+middle\n\d+\t\s+outer\n)"
+                        R"(\d+\t\s+middle\n\d+\t\s+leaf\n\d+\t\s+middle\n\d+\t\s+outer\n\d+\t\s+leaf\n)");
+  CHECK(std::distance(std::sregex_iterator(out.gdb.begin(), out.gdb.end(), tree), std::sregex_iterator()) == 2);
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("tracing across a signal handler keeps the history whole", "[e2e][btrace][signals]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break main", "continue", "record btrace", "break done",
+                                        "continue", "continue", "info record",
+                                        "record function-call-history /c"},
+                           .args = {"signal"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.gdb, Contains("Program received signal SIGUSR1"));
+  CHECK_THAT(out.gdb, Contains("Breakpoint 2, done () at"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\t\s*handler\n\d+\t\s+leaf\n\d+\t\s+handler\n\d+\t\s+__restore_rt\n)"));
+}
+
+TEST_CASE("record stop ends tracing; the program runs on untraced", "[e2e][btrace]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break main", "continue", "record btrace", "break done",
+                                        "continue", "record stop", "info record", "delete", "continue"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.gdb, Contains("Process record is stopped and all execution logs are deleted."));
+  CHECK_THAT(out.gdb, Contains("No recording is currently active."));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}

@@ -1,0 +1,197 @@
+// Hardware breakpoints and watchpoints (Z1-Z4) through DR0-DR3, DR6 and DR7 of every thread.
+#include "tracer/linux/debug_registers.hpp"
+
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+#include "base/log.hpp"
+#include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/ptrace_calls.hpp"
+
+namespace tracer {
+namespace {
+
+using arch::x86::DrType;
+
+std::size_t debugreg_offset(int i) {
+  return offsetof(struct user, u_debugreg) + static_cast<std::size_t>(i) * sizeof(long);
+}
+
+DrType dr_type(BreakpointType type) {
+  switch (type) {
+    case BreakpointType::Hardware: return DrType::Execute;
+    case BreakpointType::WriteWatch: return DrType::Write;
+    case BreakpointType::ReadWatch: return DrType::Read;
+    default: return DrType::Access;
+  }
+}
+
+std::uint64_t load_value(const Bytes& bytes) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, bytes.data(), std::min(bytes.size(), sizeof v));
+  return v;
+}
+
+}  // namespace
+
+DrValues dr_values(const arch::x86::DebugSlots& slots) {
+  DrValues v;
+  v.dr7 = slots.dr7();
+  for (int i = 0; i < arch::x86::kDebugSlots; ++i) {
+    if (slots.slot(i).refs > 0) {
+      v.addr[static_cast<std::size_t>(i)] = slots.slot(i).addr;
+    }
+  }
+  return v;
+}
+
+namespace pt {
+
+base::Result<std::uint64_t> get_debugreg(Tid tid, int i) {
+  errno = 0;
+  long v = ::ptrace(PTRACE_PEEKUSER, tid, debugreg_offset(i), nullptr);
+  if (errno != 0) {
+    return base::sys_error("PTRACE_PEEKUSER DR" + std::to_string(i) + " of " + std::to_string(tid));
+  }
+  return static_cast<std::uint64_t>(v);
+}
+
+base::Result<void> set_debugreg(Tid tid, int i, std::uint64_t value) {
+  base::logf(base::LogCat::ptrace, "ptrace(POKEUSER, {}, DR{}, {:#x})", tid, i, value);
+  if (::ptrace(PTRACE_POKEUSER, tid, debugreg_offset(i), value) != 0) {
+    return base::sys_error("PTRACE_POKEUSER DR" + std::to_string(i) + " of " + std::to_string(tid));
+  }
+  return base::success();
+}
+
+}  // namespace pt
+
+base::Result<void> write_debug_registers(Tid tid, DrValues& have, const DrValues& want) {
+  if (have == want) {
+    return base::success();
+  }
+  if (have.dr7 != 0) {
+    if (auto res = pt::set_debugreg(tid, 7, 0); !res) {
+      return res;
+    }
+    have.dr7 = 0;
+  }
+  for (int i = 0; i < arch::x86::kDebugSlots; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if ((want.dr7 & (3ull << (2 * i))) != 0 && have.addr[k] != want.addr[k]) {
+      if (auto res = pt::set_debugreg(tid, i, want.addr[k]); !res) {
+        return res;
+      }
+      have.addr[k] = want.addr[k];
+    }
+  }
+  if (want.dr7 != 0) {
+    if (auto res = pt::set_debugreg(tid, 7, want.dr7); !res) {
+      return res;
+    }
+  }
+  have.dr7 = want.dr7;
+  return base::success();
+}
+
+// --- LinuxTarget: Z1-Z4 --------------------------------------------------------------
+
+Result<void> LinuxTarget::insert_debug_point(BreakpointType type, Addr addr, int len) {
+  arch::x86::DebugSlots before = dr_slots_;
+  if (auto pieces = dr_slots_.insert(dr_type(type), addr, len); !pieces) {
+    return std::move(pieces).error();
+  }
+  // Arm one stopped thread now so that an address the kernel refuses fails the Z packet;
+  // the others follow when they next run.
+  auto tid = any_stopped_tid();
+  if (tid) {
+    Thread& t = threads_[*tid];
+    if (auto res = write_debug_registers(t.tid, t.dr, dr_values(dr_slots_)); !res) {
+      dr_slots_ = before;
+      (void)write_debug_registers(t.tid, t.dr, dr_values(dr_slots_));
+      return res;
+    }
+  }
+  if (type == BreakpointType::ReadWatch) {
+    refresh_read_watches();
+  }
+  return base::success();
+}
+
+Result<void> LinuxTarget::remove_debug_point(BreakpointType type, Addr addr, int len) {
+  (void)dr_slots_.remove(dr_type(type), addr, len);
+  return base::success();
+}
+
+void LinuxTarget::sync_debug_registers(Thread& t) {
+  if (auto res = write_debug_registers(t.tid, t.dr, dr_values(dr_slots_)); !res) {
+    base::logf(base::LogCat::ptrace, "debug registers of {}: {}", t.tid, res.error().message());
+  }
+}
+
+void LinuxTarget::clear_debug_registers() {
+  dr_slots_ = arch::x86::DebugSlots{};
+  for (auto& [tid, t] : threads_) {
+    if (t.stopped) {
+      (void)write_debug_registers(tid, t.dr, DrValues{});
+    }
+  }
+}
+
+// A read watchpoint is armed for any access; the value it saw last tells a write (changed:
+// not reported) from a read. Called whenever every thread is stopped.
+void LinuxTarget::refresh_read_watches() {
+  for (int i = 0; i < arch::x86::kDebugSlots; ++i) {
+    const auto& s = dr_slots_.slot(i);
+    if (s.refs > 0 && s.type == DrType::Read) {
+      if (auto now = memory_.read(s.addr, static_cast<std::size_t>(s.len)); now && now->size() == static_cast<std::size_t>(s.len)) {
+        read_watch_values_[static_cast<std::size_t>(i)] = load_value(*now);
+      }
+    }
+  }
+}
+
+LinuxTarget::DebugTrap LinuxTarget::debug_trap(Thread& t) {
+  DebugTrap out;
+  if (t.dr.dr7 == 0) {
+    return out;
+  }
+  auto dr6 = pt::get_debugreg(t.tid, 6);
+  if (!dr6 || (*dr6 & arch::x86::kDr6SlotMask) == 0) {
+    return out;
+  }
+  (void)pt::set_debugreg(t.tid, 6, 0);
+  auto slot = dr_slots_.triggered(*dr6);
+  if (!slot) {
+    return out;  // a slot GDB has removed since: nothing to report for it
+  }
+  const auto& s = dr_slots_.slot(*slot);
+  StopEvent ev{StopReason::Watchpoint, pid_, t.tid, SIGTRAP};
+  ev.watch_addr = s.addr;
+  switch (s.type) {
+    case DrType::Execute: ev.reason = StopReason::HardwareBreakpoint; break;
+    case DrType::Write: ev.watch_kind = WatchKind::Write; break;
+    case DrType::Access: ev.watch_kind = WatchKind::Access; break;
+    case DrType::Read: {
+      ev.watch_kind = WatchKind::Read;
+      auto now = memory_.read(s.addr, static_cast<std::size_t>(s.len));
+      auto& saved = read_watch_values_[static_cast<std::size_t>(*slot)];
+      if (now && now->size() == static_cast<std::size_t>(s.len) && load_value(*now) != saved) {
+        saved = load_value(*now);  // a write, not a read
+        out.kind = DebugTrap::Kind::Ignored;
+        return out;
+      }
+      break;
+    }
+  }
+  base::logf(base::LogCat::ptrace, "thread {}: DR6 {:#x}, slot {} at {:#x}", t.tid, *dr6, *slot, s.addr);
+  out.kind = DebugTrap::Kind::Report;
+  out.event = ev;
+  return out;
+}
+
+}  // namespace tracer
