@@ -53,6 +53,19 @@ bool start_inferior(const server::CommandLine& cl, server::ServerOptions& option
   return true;
 }
 
+tracer::BtraceBackend btrace_backend(const std::string& name) {
+  if (name == "bts") {
+    return tracer::BtraceBackend::Bts;
+  }
+  if (name == "soft") {
+    return tracer::BtraceBackend::Soft;
+  }
+  if (name == "step") {
+    return tracer::BtraceBackend::Step;
+  }
+  return tracer::BtraceBackend::Auto;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,6 +95,7 @@ int main(int argc, char** argv) {
   options.btrace_backend_name = cl->btrace;
 
   tracer::LinuxTarget target;
+  target.set_btrace_backend(btrace_backend(cl->btrace));
   tracer::LinuxHostIo host;
   if (!start_inferior(*cl, options, target)) {
     return 1;
