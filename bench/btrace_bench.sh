@@ -6,8 +6,9 @@
 #   bench/btrace_bench.sh [PATH_TO_HINDSIGHT]      (default: build/server/hindsight)
 #
 # Each figure: instructions recorded between bench_start and bench_end (GDB's own count,
-# `info record`) divided by the time of that `continue`; median of $RUNS sessions.
-# Environment: N (2000 numbers, ~100k instructions), RUNS (3), GDB, GDBSERVER.
+# `info record`) divided by the time of that `continue`; median of $RUNS sessions. `record
+# full` is some 20 times slower, so it walks N_FULL numbers instead of N (same code).
+# Environment: N (2000 numbers, ~210k instructions), N_FULL (200), RUNS (3), GDB, GDBSERVER.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -15,6 +16,7 @@ HINDSIGHT=${1:-$ROOT/build/server/hindsight}
 GDB=${GDB:-/usr/bin/gdb}
 GDBSERVER=${GDBSERVER:-/usr/bin/gdbserver}
 N=${N:-2000}
+N_FULL=${N_FULL:-200}
 RUNS=${RUNS:-3}
 
 WORK=$(mktemp -d /tmp/hindsight-btrace-bench.XXXXXX)
@@ -23,8 +25,10 @@ cc -O1 -g -fno-inline -o "$WORK/branchy" "$HERE/progs/branchy.c" || exit 1
 
 # one SERVER MODE: prints "INSNS SECONDS RATE" of one session, or nothing.
 one() {
+  local n=$N
+  [ "$2" = full ] && n=$N_FULL
   BENCH_RECORD=$2 timeout 300 "$GDB" -batch -nx \
-    -ex "target remote | $1 - $WORK/branchy $N" -x "$HERE/btrace_bench.py" 2>/dev/null |
+    -ex "target remote | $1 - $WORK/branchy $n" -x "$HERE/btrace_bench.py" 2>/dev/null |
     awk '/^BENCH/ { print $3, $4, $5 }'
 }
 
@@ -47,7 +51,7 @@ report() {  # LABEL SERVER MODE
   printf '%-44s %9d insns  %7.3f s  %9.0f insns/s\n' "$1" "$2" "$3" "$4"
 }
 
-echo "branchy $N: instructions recorded per second (median of $RUNS)"
+echo "branchy: instructions recorded per second (median of $RUNS; btrace N=$N, full N=$N_FULL)"
 report "hindsight record btrace (SoftStep)" "$HINDSIGHT" btrace
 report "gdbserver record full (GDB records)" "$GDBSERVER" full
 report "hindsight record full (GDB records)" "$HINDSIGHT" full

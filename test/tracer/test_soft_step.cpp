@@ -44,7 +44,7 @@ struct Session {
     REQUIRE(launched.ok());
     pid = *launched;
     run_to(where);
-    target.remove_breakpoint(tracer::BreakpointType::Software, sym(where), 1);
+    REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, sym(where), 1).ok());
   }
   void run_to(const char* where) {
     REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, sym(where), 1).ok());
