@@ -179,3 +179,7 @@ printf '%-38s %14s %14s\n' "stepi round trips per second" "$h_stepi" "$g_stepi"
 printf '%-38s %14s %14s\n' "memory read, dump 64 MiB (MiB/s)" "$h_mem" "$g_mem"
 printf '%-38s %14s %14s\n' "$THREADS threads: info threads + bt (ms)" "$h_tbt" "$g_tbt"
 printf '%-38s %14s %14s\n' "$THREADS threads: continue to stop (ms)" "$h_round" "$g_round"
+
+# Branch-trace recording speed (SoftStep where there is no BTS) beside GDB's `record full`.
+echo
+bash "$HERE/btrace_bench.sh" "$HINDSIGHT"

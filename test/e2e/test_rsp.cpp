@@ -8,6 +8,11 @@
 // `e2e_tests '~[xfail-gdbserver]'` runs the rest.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/rsp_client.hpp"
 
@@ -109,4 +114,35 @@ TEST_CASE("raw RSP: 0x03 stops a running program with T02, and it can go on", "[
   REQUIRE(stop.has_value());
   CHECK_THAT(*stop, StartsWith("T02"));
   require_session_alive(c);
+}
+
+TEST_CASE("raw RSP: 0x03 stops every thread of a multi-threaded program", "[e2e][rsp][threads]") {
+  e2e::Server server({.program = "mt", .args = {"many", "20"}});
+  e2e::RspClient c(server.port());
+  REQUIRE(c.request("qSupported:multiprocess+").has_value());
+  REQUIRE(c.send_packet("vCont;c"));
+  REQUIRE(c.read_ack() == '+');
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the threads start
+  REQUIRE(c.send_raw("\x03"));
+  auto stop = c.read_packet(std::chrono::milliseconds(3000));
+  REQUIRE(stop.has_value());
+  CHECK_THAT(*stop, StartsWith("T02"));
+  // thread:pPID.TID; -> every task of PID is in a ptrace stop.
+  auto at = stop->find("thread:p");
+  REQUIRE(at != std::string::npos);
+  pid_t pid = static_cast<pid_t>(std::stol(stop->substr(at + 8), nullptr, 16));
+  int tasks = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    auto close = line.rfind(')');
+    REQUIRE(close != std::string::npos);
+    CHECK(line.substr(close + 2, 1) == "t");
+    ++tasks;
+  }
+  CHECK(tasks == 21);
+  auto threads = c.request("qXfer:threads:read::0,10000");
+  REQUIRE(threads.has_value());
+  CHECK(std::count(threads->begin(), threads->end(), '\n') >= 22);
 }

@@ -84,3 +84,17 @@ TEST_CASE("SIGSTOP and SIGCONT sent from outside are reported, then the program 
   CHECK_THAT(out.gdb, Contains("exited normally"));
   CHECK_THAT(out.server_out, Contains("stopcont done counters=1"));
 }
+
+TEST_CASE("a signal arriving during `next` stops the step; stepping on delivers it once", "[e2e][signals]") {
+  auto out = e2e::run_gdb({.program = "sigstep",
+                           .commands = {"handle SIGUSR1 stop print pass", "break main", "continue", "next",
+                                        "next", "print handled", "next", "print handled", "continue"}});
+  INFO(out.transcript());
+  // The first `next` (over signal()) is quiet; the second runs poke(), which raises SIGUSR1.
+  CHECK_THAT(out.gdb, Contains("Program received signal SIGUSR1"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\$1 = 0\n)"));  // stopped before the handler ran
+  // Stepping on with the signal enters the handler (as with gdbserver: GDB steps into it).
+  CHECK_THAT(out.gdb, ContainsRegex(R"(on_usr1 \(sig=\d+\) at .*sigstep\.c:8)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\$2 = 0\n)"));
+  CHECK_THAT(out.gdb, Contains("exited with code 01"));  // delivered exactly once
+}
