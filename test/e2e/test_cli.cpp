@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "test/e2e/gdb_session.hpp"
+#include "test/support/skip.hpp"
 
 using Catch::Matchers::Contains;
 
@@ -146,4 +147,29 @@ TEST_CASE("--help and --version print and exit 0; a bad option exits 1", "[e2e][
   auto bad = run_server({"--no-such-option", ":0", "prog"});
   CHECK(e2e::exit_code(bad.status) == 1);
   CHECK_THAT(bad.err, Contains("--help"));
+}
+
+TEST_CASE("hindsight under another tracer refuses to run the program untraced", "[e2e][cli]") {
+  if (::access("/usr/bin/strace", X_OK) != 0) {
+    HS_SKIP("strace is not installed");
+  }
+  e2e::require_server_exists();
+  // strace -f already traces hindsight's child, so the child's PTRACE_TRACEME fails.
+  e2e::become_subreaper();
+  auto before = e2e::current_children();
+  Finished traced;
+  {
+    e2e::Child strace({.argv = {"/usr/bin/strace", "-f", "-o", "/dev/null", e2e::server_path(), "--once", ":0",
+                                e2e::prog_path("simple")}});
+    traced.status = strace.wait(e2e::Clock::now() + kExitTimeout);
+    strace.kill_and_reap();
+    traced.out = strace.out();
+    traced.err = strace.err();
+  }
+  e2e::kill_stray_children(before);
+  INFO("stderr:\n" << traced.err << "\nstdout:\n" << traced.out);
+  REQUIRE(traced.status.has_value());
+  CHECK(e2e::exit_code(traced.status) == 1);
+  CHECK_THAT(traced.err, Contains("PTRACE_TRACEME"));
+  CHECK_THAT(traced.out, !Contains("sum="));  // the program never ran
 }

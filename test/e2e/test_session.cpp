@@ -124,6 +124,8 @@ TEST_CASE("a session over stdio (target remote | SERVER - PROG)", "[e2e][session
   CHECK_THAT(out.gdb, ContainsRegex(R"(#1  0x[0-9a-f]+ in sum_squares \(n=4\) at)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(Value returned is \$1 = 1\n)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
+  // The program's stdout goes to stderr, never into the protocol stream on stdout.
+  CHECK_THAT(out.gdb, Contains("sum=30 counter=4"));
 }
 
 TEST_CASE("--remote-debug logs the packets on stderr", "[e2e][session]") {

@@ -84,20 +84,42 @@ std::string shell_quote(const std::string& word) {
   return out + "'";
 }
 
+// What the child reports through the pipe before it gives up: which step failed, and errno.
+enum class ChildStep : int { TraceMe = 1, Exec = 2 };
+struct ChildFailure {
+  ChildStep step;
+  int err;
+};
+
 // Never returns. Only async-signal-safe calls after fork.
 [[noreturn]] void exec_child(const LaunchSpec& spec, const std::vector<char*>& argv, int err_fd) {
   ::setpgid(0, 0);
   if (spec.disable_aslr) {
     ::personality(ADDR_NO_RANDOMIZE);
   }
-  ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
+  if (spec.stdio_is_protocol) {
+    // GDB talks over our stdin/stdout: the program must not read or write them.
+    int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) {
+      ::dup2(null_fd, STDIN_FILENO);
+      ::close(null_fd);
+    }
+    ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  }
+  if (::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
+    // Already traced (hindsight itself under strace or a debugger): never run untraced.
+    ChildFailure failure{ChildStep::TraceMe, errno};
+    ssize_t ignored = ::write(err_fd, &failure, sizeof failure);
+    (void)ignored;
+    ::_exit(127);
+  }
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   ::signal(SIGPIPE, SIG_DFL);
   ::execv(argv[0], argv.data());
-  int err = errno;
-  ssize_t ignored = ::write(err_fd, &err, sizeof err);
+  ChildFailure failure{ChildStep::Exec, errno};
+  ssize_t ignored = ::write(err_fd, &failure, sizeof failure);
   (void)ignored;
   ::_exit(127);
 }
@@ -185,10 +207,15 @@ Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
 
   auto st = wait_for_exec(child, spec.program);
   if (!st) {
-    int err = 0;
-    if (::read(pipe_fds[0], &err, sizeof err) == sizeof err && err != 0) {
+    ChildFailure failure{};
+    if (::read(pipe_fds[0], &failure, sizeof failure) == sizeof failure) {
       ::close(pipe_fds[0]);
-      return cannot_run(spec.program, err);
+      if (failure.step == ChildStep::TraceMe) {
+        return base::make_error(base::Errc::system, "cannot trace '" + spec.program + "': PTRACE_TRACEME: " +
+                                                        std::strerror(failure.err) +
+                                                        " (is hindsight itself being traced?)");
+      }
+      return cannot_run(spec.program, failure.err);
     }
     ::close(pipe_fds[0]);
     return std::move(st).error();

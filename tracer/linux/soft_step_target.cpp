@@ -15,12 +15,6 @@
 namespace tracer {
 namespace {
 
-#ifndef TRAP_BRKPT
-constexpr int TRAP_BRKPT = 1;
-#endif
-#ifndef TRAP_TRACE
-constexpr int TRAP_TRACE = 2;
-#endif
 
 // poll() keeps waiting for the steps of traced threads this long before it hands control
 // back to the server (which then sees GDB's packets, 0x03 included).

@@ -14,17 +14,6 @@
 #include "tracer/linux/ptrace_calls.hpp"
 
 namespace tracer {
-namespace {
-
-#ifndef TRAP_BRKPT
-constexpr int TRAP_BRKPT = 1;
-#endif
-#ifndef TRAP_TRACE
-constexpr int TRAP_TRACE = 2;
-#endif
-
-}  // namespace
-
 void LinuxTarget::drain_signalfd() {
   signalfd_siginfo info;
   while (sfd_ >= 0 && ::read(sfd_, &info, sizeof info) == sizeof info) {
