@@ -234,3 +234,13 @@ TEST_CASE("extended mode: vRun and vAttach", "[handlers]") {
   CHECK(f.send("vAttach;1f4").starts_with("T00"));
   CHECK(f.target.the_pid == 500);
 }
+
+TEST_CASE("vFile:pread answers at most 16 KiB however much GDB asks for", "[handlers]") {
+  HandlerFixture f;
+  f.host.content.resize(0x10000, 0x41);
+  REQUIRE(f.send("vFile:open:" + protocol::to_hex("/fake/prog") + ",0,0") == "F3");
+  auto reply = f.send("vFile:pread:3,1ffe0,0");
+  CHECK(reply.starts_with("F4000;"));
+  auto next = f.send("vFile:pread:3,1ffe0,4000");
+  CHECK(next.starts_with("F4000;"));
+}
