@@ -161,8 +161,17 @@ base::Result<void> write_g_registers(int tid, const std::vector<uint8_t>& g) {
 }
 
 base::Result<std::vector<uint8_t>> read_one_register(int tid, int regno) {
-  if (host_register_layout().find(regno) == nullptr) {
+  const ax::RegisterInfo* info = host_register_layout().find(regno);
+  if (info == nullptr) {
     return base::make_error(base::Errc::invalid, "no register " + std::to_string(regno));
+  }
+  if (info->storage == ax::Storage::Gpr) {
+    // The registers of every stop reply (rbp, rsp, rip): PTRACE_GETREGS alone, no XSAVE copy.
+    RawRegisters raw;
+    if (auto r = get_gprs(tid, raw); !r) {
+      return std::move(r).error();
+    }
+    return ax::read_register(host_register_layout(), raw, regno);
   }
   auto raw = read_raw_registers(tid);
   if (!raw) {
