@@ -171,3 +171,19 @@ TEST_CASE("record stop ends tracing; the program runs on untraced", "[e2e][btrac
   CHECK_THAT(out.gdb, Contains("No recording is currently active."));
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
+
+TEST_CASE("a watchpoint stops a traced thread as it stops an untraced one", "[e2e][btrace][watch]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break outer", "continue", "record btrace", "watch sink", "continue",
+                                        "continue", "bt 2", "info record", "delete", "record stop", "continue"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  // leaf(1) adds 1 to sink: the first write is in leaf, called from middle.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Hardware watchpoint 2: sink\s+Old value = 0\s+New value = 1)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Old value = 1\s+New value = 2)"));  // middle's sink += 1
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#1  0x[0-9a-f]+ in outer \(\))"));
+  auto counts = recorded_counts(out.gdb);
+  REQUIRE(counts.size() == 1);
+  CHECK(counts[0] > 5);
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}

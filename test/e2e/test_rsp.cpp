@@ -146,3 +146,26 @@ TEST_CASE("raw RSP: 0x03 stops every thread of a multi-threaded program", "[e2e]
   REQUIRE(threads.has_value());
   CHECK(std::count(threads->begin(), threads->end(), '\n') >= 22);
 }
+
+TEST_CASE("raw RSP: 0x03 stops a thread that is being branch-traced; its history is there",
+          "[e2e][rsp][btrace]") {
+  e2e::Server server({.program = "sleeper"});
+  e2e::RspClient c(server.port());
+  REQUIRE(c.request("qSupported:multiprocess+;swbreak+").has_value());
+  auto stop = c.request("?");  // selects the reporting thread, as GDB assumes
+  REQUIRE(stop.has_value());
+  REQUIRE(c.request("Qbtrace:bts") == std::optional<std::string>("OK"));
+  REQUIRE(c.send_packet("vCont;c"));
+  REQUIRE(c.read_ack() == '+');
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(c.send_raw("\x03"));
+  stop = c.read_packet(std::chrono::milliseconds(3000));
+  REQUIRE(stop.has_value());
+  CHECK_THAT(*stop, StartsWith("T02"));
+  auto trace = c.request("qXfer:btrace:read:all:0,ffff");
+  REQUIRE(trace.has_value());
+  CHECK_THAT(*trace, StartsWith("m") || StartsWith("l"));
+  CHECK(std::count(trace->begin(), trace->end(), '\n') > 10);  // many blocks recorded
+  REQUIRE(c.request("Qbtrace:off") == std::optional<std::string>("OK"));
+  require_session_alive(c);
+}
