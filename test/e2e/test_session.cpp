@@ -136,3 +136,12 @@ TEST_CASE("--remote-debug logs the packets on stderr", "[e2e][session]") {
   CHECK_THAT(out.server_err, Contains("qSupported"));
   CHECK_THAT(out.server_err, Contains("vCont"));
 }
+
+TEST_CASE("a forked child runs free, with none of our breakpoints left in it", "[e2e][session][fork]") {
+  auto out = e2e::run_gdb({.program = "forker", .commands = {"break work", "continue", "print x", "continue"}});
+  INFO(out.transcript());
+  // GDB follows the parent: the first stop is the parent's own call, after the child is done.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Breakpoint 1, work \(x=1\))"));
+  CHECK_THAT(out.server_out, Contains("child exited 0"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}

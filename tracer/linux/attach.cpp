@@ -15,7 +15,8 @@ namespace tracer {
 namespace {
 
 // No EXITKILL: an attached process must survive the server.
-constexpr long kAttachOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD;
+constexpr long kAttachOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD |
+                                PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
 
 base::Error attach_error(Pid pid, int err) {
   if (err == ESRCH) {

@@ -18,8 +18,8 @@
 namespace tracer {
 namespace {
 
-constexpr long kLaunchOptions =
-    PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD;
+constexpr long kLaunchOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL |
+                                PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
 
 base::Error cannot_run(const std::string& prog, int err) {
   return base::Error{base::Errc::system, 0,

@@ -142,6 +142,9 @@ class LinuxTarget final : public Target {
   const arch::x86::InstructionInfo* decode_at(Addr pc);
   void forget_btrace(Tid tid);
 
+  // --- fork children (fork.cpp): GDB follows the parent, the child runs free ---
+  void release_fork_child(Pid child, bool shares_memory);
+
   // --- resuming (resume.cpp) ---
   Result<void> run_thread(Thread& t, bool step, int sig);
   Result<bool> step_over_breakpoint(Thread& t, int sig);
@@ -155,6 +158,7 @@ class LinuxTarget final : public Target {
   bool stopping_ = false;
   bool interrupt_requested_ = false;
   std::map<Tid, Thread> threads_;
+  std::set<Pid> stopped_fork_children_;  // fork children seen stopped before their fork event
   std::optional<StopEvent> exit_event_;
   std::uint64_t event_seq_ = 0;
   ProcessMemory memory_;

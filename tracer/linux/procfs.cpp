@@ -1,6 +1,9 @@
 // /proc readers: task lists, thread names, cores, whole files.
 #include "tracer/linux/procfs.hpp"
 
+#include <charconv>
+#include <string_view>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -93,6 +96,28 @@ std::optional<TaskStat> task_stat(Pid pid, Tid tid) {
     return std::nullopt;
   }
   return parse_stat(std::string(data->begin(), data->end()));
+}
+
+std::optional<Pid> thread_group_of(Tid tid) {
+  auto text = read_file("/proc/" + std::to_string(tid) + "/status");
+  if (!text) {
+    return std::nullopt;
+  }
+  std::string_view view(reinterpret_cast<const char*>(text->data()), text->size());
+  auto at = view.find("\nTgid:");
+  if (at == std::string_view::npos) {
+    return std::nullopt;
+  }
+  view.remove_prefix(at + 6);
+  while (!view.empty() && (view.front() == ' ' || view.front() == '\t')) {
+    view.remove_prefix(1);
+  }
+  Pid pid = 0;
+  auto [ptr, ec] = std::from_chars(view.data(), view.data() + view.size(), pid);
+  if (ec != std::errc() || ptr == view.data()) {
+    return std::nullopt;
+  }
+  return pid;
 }
 
 }  // namespace tracer::procfs

@@ -23,5 +23,7 @@ struct TaskStat {
 // Parses the text of /proc/.../stat (the comm field may contain spaces and parentheses).
 std::optional<TaskStat> parse_stat(const std::string& text);
 std::optional<TaskStat> task_stat(Pid pid, Tid tid);
+// The thread group (process) a task belongs to, from the Tgid line of /proc/TID/status.
+std::optional<Pid> thread_group_of(Tid tid);
 
 }  // namespace tracer::procfs

@@ -49,6 +49,11 @@ void LinuxTarget::handle_status(Tid tid, int status) {
     return;
   }
   Thread* t = find(tid);
+  if (t == nullptr && procfs::thread_group_of(tid).value_or(pid_) != pid_) {
+    // A forked child whose first stop came before its parent's fork event.
+    stopped_fork_children_.insert(tid);
+    return;
+  }
   if (t == nullptr) {
     // A new thread whose first stop came before its parent's clone event.
     t = &add_thread(tid);
@@ -111,6 +116,10 @@ void LinuxTarget::handle_event(Thread& t, int event) {
         c.seen_initial_stop = false;
         c.resumed = running_;
       }
+    }
+  } else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
+    if (auto msg = pt::event_message(t.tid)) {
+      release_fork_child(static_cast<Pid>(*msg), event == PTRACE_EVENT_VFORK);
     }
   } else if (event == PTRACE_EVENT_EXEC) {
     // The new image: other threads are gone, the reporter became the leader, our int3s
