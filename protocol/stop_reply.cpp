@@ -32,6 +32,9 @@ void append_why(std::string& out, const StopReply& reply) {
 
 std::string encode_stopped(const StopReply& reply, bool multiprocess) {
   std::string out = "T" + hex_byte(reply.gdb_signal);
+  if (!reply.exec_path.empty()) {
+    out += "exec:" + to_hex(reply.exec_path) + ";";
+  }
   append_why(out, reply);
   for (const auto& [regno, bytes] : reply.registers) {
     std::string num = hex_u64(static_cast<std::uint64_t>(regno));

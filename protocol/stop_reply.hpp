@@ -22,6 +22,7 @@ struct StopReply {
   std::vector<std::pair<int, Bytes>> registers;  // expedited: regno -> bytes
   Why why = Why::None;
   std::uint64_t watch_addr = 0;
+  std::string exec_path;  // not empty: the process exec'd this program ("exec:HEX;")
   int core = -1;        // -1: not sent
 };
 

@@ -138,6 +138,7 @@ constexpr std::string_view kGeneralFeatures[] = {
     "qXfer:threads:read+",  "qXfer:libraries-svr4:read+", "qXfer:siginfo:read+",
     "qXfer:siginfo:write+", "multiprocess+",           "swbreak+",
     "hwbreak+",             "Qbtrace:off+",            "qXfer:btrace-conf:read+",
+    "exec-events+",
 };
 
 const Route* find_route(std::string_view payload) {

@@ -54,6 +54,8 @@ class Target {
   // Linux signals to deliver straight to the program without reporting a stop
   // (QPassSignals). Default: none are passed, every signal is reported.
   virtual void set_pass_signals(const std::set<int>& linux_signals) { (void)linux_signals; }
+  // Report an execve as a stop (GDB announced exec-events). Default: not reported.
+  virtual void set_report_exec(bool on) { (void)on; }
 
   // --- registers, in the `g` packet layout of arch/x86 --------------------------------
   virtual Result<std::string> target_description(const std::string& annex) = 0;

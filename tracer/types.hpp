@@ -45,6 +45,7 @@ enum class StopReason {
   HardwareBreakpoint,  // Z1
   Watchpoint,          // Z2/Z3/Z4; see watch_addr
   SingleStep,          // a step or range step finished
+  Exec,                // the process exec'd exec_path (only when exec reporting is on)
   Exited,              // the process exited: status
   Killed,              // the process died of a signal: signal
 };
@@ -59,6 +60,7 @@ struct StopEvent {
   int status = 0;   // exit status when reason == Exited
   Addr watch_addr = 0;
   WatchKind watch_kind = WatchKind::Write;
+  std::string exec_path{};  // Exec: the new program
 };
 
 struct ThreadInfo {

@@ -56,6 +56,7 @@ struct SessionState {
   bool hwbreak = false;
   bool no_ack = false;
   bool thread_events = false;
+  bool exec_events = false;
   // Selected threads (Hg / Hc); 0 = any.
   tracer::Tid general_thread = 0;
   tracer::Tid continue_thread = 0;

@@ -42,9 +42,12 @@ HandlerResult on_qsupported(Context& cx, const std::vector<std::string>& gdb_fea
   cx.state.multiprocess = has_feature(gdb_features, "multiprocess+");
   cx.state.swbreak = has_feature(gdb_features, "swbreak+");
   cx.state.hwbreak = has_feature(gdb_features, "hwbreak+");
+  cx.state.exec_events = has_feature(gdb_features, "exec-events+");
+  cx.target.set_report_exec(cx.state.exec_events);
   std::string reply = "PacketSize=" + protocol::hex_u64(protocol::kMaxPacketSize);
   for (std::string_view feature : supported_features()) {
-    if (feature == "multiprocess+" && !cx.state.multiprocess) {
+    if ((feature == "multiprocess+" && !cx.state.multiprocess) ||
+        (feature == "exec-events+" && !cx.state.exec_events)) {
       continue;
     }
     reply += ';';

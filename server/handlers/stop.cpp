@@ -49,6 +49,7 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
         reply.why = protocol::StopReply::Why::None;
       }
       reply.watch_addr = event.watch_addr;
+      reply.exec_path = event.exec_path;
       for (int regno : kExpedited) {
         if (auto value = cx.target.read_register(event.tid, regno)) {
           reply.registers.emplace_back(regno, *value);

@@ -145,3 +145,14 @@ TEST_CASE("a forked child runs free, with none of our breakpoints left in it", "
   CHECK_THAT(out.server_out, Contains("child exited 0"));
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
+
+TEST_CASE("exec: GDB learns of the new program and stops in it", "[e2e][session][exec]") {
+  auto out = e2e::run_gdb({.program = "execer",
+                           .commands = {"set breakpoint pending on", "break square", "continue", "bt 1",
+                                        "delete", "continue"},
+                           .args = {e2e::prog_path("simple")}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(process \d+ is executing new program: .*simple)"));
+  CHECK_THAT(out.gdb, Contains("Breakpoint 1, square (x=1)"));  // a symbol of the new program
+  CHECK_THAT(out.gdb, Contains("exited with code 07"));
+}

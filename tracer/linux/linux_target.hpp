@@ -70,6 +70,7 @@ class LinuxTarget final : public Target {
   BranchTracer* branch_tracer(Tid tid) override;
   // --btrace=auto|bts|soft|step; applies to later enables.
   void set_btrace_backend(BtraceBackend backend) { btrace_backend_ = backend; }
+  void set_report_exec(bool on) override { report_exec_ = on; }
 
  private:
   struct Thread {
@@ -158,7 +159,8 @@ class LinuxTarget final : public Target {
   bool stopping_ = false;
   bool interrupt_requested_ = false;
   std::map<Tid, Thread> threads_;
-  std::set<Pid> stopped_fork_children_;  // fork children seen stopped before their fork event
+  std::set<Pid> stopped_fork_children_;
+  bool report_exec_ = false;  // fork children seen stopped before their fork event
   std::optional<StopEvent> exit_event_;
   std::uint64_t event_seq_ = 0;
   ProcessMemory memory_;

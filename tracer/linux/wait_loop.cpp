@@ -132,6 +132,12 @@ void LinuxTarget::handle_event(Thread& t, int event) {
     breakpoints_.clear();
     forget_btrace(0);
     (void)memory_.open(pid_);
+    if (report_exec_) {
+      StopEvent ev{StopReason::Exec, pid_, pid_, SIGTRAP};
+      ev.exec_path = exec_file(pid_).value_or("");
+      make_pending(threads_[pid_], std::move(ev));
+      return;
+    }
     continue_internally(threads_[pid_]);
     return;
   }

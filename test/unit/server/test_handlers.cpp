@@ -244,3 +244,18 @@ TEST_CASE("vFile:pread answers at most 16 KiB however much GDB asks for", "[hand
   auto next = f.send("vFile:pread:3,1ffe0,4000");
   CHECK(next.starts_with("F4000;"));
 }
+
+TEST_CASE("exec events are announced and reported only when GDB asks for them", "[handlers]") {
+  HandlerFixture plain;
+  CHECK(plain.send("qSupported:multiprocess+").find("exec-events+") == std::string::npos);
+  HandlerFixture f;
+  CHECK(f.send("qSupported:multiprocess+;exec-events+").find("exec-events+") != std::string::npos);
+  tracer::StopEvent ev;
+  ev.reason = tracer::StopReason::Exec;
+  ev.pid = 100;
+  ev.tid = 100;
+  ev.signal = 5;
+  ev.exec_path = "/bin/true";
+  f.options.last_stop = ev;
+  CHECK(f.send("?").starts_with("T05exec:" + protocol::to_hex("/bin/true") + ";"));
+}
