@@ -2,6 +2,7 @@
 // data and ranges that wrap around the address space are all Errc::malformed.
 #include "protocol/requests.hpp"
 
+#include <array>
 #include <limits>
 #include <utility>
 
@@ -26,6 +27,20 @@ std::optional<std::pair<std::string_view, std::string_view>> split_once(std::str
     return std::nullopt;
   }
   return std::pair{text.substr(0, pos), text.substr(pos + 1)};
+}
+
+// Three comma-separated fields "a,b,c" (c may contain commas); the errors name the fields.
+Result<std::array<std::string_view, 3>> split_three(std::string_view text, const char* first_name,
+                                                    const char* second_name) {
+  auto first = split_once(text, ',');
+  if (!first) {
+    return malformed(std::string("missing ',' after ") + first_name);
+  }
+  auto second = split_once(first->second, ',');
+  if (!second) {
+    return malformed(std::string("missing ',' after ") + second_name);
+  }
+  return std::array<std::string_view, 3>{first->first, second->first, second->second};
 }
 
 // A hex field; the error names the field ("bad hex digit in address").
@@ -238,23 +253,20 @@ Result<WriteReg> parse_write_reg(std::string_view body) {
 Result<BreakpointReq> parse_breakpoint(std::string_view body) {
   // Conditions and commands (";X...", ";cmds:...") follow the kind; we ignore them.
   body = body.substr(0, body.find(';'));
-  auto first = split_once(body, ',');
-  if (!first) {
-    return malformed("missing ',' after breakpoint type");
+  auto fields = split_three(body, "breakpoint type", "breakpoint address");
+  if (!fields) {
+    return std::move(fields).error();
   }
-  auto second = split_once(first->second, ',');
-  if (!second) {
-    return malformed("missing ',' after breakpoint address");
-  }
-  auto type = hex_field_max(first->first, "breakpoint type", 4);
+  const auto& [first, second, third] = *fields;
+  auto type = hex_field_max(first, "breakpoint type", 4);
   if (!type) {
     return std::move(type).error();
   }
-  auto addr = hex_field(second->first, "address");
+  auto addr = hex_field(second, "address");
   if (!addr) {
     return std::move(addr).error();
   }
-  auto kind = hex_field_max(second->second, "breakpoint kind", kMaxBreakpointKind);
+  auto kind = hex_field_max(third, "breakpoint kind", kMaxBreakpointKind);
   if (!kind) {
     return std::move(kind).error();
   }
@@ -442,23 +454,20 @@ Result<std::string> parse_qrcmd(std::string_view body) {
 }
 
 Result<VFileOpen> parse_vfile_open(std::string_view body) {
-  auto first = split_once(body, ',');
-  if (!first) {
-    return malformed("missing ',' after path");
+  auto fields = split_three(body, "path", "flags");
+  if (!fields) {
+    return std::move(fields).error();
   }
-  auto second = split_once(first->second, ',');
-  if (!second) {
-    return malformed("missing ',' after flags");
-  }
-  auto path = hex_path(first->first);
+  const auto& [first, second, third] = *fields;
+  auto path = hex_path(first);
   if (!path) {
     return std::move(path).error();
   }
-  auto flags = hex_field_max(second->first, "flags", kMaxFileFlags);
+  auto flags = hex_field_max(second, "flags", kMaxFileFlags);
   if (!flags) {
     return std::move(flags).error();
   }
-  auto mode = hex_field_max(second->second, "mode", kMaxFileMode);
+  auto mode = hex_field_max(third, "mode", kMaxFileMode);
   if (!mode) {
     return std::move(mode).error();
   }
@@ -466,23 +475,20 @@ Result<VFileOpen> parse_vfile_open(std::string_view body) {
 }
 
 Result<VFilePread> parse_vfile_pread(std::string_view body) {
-  auto first = split_once(body, ',');
-  if (!first) {
-    return malformed("missing ',' after fd");
+  auto fields = split_three(body, "fd", "count");
+  if (!fields) {
+    return std::move(fields).error();
   }
-  auto second = split_once(first->second, ',');
-  if (!second) {
-    return malformed("missing ',' after count");
-  }
-  auto fd = hex_field_max(first->first, "fd", std::numeric_limits<int>::max());
+  const auto& [first, second, third] = *fields;
+  auto fd = hex_field_max(first, "fd", std::numeric_limits<int>::max());
   if (!fd) {
     return std::move(fd).error();
   }
-  auto count = hex_field(second->first, "count");
+  auto count = hex_field(second, "count");
   if (!count) {
     return std::move(count).error();
   }
-  auto offset = hex_field(second->second, "offset");
+  auto offset = hex_field(third, "offset");
   if (!offset) {
     return std::move(offset).error();
   }
@@ -490,23 +496,20 @@ Result<VFilePread> parse_vfile_pread(std::string_view body) {
 }
 
 Result<VFilePwrite> parse_vfile_pwrite(std::string_view body) {
-  auto first = split_once(body, ',');
-  if (!first) {
-    return malformed("missing ',' after fd");
+  auto fields = split_three(body, "fd", "offset");
+  if (!fields) {
+    return std::move(fields).error();
   }
-  auto second = split_once(first->second, ',');
-  if (!second) {
-    return malformed("missing ',' after offset");
-  }
-  auto fd = hex_field_max(first->first, "fd", std::numeric_limits<int>::max());
+  const auto& [first, second, third] = *fields;
+  auto fd = hex_field_max(first, "fd", std::numeric_limits<int>::max());
   if (!fd) {
     return std::move(fd).error();
   }
-  auto offset = hex_field(second->first, "offset");
+  auto offset = hex_field(second, "offset");
   if (!offset) {
     return std::move(offset).error();
   }
-  auto data = unescape_binary(second->second);
+  auto data = unescape_binary(third);
   if (!data) {
     return std::move(data).error();
   }
