@@ -7,7 +7,7 @@
 namespace server {
 namespace {
 
-base::Result<tracer::ThreadAction> to_thread_action(Context& cx, const protocol::VContAction& a) {
+base::Result<tracer::ThreadAction> to_thread_action(const protocol::VContAction& a) {
   tracer::ThreadAction out;
   if (a.thread && a.thread->tid > 0) {
     out.tid = static_cast<tracer::Tid>(a.thread->tid);
@@ -29,7 +29,6 @@ base::Result<tracer::ThreadAction> to_thread_action(Context& cx, const protocol:
       break;
     default: return base::make_error(base::Errc::malformed, "unknown vCont action");
   }
-  (void)cx;
   return out;
 }
 
@@ -103,7 +102,7 @@ HandlerResult on_vcont(Context& cx, const std::vector<protocol::VContAction>& ac
     if (a.thread && a.thread->tid > 0 && !cx.target.thread_alive(static_cast<tracer::Tid>(a.thread->tid))) {
       return base::make_error(base::Errc::no_thread, "vCont names a thread that does not exist");
     }
-    auto action = to_thread_action(cx, a);
+    auto action = to_thread_action(a);
     if (!action) {
       return action.error();
     }
