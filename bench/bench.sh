@@ -160,15 +160,35 @@ measure_threads () {
     "$(printf '%s\n' "${rounds[@]}" | grep . | median)"
 }
 
-if [ -x "$HINDSIGHT" ]; then
-  read -r h_start h_stepi h_mem <<< "$(measure "$HINDSIGHT")"
-  read -r h_tbt h_round <<< "$(measure_threads "$HINDSIGHT")"
-else
+# The two servers take turns, one run of each measurement at a time, so that a slow moment of
+# the machine lands on both columns alike; the table shows the medians.
+declare -A vals
+add () { [ -n "$2" ] && [ "$2" != n/a ] && vals[$1]+="$2"$'\n'; }
+rounds=$(( RUNS > THRU_RUNS ? RUNS : THRU_RUNS ))
+rounds=$(( rounds > THREAD_RUNS ? rounds : THREAD_RUNS ))
+have_hindsight=1
+if [ ! -x "$HINDSIGHT" ]; then
   echo "bench.sh: no hindsight at $HINDSIGHT; its column is n/a" >&2
-  h_start=n/a; h_stepi=n/a; h_mem=n/a; h_tbt=n/a; h_round=n/a
+  have_hindsight=0
 fi
-read -r g_start g_stepi g_mem <<< "$(measure "$GDBSERVER")"
-read -r g_tbt g_round <<< "$(measure_threads "$GDBSERVER")"
+for i in $(seq 1 "$rounds"); do
+  for who in h g; do
+    server=$GDBSERVER
+    if [ "$who" = h ]; then
+      [ "$have_hindsight" = 1 ] || continue
+      server=$HINDSIGHT
+    fi
+    read -r a b c <<< "$(RUNS=$(( i <= RUNS ? 1 : 0 )) THRU_RUNS=$(( i <= THRU_RUNS ? 1 : 0 )) measure "$server")"
+    add "${who}_start" "$a"; add "${who}_stepi" "$b"; add "${who}_mem" "$c"
+    if [ "$i" -le "$THREAD_RUNS" ]; then
+      read -r d e <<< "$(THREAD_RUNS=1 measure_threads "$server")"
+      add "${who}_tbt" "$d"; add "${who}_round" "$e"
+    fi
+  done
+done
+med () { printf '%s' "${vals[$1]:-}" | grep . | median; }
+h_start=$(med h_start); h_stepi=$(med h_stepi); h_mem=$(med h_mem); h_tbt=$(med h_tbt); h_round=$(med h_round)
+g_start=$(med g_start); g_stepi=$(med g_stepi); g_mem=$(med g_mem); g_tbt=$(med g_tbt); g_round=$(med g_round)
 
 echo
 echo "$(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cpus"
