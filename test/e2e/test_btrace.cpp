@@ -187,3 +187,17 @@ TEST_CASE("a watchpoint stops a traced thread as it stops an untraced one", "[e2
   CHECK(counts[0] > 5);
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
+
+TEST_CASE("monitor btrace shows the backend and what each thread's ring holds", "[e2e][btrace]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break outer", "continue", "monitor btrace", "record btrace",
+                                        "break done", "continue",
+                                        "monitor btrace", "record stop", "monitor btrace", "delete", "continue"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.gdb, ContainsRegex(R"(branch tracing: backend auto, buffer 65536 bytes per thread\n)"));
+  // While recording: the software backend, the default ring of 65536 / 24 branches.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: step, (\d+) of 2730 branches kept, \1 recorded, 0 lost)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: not traced)"));  // before and after
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
