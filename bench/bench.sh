@@ -15,11 +15,7 @@
 # Environment: RUNS (5), THRU_RUNS (3), STEPS (2000), GDB (/usr/bin/gdb),
 #              GDBSERVER (/usr/bin/gdbserver), THREADS (1000), THREAD_RUNS (3), ROUNDS (20).
 set -u
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(dirname "$HERE")
-HINDSIGHT=${1:-$ROOT/build/server/hindsight}
-GDB=${GDB:-/usr/bin/gdb}
-GDBSERVER=${GDBSERVER:-/usr/bin/gdbserver}
+source "$(dirname "$0")/common.sh"
 RUNS=${RUNS:-5}
 THRU_RUNS=${THRU_RUNS:-3}
 STEPS=${STEPS:-2000}
@@ -27,15 +23,6 @@ THREADS=${THREADS:-1000}
 THREAD_RUNS=${THREAD_RUNS:-3}
 ROUNDS=${ROUNDS:-20}
 
-if [ ! -x "$GDBSERVER" ]; then
-  echo "gdbserver not found; installing it (apt-get install gdbserver)" >&2
-  if [ "$(id -u)" = 0 ]; then
-    apt-get install -y gdbserver >/dev/null
-  else
-    sudo apt-get install -y gdbserver >/dev/null
-  fi
-fi
-[ -x "$GDB" ] || { echo "bench.sh: $GDB not found" >&2; exit 1; }
 
 WORK=$(mktemp -d /tmp/hindsight-bench.XXXXXX)
 SERVER_PID=

@@ -10,11 +10,7 @@
 # full` is some 20 times slower, so it walks N_FULL numbers instead of N (same code).
 # Environment: N (2000 numbers, ~210k instructions), N_FULL (200), RUNS (3), GDB, GDBSERVER.
 set -u
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(dirname "$HERE")
-HINDSIGHT=${1:-$ROOT/build/server/hindsight}
-GDB=${GDB:-/usr/bin/gdb}
-GDBSERVER=${GDBSERVER:-/usr/bin/gdbserver}
+source "$(dirname "$0")/common.sh"
 N=${N:-2000}
 N_FULL=${N_FULL:-200}
 RUNS=${RUNS:-3}

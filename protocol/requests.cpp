@@ -67,6 +67,11 @@ bool range_wraps(std::uint64_t addr, std::uint64_t len) {
 }
 
 // "ADDR,LEN" shared by m, M and X.
+// A file descriptor of vFile (a non-negative int).
+Result<std::uint64_t> fd_field(std::string_view text) {
+  return hex_field_max(text, "fd", std::numeric_limits<int>::max());
+}
+
 Result<ReadMem> parse_addr_len(std::string_view text) {
   auto parts = split_once(text, ',');
   if (!parts) {
@@ -480,7 +485,7 @@ Result<VFilePread> parse_vfile_pread(std::string_view body) {
     return std::move(fields).error();
   }
   const auto& [first, second, third] = *fields;
-  auto fd = hex_field_max(first, "fd", std::numeric_limits<int>::max());
+  auto fd = fd_field(first);
   if (!fd) {
     return std::move(fd).error();
   }
@@ -501,7 +506,7 @@ Result<VFilePwrite> parse_vfile_pwrite(std::string_view body) {
     return std::move(fields).error();
   }
   const auto& [first, second, third] = *fields;
-  auto fd = hex_field_max(first, "fd", std::numeric_limits<int>::max());
+  auto fd = fd_field(first);
   if (!fd) {
     return std::move(fd).error();
   }

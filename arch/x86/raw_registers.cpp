@@ -11,12 +11,6 @@ namespace arch::x86 {
 
 namespace {
 
-constexpr uint32_t kFxFcw = 0;
-constexpr uint32_t kFxFsw = 2;
-constexpr uint32_t kFxFtw = 4;
-constexpr uint32_t kFxMxcsr = 24;
-constexpr uint32_t kFxSt0 = 32;
-constexpr uint32_t kFxXmm0 = 160;
 constexpr uint16_t kFcwInit = 0x037f;
 constexpr uint32_t kMxcsrInit = 0x1f80;
 // MXCSR is saved and restored with any of x87, SSE or AVX (the kernel's rule too).

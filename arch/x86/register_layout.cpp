@@ -6,19 +6,6 @@ namespace arch::x86 {
 
 namespace {
 
-// FXSAVE byte offsets of the legacy x87/SSE fields.
-constexpr uint32_t kFxFcw = 0;
-constexpr uint32_t kFxFsw = 2;
-constexpr uint32_t kFxFtw = 4;
-constexpr uint32_t kFxFop = 6;
-constexpr uint32_t kFxFip = 8;
-constexpr uint32_t kFxFcs = 12;
-constexpr uint32_t kFxFdp = 16;
-constexpr uint32_t kFxFds = 20;
-constexpr uint32_t kFxMxcsr = 24;
-constexpr uint32_t kFxSt0 = 32;
-constexpr uint32_t kFxXmm0 = 160;
-
 // Register names must outlive the layout: the table refers to them by string_view.
 constexpr std::string_view kXmmNames[32] = {
     "xmm0",  "xmm1",  "xmm2",  "xmm3",  "xmm4",  "xmm5",  "xmm6",  "xmm7",

@@ -29,6 +29,19 @@ inline constexpr uint32_t kXsaveHeaderOffset = 512;  // XSTATE_BV lives here
 inline constexpr uint32_t kXsaveHeaderSize = 64;
 inline constexpr uint32_t kXcr0SwOffset = 464;  // Linux stores XCR0 here in NT_X86_XSTATE
 
+// FXSAVE byte offsets of the legacy x87/SSE fields.
+inline constexpr uint32_t kFxFcw = 0;
+inline constexpr uint32_t kFxFsw = 2;
+inline constexpr uint32_t kFxFtw = 4;
+inline constexpr uint32_t kFxFop = 6;
+inline constexpr uint32_t kFxFip = 8;
+inline constexpr uint32_t kFxFcs = 12;
+inline constexpr uint32_t kFxFdp = 16;
+inline constexpr uint32_t kFxFds = 20;
+inline constexpr uint32_t kFxMxcsr = 24;
+inline constexpr uint32_t kFxSt0 = 32;
+inline constexpr uint32_t kFxXmm0 = 160;
+
 // Where the XSAVE area's components are (CPUID leaf 0xD, standard format) and which are on.
 struct XsaveGeometry {
   uint64_t xcr0 = 0x3;                           // enabled feature mask
