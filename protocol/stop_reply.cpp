@@ -8,7 +8,7 @@ namespace {
 // Exit statuses and signals are sent as at least two hex digits ("W00", "T05").
 std::string hex_byte(int value) { return hex_fixed(static_cast<std::uint64_t>(value) & 0xff, 2); }
 
-void append_why(std::string& out, const StopReply& reply) {
+void append_why(std::string& out, const StopReply& reply, bool multiprocess) {
   switch (reply.why) {
     case StopReply::Why::None:
       break;
@@ -27,6 +27,15 @@ void append_why(std::string& out, const StopReply& reply) {
     case StopReply::Why::AccessWatch:
       out += "awatch:" + hex_fixed(reply.watch_addr, 16) + ";";
       break;
+    case StopReply::Why::Fork:
+      out += "fork:" + format_thread_id(reply.child, multiprocess) + ";";
+      break;
+    case StopReply::Why::VFork:
+      out += "vfork:" + format_thread_id(reply.child, multiprocess) + ";";
+      break;
+    case StopReply::Why::VForkDone:
+      out += "vforkdone:;";
+      break;
   }
 }
 
@@ -35,7 +44,7 @@ std::string encode_stopped(const StopReply& reply, bool multiprocess) {
   if (!reply.exec_path.empty()) {
     out += "exec:" + to_hex(reply.exec_path) + ";";
   }
-  append_why(out, reply);
+  append_why(out, reply, multiprocess);
   for (const auto& [regno, bytes] : reply.registers) {
     std::string num = hex_u64(static_cast<std::uint64_t>(regno));
     if (num.size() < 2) {
@@ -63,6 +72,8 @@ std::string encode_stop_reply(const StopReply& reply, bool multiprocess) {
     case StopReply::Kind::Terminated:
       out = "X" + hex_byte(reply.gdb_signal);
       break;
+    case StopReply::Kind::ThreadExited:
+      return "w" + hex_byte(reply.exit_status) + ";" + format_thread_id(reply.thread, multiprocess);
   }
   if (multiprocess) {
     out += ";process:" + hex_u64(static_cast<std::uint64_t>(reply.pid));

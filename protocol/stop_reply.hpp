@@ -1,4 +1,5 @@
-// Stop replies: T (with thread, registers, swbreak/hwbreak/watch), W, X.
+// Stop replies: T (with thread, registers, swbreak/hwbreak/watch/fork/vfork/vforkdone/exec),
+// W, X, and w (a thread exited).
 #pragma once
 
 #include <cstdint>
@@ -12,8 +13,8 @@
 namespace protocol {
 
 struct StopReply {
-  enum class Kind { Stopped, Exited, Terminated };
-  enum class Why { None, SwBreak, HwBreak, Watch, ReadWatch, AccessWatch };
+  enum class Kind { Stopped, Exited, Terminated, ThreadExited };
+  enum class Why { None, SwBreak, HwBreak, Watch, ReadWatch, AccessWatch, Fork, VFork, VForkDone };
   Kind kind = Kind::Stopped;
   int gdb_signal = 0;   // Stopped/Terminated: GDB signal number
   int exit_status = 0;  // Exited
@@ -22,11 +23,13 @@ struct StopReply {
   std::vector<std::pair<int, Bytes>> registers;  // expedited: regno -> bytes
   Why why = Why::None;
   std::uint64_t watch_addr = 0;
+  ThreadId child;         // Fork / VFork: the new process's thread ("fork:p2.2;")
   std::string exec_path;  // not empty: the process exec'd this program ("exec:HEX;")
   int core = -1;        // -1: not sent
 };
 
-// "T05swbreak:;06:...;thread:p1.1;core:0;", "W00;process:1a", "X0b;process:1a".
+// "T05swbreak:;06:...;thread:p1.1;core:0;", "W00;process:1a", "X0b;process:1a",
+// "w00;p1a.1b" (ThreadExited: exit_status and thread).
 std::string encode_stop_reply(const StopReply& reply, bool multiprocess);
 
 }  // namespace protocol

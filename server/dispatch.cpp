@@ -86,6 +86,8 @@ constexpr Route kRoutes[] = {
     {"qsThreadInfo", true, kCode, "", raw<on_thread_info_next>},
     {"qAttached", false, kCode, "", adapt<protocol::parse_optional_pid, on_attached>},
     {"QNonStop:", false, kCode, "", raw<on_non_stop>},
+    {"vStopped", true, kCode, "", raw<on_vstopped>},
+    {"vCtrlC", true, kCode, "", raw<on_vctrlc>},
     {"QPassSignals:", false, kCode, "QPassSignals+", adapt<protocol::parse_signal_list, on_pass_signals>},
     {"QProgramSignals:", false, kCode, "QProgramSignals+", adapt<protocol::parse_signal_list, on_program_signals>},
     {"QThreadEvents:", false, kCode, "QThreadEvents+", raw<on_thread_events>},
@@ -138,7 +140,8 @@ constexpr std::string_view kGeneralFeatures[] = {
     "qXfer:threads:read+",  "qXfer:libraries-svr4:read+", "qXfer:siginfo:read+",
     "qXfer:siginfo:write+", "multiprocess+",           "swbreak+",
     "hwbreak+",             "Qbtrace:off+",            "qXfer:btrace-conf:read+",
-    "exec-events+",
+    "exec-events+",          "fork-events+",            "vfork-events+",
+    "QNonStop+",
 };
 
 const Route* find_route(std::string_view payload) {

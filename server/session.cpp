@@ -102,15 +102,32 @@ void Session::on_packet(std::string_view payload) {
 }
 
 void Session::on_target_event() {
-  auto event = cx_.target.poll();
-  if (!event) {
-    return;
+  while (auto event = cx_.target.poll()) {
+    if (cx_.state.non_stop) {
+      notify_stop(*event);
+      continue;
+    }
+    if (!waiting_for_stop_) {
+      // Nobody asked (GDB gone or between packets): remember it for '?'.
+      base::logf(base::LogCat::session, "stop with no resume pending (thread {})", event->tid);
+    }
+    report_stop(*event);
+    if (cx_.state.end_session) {
+      return;
+    }
   }
-  if (!waiting_for_stop_) {
-    // Nobody asked (GDB gone or between packets): remember it for '?'.
-    base::logf(base::LogCat::session, "stop with no resume pending (thread {})", event->tid);
+}
+
+// Non-stop: a stop joins the queue GDB drains with vStopped; only the first one of an empty
+// queue is announced with a %Stop notification.
+void Session::notify_stop(const tracer::StopEvent& event) {
+  std::string reply = encode_stop_event(cx_, event);
+  auto& queue = cx_.state.stop_notifications;
+  queue.push_back(reply);
+  if (queue.size() == 1) {
+    base::logf(base::LogCat::rsp, "-> %Stop:{}", loggable(reply));
+    write_(protocol::encode_notification("Stop:" + reply));
   }
-  report_stop(*event);
 }
 
 void Session::report_stop(const tracer::StopEvent& event) {
@@ -125,7 +142,7 @@ void Session::report_stop(const tracer::StopEvent& event) {
     send_packet(reply);
   }
   if ((event.reason == tracer::StopReason::Exited || event.reason == tracer::StopReason::Killed) &&
-      !cx_.options.extended) {
+      !cx_.options.extended && !cx_.target.has_process()) {
     cx_.state.end_session = true;
   }
 }
@@ -133,6 +150,9 @@ void Session::report_stop(const tracer::StopEvent& event) {
 void Session::on_disconnect() {
   if (waiting_for_stop_ && cx_.target.has_process()) {
     (void)cx_.target.interrupt();
+  }
+  if (cx_.state.non_stop) {
+    (void)cx_.target.set_non_stop(false);  // the next GDB starts in all-stop
   }
   waiting_for_stop_ = false;
 }

@@ -32,6 +32,7 @@ class Session {
   void on_packet(std::string_view payload);
   void send_packet(const std::string& payload);
   void report_stop(const tracer::StopEvent& event);
+  void notify_stop(const tracer::StopEvent& event);
 
   Context& cx_;
   Writer write_;

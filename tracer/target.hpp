@@ -21,22 +21,52 @@ class Target {
   virtual ~Target() = default;
 
   // --- process life -----------------------------------------------------------------
+  // Several processes may be debugged at once (fork children GDB keeps, extended-remote
+  // run/attach). One of them is the current process: pid() names it, and memory,
+  // breakpoints, auxv, libraries and detach() act on it. Hg and vCont select it.
+  //
   // Starts the program stopped before its first instruction (after the shell's exec).
   virtual Result<Pid> launch(const LaunchSpec& spec) = 0;
   // Attaches to every thread of a running process and stops it.
   virtual Result<void> attach(Pid pid) = 0;
-  // Removes every breakpoint and debug register, then lets every thread run free.
+  // Removes every breakpoint and debug register from the current process, then lets every
+  // thread of it run free.
   virtual Result<void> detach() = 0;
-  // SIGKILL and reap.
+  // SIGKILL and reap every process.
   virtual Result<void> kill() = 0;
   virtual bool has_process() const = 0;
   virtual Pid pid() const = 0;
-  // True when the process was attached to rather than created (qAttached).
+  // True when the current process was attached to rather than created (qAttached).
   virtual bool attached() const = 0;
+  // Every process being debugged (current first is not promised).
+  virtual std::vector<Pid> processes() {
+    return has_process() ? std::vector<Pid>{pid()} : std::vector<Pid>{};
+  }
+  // Makes pid the current process.
+  virtual Result<void> select_process(Pid pid) {
+    if (has_process() && pid == this->pid()) {
+      return base::success();
+    }
+    return base::make_error(base::Errc::no_process, "no such process");
+  }
+  // detach() / kill() of one process (D;PID, vKill;PID).
+  virtual Result<void> detach_process(Pid pid) {
+    auto ok = select_process(pid);
+    return ok ? detach() : ok;
+  }
+  virtual Result<void> kill_process(Pid pid) {
+    auto ok = select_process(pid);
+    return ok ? kill() : ok;
+  }
+  // True when pid was attached to rather than created (qAttached:PID).
+  virtual bool attached_process(Pid pid) { return pid == this->pid() && attached(); }
 
   // --- threads ----------------------------------------------------------------------
+  // Every thread of every process (a fork child GDB has not been told of yet left out).
   virtual std::vector<ThreadInfo> threads() = 0;
   virtual bool thread_alive(Tid tid) = 0;
+  // The process a thread belongs to (0: unknown thread).
+  virtual Pid process_of(Tid tid) { return thread_alive(tid) ? pid() : 0; }
 
   // --- running and stopping ---------------------------------------------------------
   // Resumes according to plan; returns at once. The stop arrives through poll().
@@ -44,18 +74,37 @@ class Target {
   // A file descriptor that becomes readable when child events may be waiting (signalfd);
   // the server watches it and calls poll(). -1 when there is nothing to watch.
   virtual int event_fd() const = 0;
-  // Handles every waiting child event. Returns a stop to report once the process is
-  // fully stopped (all-stop), nothing while it still runs.
+  // Handles every waiting child event. Returns a stop to report: in all-stop once every
+  // thread is stopped, in non-stop as soon as the thread stopped (call again for more).
   virtual std::optional<StopEvent> poll() = 0;
-  // Asks a running process to stop (0x03); the stop arrives through poll() with SIGINT.
+  // Asks the running program to stop (0x03, vCtrlC); the stop arrives through poll() with
+  // SIGINT (in non-stop: one thread of the current process).
   virtual Result<void> interrupt() = 0;
-  // True between resume() and the StopEvent that ends it.
+  // All-stop: true between resume() and the StopEvent that ends it. Non-stop: some thread
+  // GDB resumed is still running.
   virtual bool running() const = 0;
   // Linux signals to deliver straight to the program without reporting a stop
   // (QPassSignals). Default: none are passed, every signal is reported.
   virtual void set_pass_signals(const std::set<int>& linux_signals) { (void)linux_signals; }
   // Report an execve as a stop (GDB announced exec-events). Default: not reported.
   virtual void set_report_exec(bool on) { (void)on; }
+  // Report fork / vfork (and vforkdone) as stops, the child kept stopped (GDB announced
+  // fork-events / vfork-events). Default: children are let go at once.
+  virtual void set_report_forks(bool fork, bool vfork) {
+    (void)fork;
+    (void)vfork;
+  }
+  // Report single threads exiting (QThreadEvents:1). Default: not reported.
+  virtual void set_report_thread_exits(bool on) { (void)on; }
+  // Non-stop mode (QNonStop:1): every thread stops and is reported on its own; resume() only
+  // touches the threads it names, and ResumeKind::Stop stops a running thread (reported
+  // with signal 0). Default: all-stop only.
+  virtual Result<void> set_non_stop(bool on) {
+    if (on) {
+      return base::make_error(base::Errc::unsupported, "non-stop mode is not supported");
+    }
+    return base::success();
+  }
 
   // --- registers, in the `g` packet layout of arch/x86 --------------------------------
   virtual Result<std::string> target_description(const std::string& annex) = 0;

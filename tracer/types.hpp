@@ -23,11 +23,13 @@ struct LaunchSpec {
   bool stdio_is_protocol = false;
 };
 
-// One thread's part in a resume, as in vCont. tid == kAllThreads is the default action.
+// One thread's part in a resume, as in vCont. tid == kAllThreads is the default action
+// (limited to one process when pid is set: vCont;c:pPID.-1).
 inline constexpr Tid kAllThreads = -1;
 enum class ResumeKind { Continue, Step, RangeStep, Stop };
 struct ThreadAction {
   Tid tid = kAllThreads;
+  Pid pid = 0;                // with tid == kAllThreads: only this process's threads (0: any)
   ResumeKind kind = ResumeKind::Continue;
   int signal = 0;             // Linux signal number to deliver, 0 for none
   Addr range_start = 0;       // RangeStep: keep stepping while start <= pc < end
@@ -46,8 +48,12 @@ enum class StopReason {
   Watchpoint,          // Z2/Z3/Z4; see watch_addr
   SingleStep,          // a step or range step finished
   Exec,                // the process exec'd exec_path (only when exec reporting is on)
+  Fork,                // the thread forked child_pid (only when fork reporting is on)
+  VFork,               // the thread vforked child_pid; its memory is shared until VForkDone
+  VForkDone,           // the vfork child exec'd or exited: the parent's memory is its own again
   Exited,              // the process exited: status
   Killed,              // the process died of a signal: signal
+  ThreadExited,        // one thread exited, its process lives on (only when thread events are on)
 };
 
 enum class WatchKind { Write, Read, Access };
@@ -61,9 +67,11 @@ struct StopEvent {
   Addr watch_addr = 0;
   WatchKind watch_kind = WatchKind::Write;
   std::string exec_path{};  // Exec: the new program
+  Pid child_pid = 0;        // Fork, VFork: the new process (its only thread has tid child_pid)
 };
 
 struct ThreadInfo {
+  Pid pid = 0;
   Tid tid = 0;
   std::string name;  // /proc/PID/task/TID/comm
   int core = -1;     // last CPU, -1 unknown

@@ -100,9 +100,8 @@ HandlerResult on_btrace_op(Context& cx, const protocol::BtraceOp& op) {
       }
       return Reply::ok();
     case protocol::BtraceOp::Bts:
-      if (tracing) {
-        return text_error("Btrace already enabled.");
-      }
+      // A thread already traced may still be GDB's to claim (born while recording): the
+      // target says "Btrace already enabled." otherwise.
       if (auto ok = cx.target.enable_btrace(*tid, cx.options.btrace_config); !ok) {
         return text_error(ok.error().message());
       }

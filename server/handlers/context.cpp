@@ -17,16 +17,26 @@ base::Result<tracer::Tid> current_thread(Context& cx) {
   if (tid > 0 && cx.target.thread_alive(tid)) {
     return tid;
   }
+  // The first thread of the current process, else of any.
   auto threads = cx.target.threads();
   if (threads.empty()) {
     return base::make_error(base::Errc::no_thread, "process has no threads");
   }
-  cx.state.general_thread = threads.front().tid;
-  return threads.front().tid;
+  auto pick = threads.front();
+  for (const auto& t : threads) {
+    if (t.pid == cx.target.pid()) {
+      pick = t;
+      break;
+    }
+  }
+  cx.state.general_thread = pick.tid;
+  (void)cx.target.select_process(pick.pid);
+  return pick.tid;
 }
 
 protocol::ThreadId wire_thread(Context& cx, tracer::Tid tid) {
-  return protocol::ThreadId{cx.target.pid(), tid};
+  const tracer::Pid pid = cx.target.process_of(tid);
+  return protocol::ThreadId{pid != 0 ? pid : cx.target.pid(), tid};
 }
 
 }  // namespace server

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -57,6 +58,11 @@ struct SessionState {
   bool no_ack = false;
   bool thread_events = false;
   bool exec_events = false;
+  bool fork_events = false;
+  bool vfork_events = false;
+  // Non-stop mode (QNonStop:1): stops go out as %Stop notifications, queued for vStopped.
+  bool non_stop = false;
+  std::deque<std::string> stop_notifications;
   // Selected threads (Hg / Hc); 0 = any.
   tracer::Tid general_thread = 0;
   tracer::Tid continue_thread = 0;
@@ -65,7 +71,7 @@ struct SessionState {
   std::set<int> program_signals;
   bool program_signals_set = false;
   // Cursor of qfThreadInfo/qsThreadInfo.
-  std::vector<tracer::Tid> thread_list_snapshot;
+  std::vector<protocol::ThreadId> thread_list_snapshot;
   std::size_t thread_list_pos = 0;
   // qXfer documents built at offset 0 and served from here for later offsets.
   std::map<std::string, std::string> xfer_cache;

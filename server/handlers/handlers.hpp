@@ -19,6 +19,8 @@ HandlerResult on_thread_info_first(Context& cx, std::string_view body);
 HandlerResult on_thread_info_next(Context& cx, std::string_view body);
 HandlerResult on_attached(Context& cx, const std::optional<std::int64_t>& pid);
 HandlerResult on_non_stop(Context& cx, std::string_view body);
+HandlerResult on_vstopped(Context& cx, std::string_view body);
+HandlerResult on_vctrlc(Context& cx, std::string_view body);
 HandlerResult on_pass_signals(Context& cx, const std::vector<int>& signals);
 HandlerResult on_program_signals(Context& cx, const std::vector<int>& signals);
 HandlerResult on_thread_events(Context& cx, std::string_view body);

@@ -1,4 +1,5 @@
 // D k vKill vRun vAttach: the life of the inferior as GDB drives it.
+#include <algorithm>
 #include <csignal>
 
 #include "server/handlers/handlers.hpp"
@@ -6,21 +7,34 @@
 namespace server {
 namespace {
 
-// Outside extended mode the server's work is done once its process is gone.
+// Outside extended mode the server's work is done once its last process is gone.
 void process_gone(Context& cx) {
   cx.state.xfer_cache.clear();
   cx.options.last_stop.reset();
-  if (!cx.options.extended) {
+  if (!cx.options.extended && !cx.target.has_process()) {
     cx.state.end_session = true;
   }
 }
 
-base::Result<void> check_pid(Context& cx, const std::optional<std::int64_t>& pid) {
+// The process a D / vKill names (the current one when it names none).
+base::Result<tracer::Pid> named_process(Context& cx, const std::optional<std::int64_t>& pid) {
   if (auto ok = require_process(cx); !ok) {
-    return ok;
+    return ok.error();
   }
-  if (pid && *pid != cx.target.pid()) {
+  if (!pid) {
+    return cx.target.pid();
+  }
+  const auto pids = cx.target.processes();
+  if (std::find(pids.begin(), pids.end(), *pid) == pids.end()) {
     return base::make_error(base::Errc::no_process, "no such process");
+  }
+  return static_cast<tracer::Pid>(*pid);
+}
+
+// A second process while one is debugged: only where GDB can tell them apart.
+base::Result<void> may_add_process(Context& cx) {
+  if (cx.target.has_process() && !cx.state.multiprocess) {
+    return base::make_error(base::Errc::invalid, "a process is already being debugged; kill it first");
   }
   return base::success();
 }
@@ -28,12 +42,12 @@ base::Result<void> check_pid(Context& cx, const std::optional<std::int64_t>& pid
 }  // namespace
 
 HandlerResult on_detach(Context& cx, const std::optional<std::int64_t>& pid) {
-  if (auto ok = check_pid(cx, pid); !ok) {
-    return ok.error();
+  auto which = named_process(cx, pid);
+  if (!which) {
+    return which.error();
   }
-  tracer::Pid detached = cx.target.pid();
-  cx.notice("Detaching from process " + std::to_string(detached));
-  if (auto ok = cx.target.detach(); !ok) {
+  cx.notice("Detaching from process " + std::to_string(*which));
+  if (auto ok = cx.target.detach_process(*which); !ok) {
     return ok.error();
   }
   process_gone(cx);
@@ -49,10 +63,11 @@ HandlerResult on_kill(Context& cx, std::string_view /*body*/) {
 }
 
 HandlerResult on_vkill(Context& cx, const std::optional<std::int64_t>& pid) {
-  if (auto ok = check_pid(cx, pid); !ok) {
-    return ok.error();
+  auto which = named_process(cx, pid);
+  if (!which) {
+    return which.error();
   }
-  if (auto ok = cx.target.kill(); !ok) {
+  if (auto ok = cx.target.kill_process(*which); !ok) {
     return ok.error();
   }
   process_gone(cx);
@@ -60,8 +75,8 @@ HandlerResult on_vkill(Context& cx, const std::optional<std::int64_t>& pid) {
 }
 
 HandlerResult on_vrun(Context& cx, const std::vector<std::string>& argv) {
-  if (cx.target.has_process()) {
-    return base::make_error(base::Errc::invalid, "a process is already being debugged; kill it first");
+  if (auto ok = may_add_process(cx); !ok) {
+    return ok.error();
   }
   std::vector<std::string> program = argv;
   if (program.empty() || program.front().empty()) {
@@ -99,8 +114,8 @@ HandlerResult on_vattach(Context& cx, const std::optional<std::int64_t>& pid) {
   if (!pid || *pid <= 0 || *pid > 0x7fffffff) {
     return base::make_error(base::Errc::malformed, "vAttach needs a process id");
   }
-  if (cx.target.has_process()) {
-    return base::make_error(base::Errc::invalid, "a process is already being debugged");
+  if (auto ok = may_add_process(cx); !ok) {
+    return ok.error();
   }
   if (auto ok = cx.target.attach(static_cast<tracer::Pid>(*pid)); !ok) {
     cx.notice(ok.error().message());

@@ -43,11 +43,16 @@ HandlerResult on_qsupported(Context& cx, const std::vector<std::string>& gdb_fea
   cx.state.swbreak = has_feature(gdb_features, "swbreak+");
   cx.state.hwbreak = has_feature(gdb_features, "hwbreak+");
   cx.state.exec_events = has_feature(gdb_features, "exec-events+");
+  cx.state.fork_events = has_feature(gdb_features, "fork-events+");
+  cx.state.vfork_events = has_feature(gdb_features, "vfork-events+");
   cx.target.set_report_exec(cx.state.exec_events);
+  cx.target.set_report_forks(cx.state.fork_events, cx.state.vfork_events);
   std::string reply = "PacketSize=" + protocol::hex_u64(protocol::kMaxPacketSize);
   for (std::string_view feature : supported_features()) {
     if ((feature == "multiprocess+" && !cx.state.multiprocess) ||
-        (feature == "exec-events+" && !cx.state.exec_events)) {
+        (feature == "exec-events+" && !cx.state.exec_events) ||
+        (feature == "fork-events+" && !cx.state.fork_events) ||
+        (feature == "vfork-events+" && !cx.state.vfork_events)) {
       continue;
     }
     reply += ';';
@@ -66,18 +71,26 @@ HandlerResult on_set_thread(Context& cx, const protocol::SetThread& req) {
     return base::make_error(base::Errc::no_process, "no process");
   }
   const auto& id = req.thread;
-  if (id.pid > 0 && id.pid != cx.target.pid()) {
+  const auto pids = cx.target.processes();
+  if (id.pid > 0 && std::find(pids.begin(), pids.end(), id.pid) == pids.end()) {
     return base::make_error(base::Errc::no_thread, "unknown process");
   }
   tracer::Tid tid = 0;  // any / all
   if (id.tid > 0) {
-    if (!cx.target.thread_alive(static_cast<tracer::Tid>(id.tid))) {
+    tid = static_cast<tracer::Tid>(id.tid);
+    if (!cx.target.thread_alive(tid) || (id.pid > 0 && cx.target.process_of(tid) != id.pid)) {
       return base::make_error(base::Errc::no_thread, "unknown thread");
     }
-    tid = static_cast<tracer::Tid>(id.tid);
   }
   if (req.op == 'g') {
-    cx.state.general_thread = tid != 0 ? tid : cx.state.general_thread;
+    // Hg also selects the process that memory, breakpoints and qXfer act on.
+    if (tid != 0) {
+      cx.state.general_thread = tid;
+      (void)cx.target.select_process(cx.target.process_of(tid));
+    } else if (id.pid > 0 && id.pid != cx.target.pid()) {
+      (void)cx.target.select_process(static_cast<tracer::Pid>(id.pid));
+      cx.state.general_thread = 0;
+    }
   } else {
     cx.state.continue_thread = tid;
   }
@@ -85,8 +98,8 @@ HandlerResult on_set_thread(Context& cx, const protocol::SetThread& req) {
 }
 
 HandlerResult on_thread_alive(Context& cx, const protocol::ThreadId& id) {
-  if (cx.target.has_process() && id.tid > 0 && (id.pid <= 0 || id.pid == cx.target.pid()) &&
-      cx.target.thread_alive(static_cast<tracer::Tid>(id.tid))) {
+  if (cx.target.has_process() && id.tid > 0 && cx.target.thread_alive(static_cast<tracer::Tid>(id.tid)) &&
+      (id.pid <= 0 || id.pid == cx.target.process_of(static_cast<tracer::Tid>(id.tid)))) {
     return Reply::ok();
   }
   return base::make_error(base::Errc::no_thread, "thread is not alive");
@@ -105,7 +118,7 @@ HandlerResult on_thread_info_first(Context& cx, std::string_view /*body*/) {
   cx.state.thread_list_pos = 0;
   if (cx.target.has_process()) {
     for (const auto& t : cx.target.threads()) {
-      cx.state.thread_list_snapshot.push_back(t.tid);
+      cx.state.thread_list_snapshot.push_back(protocol::ThreadId{t.pid, t.tid});
     }
   }
   return on_thread_info_next(cx, "");
@@ -122,26 +135,35 @@ HandlerResult on_thread_info_next(Context& cx, std::string_view /*body*/) {
     if (n > 0) {
       reply += ',';
     }
-    reply += protocol::format_thread_id(wire_thread(cx, list[cx.state.thread_list_pos++]), cx.state.multiprocess);
+    reply += protocol::format_thread_id(list[cx.state.thread_list_pos++], cx.state.multiprocess);
   }
   return Reply::packet(reply);
 }
 
 HandlerResult on_attached(Context& cx, const std::optional<std::int64_t>& pid) {
-  if (!cx.target.has_process() || (pid && *pid != cx.target.pid())) {
+  if (!cx.target.has_process()) {
     return base::make_error(base::Errc::no_process, "no such process");
+  }
+  if (pid) {
+    const auto pids = cx.target.processes();
+    if (std::find(pids.begin(), pids.end(), *pid) == pids.end()) {
+      return base::make_error(base::Errc::no_process, "no such process");
+    }
+    return Reply::packet(cx.target.attached_process(static_cast<tracer::Pid>(*pid)) ? "1" : "0");
   }
   return Reply::packet(cx.target.attached() ? "1" : "0");
 }
 
-HandlerResult on_non_stop(Context& /*cx*/, std::string_view body) {
+HandlerResult on_non_stop(Context& cx, std::string_view body) {
   auto on = parse_flag(body);
   if (!on) {
     return on.error();
   }
-  if (*on) {
-    return base::make_error(base::Errc::unsupported, "non-stop mode is not supported");
+  if (auto ok = cx.target.set_non_stop(*on); !ok) {
+    return ok.error();
   }
+  cx.state.non_stop = *on;
+  cx.state.stop_notifications.clear();
   return Reply::ok();
 }
 
@@ -163,6 +185,7 @@ HandlerResult on_thread_events(Context& cx, std::string_view body) {
     return on.error();
   }
   cx.state.thread_events = *on;
+  cx.target.set_report_thread_exits(*on);
   return Reply::ok();
 }
 

@@ -1,4 +1,5 @@
 // vCont? vCont c C s S ?: resuming, and what the last stop was.
+#include <algorithm>
 #include <csignal>
 
 #include "protocol/signals.hpp"
@@ -11,6 +12,8 @@ base::Result<tracer::ThreadAction> to_thread_action(const protocol::VContAction&
   tracer::ThreadAction out;
   if (a.thread && a.thread->tid > 0) {
     out.tid = static_cast<tracer::Tid>(a.thread->tid);
+  } else if (a.thread && a.thread->pid > 0) {
+    out.pid = static_cast<tracer::Pid>(a.thread->pid);  // pPID.-1: every thread of PID
   }
   if (a.gdb_signal != 0) {
     out.signal = protocol::host_signal_from_gdb(a.gdb_signal);
@@ -32,13 +35,22 @@ base::Result<tracer::ThreadAction> to_thread_action(const protocol::VContAction&
   return out;
 }
 
-bool for_other_process(Context& cx, const protocol::VContAction& a) {
-  return a.thread && a.thread->pid > 0 && a.thread->pid != cx.target.pid();
+bool unknown_process(Context& cx, const protocol::VContAction& a) {
+  if (!a.thread || a.thread->pid <= 0) {
+    return false;
+  }
+  const auto pids = cx.target.processes();
+  return std::find(pids.begin(), pids.end(), a.thread->pid) == pids.end();
 }
 
+// All-stop: the stop reply comes when the program stops. Non-stop: OK now, stops as
+// notifications.
 HandlerResult start(Context& cx, const tracer::ResumePlan& plan) {
   if (auto ok = cx.target.resume(plan); !ok) {
     return ok.error();
+  }
+  if (cx.state.non_stop) {
+    return Reply::ok();
   }
   return Reply::wait_for_stop();
 }
@@ -96,7 +108,7 @@ HandlerResult on_vcont(Context& cx, const std::vector<protocol::VContAction>& ac
   }
   tracer::ResumePlan plan;
   for (const auto& a : actions) {
-    if (for_other_process(cx, a)) {
+    if (unknown_process(cx, a)) {
       continue;
     }
     if (a.thread && a.thread->tid > 0 && !cx.target.thread_alive(static_cast<tracer::Tid>(a.thread->tid))) {
@@ -125,7 +137,35 @@ HandlerResult on_step(Context& cx, const protocol::LegacyResume& req) {
 HandlerResult on_stop_reason(Context& cx, std::string_view /*body*/) {
   if (!cx.target.has_process()) {
     // Extended mode before `run`: "no process" in the form GDB expects.
-    return Reply::packet("W00");
+    return Reply::packet(cx.state.non_stop ? "OK" : "W00");
+  }
+  if (cx.state.non_stop) {
+    // Every thread's stop: the first now, the others through vStopped.
+    auto& queue = cx.state.stop_notifications;
+    queue.clear();
+    auto first = current_thread(cx);
+    for (const auto& t : cx.target.threads()) {
+      tracer::StopEvent event;
+      event.pid = t.pid;
+      event.tid = t.tid;
+      event.signal = 0;
+      if (cx.options.last_stop && cx.options.last_stop->tid == t.tid) {
+        event = *cx.options.last_stop;
+      } else if (first && *first == t.tid) {
+        event.signal = SIGTRAP;
+      }
+      std::string reply = encode_stop_event(cx, event);
+      if (first && *first == t.tid) {
+        queue.push_front(std::move(reply));
+      } else {
+        queue.push_back(std::move(reply));
+      }
+    }
+    if (first) {
+      (void)encode_stop_event(cx, tracer::StopEvent{tracer::StopReason::Signal, cx.target.process_of(*first),
+                                                    *first, SIGTRAP});
+    }
+    return Reply::packet(queue.empty() ? "OK" : queue.front());
   }
   if (cx.options.last_stop) {
     tracer::StopEvent event = *cx.options.last_stop;
@@ -140,6 +180,26 @@ HandlerResult on_stop_reason(Context& cx, std::string_view /*body*/) {
   event.tid = *tid;
   event.signal = SIGTRAP;  // stopped, nothing more specific known
   return Reply::packet(encode_stop_event(cx, event));
+}
+
+// vStopped: GDB took the stop at the head of the queue; the next one, or OK.
+HandlerResult on_vstopped(Context& cx, std::string_view /*body*/) {
+  auto& queue = cx.state.stop_notifications;
+  if (!queue.empty()) {
+    queue.pop_front();
+  }
+  return Reply::packet(queue.empty() ? "OK" : queue.front());
+}
+
+// vCtrlC (non-stop): the program stops as with ^C; the stop comes as a notification.
+HandlerResult on_vctrlc(Context& cx, std::string_view /*body*/) {
+  if (auto ok = require_process(cx); !ok) {
+    return ok.error();
+  }
+  if (auto ok = cx.target.interrupt(); !ok) {
+    return ok.error();
+  }
+  return Reply::ok();
 }
 
 }  // namespace server

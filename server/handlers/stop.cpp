@@ -21,6 +21,9 @@ protocol::StopReply::Why why_from(const tracer::StopEvent& event) {
         case tracer::WatchKind::Access: return Why::AccessWatch;
       }
       return Why::Watch;
+    case tracer::StopReason::Fork: return Why::Fork;
+    case tracer::StopReason::VFork: return Why::VFork;
+    case tracer::StopReason::VForkDone: return Why::VForkDone;
     default: return Why::None;
   }
 }
@@ -39,6 +42,11 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
       reply.kind = protocol::StopReply::Kind::Terminated;
       reply.gdb_signal = protocol::gdb_signal_from_host(event.signal);
       break;
+    case tracer::StopReason::ThreadExited:
+      reply.kind = protocol::StopReply::Kind::ThreadExited;
+      reply.exit_status = event.status;
+      reply.thread = protocol::ThreadId{event.pid, event.tid};
+      return protocol::encode_stop_reply(reply, cx.state.multiprocess);
     default: {
       reply.kind = protocol::StopReply::Kind::Stopped;
       reply.gdb_signal = event.signal == 0 ? 0 : protocol::gdb_signal_from_host(event.signal);
@@ -49,6 +57,7 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
         reply.why = protocol::StopReply::Why::None;
       }
       reply.watch_addr = event.watch_addr;
+      reply.child = protocol::ThreadId{event.child_pid, event.child_pid};
       reply.exec_path = event.exec_path;
       for (int regno : kExpedited) {
         if (auto value = cx.target.read_register(event.tid, regno)) {
@@ -56,6 +65,7 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
         }
       }
       cx.state.general_thread = event.tid;
+      (void)cx.target.select_process(event.pid);
       break;
     }
   }

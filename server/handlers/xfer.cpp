@@ -13,7 +13,7 @@ std::string as_text(const tracer::Bytes& bytes) { return std::string(bytes.begin
 base::Result<std::string> build_threads(Context& cx) {
   std::vector<protocol::XmlThread> threads;
   for (const auto& t : cx.target.threads()) {
-    threads.push_back({wire_thread(cx, t.tid), t.name, t.core});
+    threads.push_back({protocol::ThreadId{t.pid, t.tid}, t.name, t.core});
   }
   return protocol::threads_xml(threads, cx.state.multiprocess);
 }

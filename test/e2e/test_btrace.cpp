@@ -11,6 +11,8 @@
 
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
+#include "test/support/skip.hpp"
+#include "test/support/debug_registers_probe.hpp"
 
 using Catch::Matchers::Contains;
 using e2e::ContainsRegex;
@@ -173,6 +175,7 @@ TEST_CASE("record stop ends tracing; the program runs on untraced", "[e2e][btrac
 }
 
 TEST_CASE("a watchpoint stops a traced thread as it stops an untraced one", "[e2e][btrace][watch]") {
+  REQUIRE_DEBUG_REGISTERS();
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break outer", "continue", "record btrace", "watch sink", "continue",
                                         "continue", "bt 2", "info record", "delete", "record stop", "continue"}});

@@ -7,11 +7,14 @@
 
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
+#include "test/support/skip.hpp"
+#include "test/support/debug_registers_probe.hpp"
 
 using Catch::Matchers::Contains;
 using e2e::ContainsRegex;
 
 TEST_CASE("hbreak: a hardware breakpoint stops the program", "[e2e][watch]") {
+  REQUIRE_DEBUG_REGISTERS();
   auto out = e2e::run_gdb({.program = "mt", .commands = {"hbreak checkpoint", "continue", "bt 1",
                                                          "continue", "continue"},
                            .args = {"life"},
@@ -25,6 +28,7 @@ TEST_CASE("hbreak: a hardware breakpoint stops the program", "[e2e][watch]") {
 }
 
 TEST_CASE("watch: every write by any thread is reported with old and new value", "[e2e][watch]") {
+  REQUIRE_DEBUG_REGISTERS();
   auto out = e2e::run_gdb({.program = "mt",
                            .commands = {"watch shared", "continue", "continue", "continue",
                                         "delete", "continue"},
@@ -42,6 +46,7 @@ TEST_CASE("watch: every write by any thread is reported with old and new value",
 }
 
 TEST_CASE("rwatch (Z3): reads are reported, writes are not", "[e2e][watch]") {
+  REQUIRE_DEBUG_REGISTERS();
   auto out = e2e::run_gdb({.program = "mt",
                            .commands = {"break run_watch", "continue", "rwatch shared", "continue",
                                         "continue", "print shared", "delete", "continue"},
@@ -62,6 +67,7 @@ TEST_CASE("rwatch (Z3): reads are reported, writes are not", "[e2e][watch]") {
 }
 
 TEST_CASE("awatch: reads and writes both reported", "[e2e][watch]") {
+  REQUIRE_DEBUG_REGISTERS();
   auto out = e2e::run_gdb({.program = "mt",
                            .commands = {"awatch shared", "continue", "continue", "delete", "continue"},
                            .args = {"watch"},
@@ -75,6 +81,7 @@ TEST_CASE("awatch: reads and writes both reported", "[e2e][watch]") {
 }
 
 TEST_CASE("a fifth debug register is refused with an error, the four others work", "[e2e][watch]") {
+  REQUIRE_DEBUG_REGISTERS();
   auto out = e2e::run_gdb({.program = "mt",
                            .commands = {"break run_watch", "continue", "watch shared", "watch observed",
                                         "watch usr1_count", "watch usr2_count", "watch rounds",
@@ -89,6 +96,7 @@ TEST_CASE("a fifth debug register is refused with an error, the four others work
 }
 
 TEST_CASE("watchpoint lengths: 2 bytes, and an unaligned 12-byte range the server splits", "[e2e][watch]") {
+  REQUIRE_DEBUG_REGISTERS();
   auto out = e2e::run_gdb({.program = "mt",
                            .commands = {"break run_watch", "continue",
                                         "watch *(short*)&shared", "continue", "delete",

@@ -74,7 +74,7 @@ class FakeTarget : public tracer::Target {
     std::vector<tracer::ThreadInfo> out;
     if (alive) {
       for (auto tid : tids) {
-        out.push_back({tid, "fake", 0});
+        out.push_back({the_pid, tid, "fake", 0});
       }
     }
     return out;
@@ -192,6 +192,9 @@ class FakeTarget : public tracer::Target {
   tracer::Result<void> enable_btrace(tracer::Tid tid, const tracer::BtraceConfig& config) override {
     if (!btrace_available) {
       return base::make_error(base::Errc::unsupported, "fake backend unavailable: no such device");
+    }
+    if (tracers.count(tid) != 0) {
+      return base::make_error(base::Errc::invalid, "Btrace already enabled.");
     }
     tracers[tid] = std::make_unique<tracer::RingBufferTracer>("fake", config);
     return base::success();

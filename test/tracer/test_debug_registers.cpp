@@ -9,12 +9,14 @@
 
 #include "test/support/skip.hpp"
 #include "test/tracer/live_support.hpp"
+#include "test/support/debug_registers_probe.hpp"
 
 using namespace test_tracer;
 using tracer::BreakpointType;
 using tracer::StopReason;
 
 TEST_CASE("access watchpoint hits, detach with it still inserted clears DR7", "[tracer][watch]") {
+  REQUIRE_DEBUG_REGISTERS();
   REQUIRE_PTRACE();
   const auto ticks = symbol("sleeper", "ticks");
   REQUIRE(ticks != 0);

@@ -2,6 +2,7 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <set>
@@ -16,7 +17,7 @@ namespace {
 
 // No EXITKILL: an attached process must survive the server.
 constexpr long kAttachOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD |
-                                PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+                                PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE;
 
 base::Error attach_error(Pid pid, int err) {
   if (err == ESRCH) {
@@ -30,13 +31,12 @@ base::Error attach_error(Pid pid, int err) {
 
 // PTRACE_ATTACH one thread and wait for its SIGSTOP. A different signal arriving first
 // becomes that thread's pending event; the SIGSTOP then stays expected.
-Result<void> LinuxTarget::attach_thread(Tid tid) {
-  auto res = pt::attach(tid);
-  if (!res) {
+Result<void> LinuxTarget::attach_thread(Process& p, Tid tid) {
+  if (auto res = pt::attach(tid); !res) {
     return res;
   }
-  Thread& t = add_thread(tid);
-  t.stopped = false;
+  LinuxThread& t = p.add_thread(tid);
+  t.state = ThreadState::Running;
   t.sigstop_expected = true;
   for (;;) {
     int st = 0;
@@ -45,20 +45,20 @@ Result<void> LinuxTarget::attach_thread(Tid tid) {
       if (errno == EINTR) {
         continue;
       }
-      threads_.erase(tid);
+      p.threads.erase(tid);
       return base::sys_error("waitpid " + std::to_string(tid));
     }
     base::logf(base::LogCat::ptrace, "attach: waitpid({}) status {:#x}", tid, st);
     if (WIFEXITED(st) || WIFSIGNALED(st)) {
-      threads_.erase(tid);
+      p.threads.erase(tid);
       return base::make_error(base::Errc::no_thread, "thread exited during attach");
     }
-    t.stopped = true;
-    int sig = WSTOPSIG(st);
+    t.state = ThreadState::Stopped;
+    const int sig = WSTOPSIG(st);
     if (sig == SIGSTOP) {
       t.sigstop_expected = false;
     } else {
-      make_pending(t, StopEvent{StopReason::Signal, pid_, tid, sig});
+      make_pending(t, StopEvent{StopReason::Signal, p.pid, tid, sig});
     }
     break;
   }
@@ -66,16 +66,16 @@ Result<void> LinuxTarget::attach_thread(Tid tid) {
 }
 
 Result<void> LinuxTarget::attach(Pid pid) {
-  if (has_process()) {
-    return base::make_error(base::Errc::invalid, "a process is already being debugged");
+  if (process(pid) != nullptr) {
+    return base::make_error(base::Errc::invalid, "process " + std::to_string(pid) + " is already being debugged");
   }
   if (pid <= 0) {
     return attach_error(pid, ESRCH);
   }
-  pid_ = pid;  // threads belong to it from here on
-  if (auto res = attach_thread(pid); !res) {
+  Process& p = add_process(pid, ProcessOrigin::Attached);
+  if (auto res = attach_thread(p, pid); !res) {
     int err = res.error().sys_errno != 0 ? res.error().sys_errno : ESRCH;
-    forget_process();
+    forget_process(pid);
     return attach_error(pid, err);
   }
   // Threads may be created while we attach: repeat until a pass finds no new tid.
@@ -83,33 +83,33 @@ Result<void> LinuxTarget::attach(Pid pid) {
   for (bool found = true; found;) {
     found = false;
     for (Tid tid : procfs::task_ids(pid)) {
-      if (find(tid) != nullptr || failed.count(tid) != 0) {
+      if (p.find(tid) != nullptr || failed.count(tid) != 0) {
         continue;
       }
       found = true;
-      if (auto res = attach_thread(tid); !res) {
+      if (auto res = attach_thread(p, tid); !res) {
         failed.insert(tid);  // exited meanwhile, or already ours through a clone event
       }
     }
   }
-  adopt(pid, true);
-  base::logf(base::LogCat::ptrace, "attached to {} ({} threads)", pid, threads_.size());
+  current_ = pid;
+  base::logf(base::LogCat::ptrace, "attached to {} ({} threads)", pid, p.threads.size());
   return base::success();
 }
 
 // Consumes a SIGSTOP we sent but never saw, so it is not delivered after detach. A real
 // signal seen instead is kept in deliver.
-void LinuxTarget::flush_sigstop(Thread& t, int& deliver) {
+void LinuxTarget::flush_sigstop(LinuxThread& t, int& deliver) {
   for (int guard = 0; t.sigstop_expected && guard < 16; ++guard) {
     if (!pt::resume(t.tid, false, 0)) {
       return;
     }
     int st = 0;
     if (::waitpid(t.tid, &st, __WALL) != t.tid || !WIFSTOPPED(st)) {
-      t.stopped = false;
+      t.state = ThreadState::Running;
       return;
     }
-    int sig = WSTOPSIG(st);
+    const int sig = WSTOPSIG(st);
     if (sig == SIGSTOP) {
       t.sigstop_expected = false;
     } else if (sig != SIGTRAP && (sig & 0x80) == 0 && deliver == 0) {
@@ -118,34 +118,90 @@ void LinuxTarget::flush_sigstop(Thread& t, int& deliver) {
   }
 }
 
-Result<void> LinuxTarget::detach() {
-  if (!has_process()) {
-    return base::make_error(base::Errc::no_process, "no process");
+// Our int3s and debug registers out, every thread let go (with the signal it stopped with,
+// if GDB never saw it).
+Result<void> LinuxTarget::detach_one(Process& p) {
+  const Pid pid = p.pid;
+  stop_now(&p);
+  Process* still = process(pid);
+  if (still == nullptr) {
+    return base::success();  // it exited meanwhile: nothing left to detach from
   }
-  if (running_) {
-    stop_all();
-    running_ = false;
+  end_step_over(*still);
+  // A vfork child shares its parent's memory: the int3s there are the parent's too.
+  if (still->vfork_parent == 0 || process(still->vfork_parent) == nullptr) {
+    for (const auto& [addr, site] : still->sites.sites()) {
+      (void)still->memory.write(addr, Bytes{site.original});
+    }
   }
-  for (const auto& [addr, site] : breakpoints_.sites()) {
-    (void)memory_.write(addr, Bytes{site.original});
-  }
-  breakpoints_.clear();
-  clear_debug_registers();
-  const Pid pid = pid_;
-  for (auto& [tid, t] : threads_) {
-    if (!t.stopped) {
+  still->sites.clear();
+  clear_debug_registers(*still);
+  still->collector.reset();
+  for (auto& [tid, t] : still->threads) {
+    if (!t.stopped()) {
       continue;
     }
     int deliver = 0;
     if (t.pending && t.pending->reason == StopReason::Signal && t.pending->signal != SIGSTOP &&
-        t.pending->signal != SIGTRAP) {
+        t.pending->signal != SIGTRAP && t.pending->signal != 0) {
       deliver = t.pending->signal;
     }
     flush_sigstop(t, deliver);
     (void)pt::detach(tid, deliver);
   }
   base::logf(base::LogCat::ptrace, "detached from {}", pid);
-  forget_process();
+  forget_process(pid);
+  if (processes_.empty()) {
+    running_ = stopping_ = interrupt_requested_ = false;  // nothing left to report on
+  }
+  return base::success();
+}
+
+Result<void> LinuxTarget::detach() {
+  Process* p = current();
+  if (p == nullptr) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  return detach_one(*p);
+}
+
+Result<void> LinuxTarget::detach_process(Pid pid) {
+  Process* p = process(pid);
+  if (p == nullptr) {
+    return base::make_error(base::Errc::no_process, "no such process " + std::to_string(pid));
+  }
+  return detach_one(*p);
+}
+
+Result<void> LinuxTarget::kill_process(Pid pid) {
+  Process* p = process(pid);
+  if (p == nullptr) {
+    return base::make_error(base::Errc::no_process, "no such process " + std::to_string(pid));
+  }
+  base::logf(base::LogCat::ptrace, "kill({}, SIGKILL)", pid);
+  p->frozen = true;
+  ::kill(pid, SIGKILL);
+  // Reap: the leader's status comes last. Other processes' events are handled meanwhile.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (process(pid) != nullptr && std::chrono::steady_clock::now() < deadline) {
+    events_.wait_readable(std::chrono::milliseconds(50));
+    for (const WaitStatus& w : events_.drain()) {
+      handle_status(w.tid, w.status);
+    }
+  }
+  if (process(pid) != nullptr) {
+    forget_process(pid);
+  }
+  // GDB asked for it: no exit report follows.
+  for (std::size_t i = exits_.size(); i-- > 0;) {
+    if (exits_[i].pid == pid) {
+      exits_.erase(exits_.begin() + static_cast<std::ptrdiff_t>(i));
+      exit_seqs_.erase(exit_seqs_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  if (processes_.empty() && exits_.empty()) {
+    running_ = stopping_ = interrupt_requested_ = false;  // nothing left to report on
+  }
   return base::success();
 }
 
@@ -153,26 +209,24 @@ Result<void> LinuxTarget::kill() {
   if (!has_process()) {
     return base::make_error(base::Errc::no_process, "no process");
   }
-  const Pid pid = pid_;
-  base::logf(base::LogCat::ptrace, "kill({}, SIGKILL)", pid);
-  ::kill(pid, SIGKILL);
-  // Reap every thread; the leader's status comes last.
-  for (;;) {
-    int st = 0;
-    Tid w = ::waitpid(-1, &st, __WALL);
-    if (w < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      break;
-    }
-    if (w == pid && (WIFEXITED(st) || WIFSIGNALED(st))) {
-      break;
+  kill_all(false);
+  return base::success();
+}
+
+// Every process dies (GDB's kill); when the server goes away, processes it attached to (and
+// their children) are let go clean instead.
+void LinuxTarget::kill_all(bool spare_attached) {
+  while (!processes_.empty()) {
+    Process& p = *processes_.begin()->second;
+    if (spare_attached && p.attached) {
+      (void)detach_one(p);
+    } else {
+      (void)kill_process(p.pid);
     }
   }
-  forget_process();
-  exit_event_.reset();
-  return base::success();
+  exits_.clear();
+  exit_seqs_.clear();
+  early_stops_.clear();
 }
 
 }  // namespace tracer

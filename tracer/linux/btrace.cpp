@@ -1,9 +1,11 @@
-// Qbtrace:bts / Qbtrace:off for LinuxTarget: which backend traces a thread, and when its
-// tracer goes away (disable, thread exit, detach, kill, exec).
+// Qbtrace:bts / Qbtrace:off for LinuxTarget: the collector of a process (one backend per
+// process, chosen at the first enable), and threads born while it records.
 #include <utility>
 
 #include "base/log.hpp"
 #include "tracer/btrace/perf_bts.hpp"
+#include "tracer/btrace/perf_bts_collector.hpp"
+#include "tracer/btrace/soft_step.hpp"
 #include "tracer/linux/linux_target.hpp"
 
 namespace tracer {
@@ -17,68 +19,90 @@ base::Error soft_unavailable() {
 
 }  // namespace
 
+// The backend --btrace asked for; auto: BTS when the kernel gives it for this thread, else
+// single-stepping.
+Result<std::unique_ptr<Collector>> LinuxTarget::make_collector(Tid tid, const BtraceConfig& config) {
+  switch (btrace_backend_) {
+    case BtraceBackend::Soft:
+      return soft_unavailable();
+    case BtraceBackend::Step:
+      return std::unique_ptr<Collector>(std::make_unique<SoftStepCollector>());
+    case BtraceBackend::Bts:
+    case BtraceBackend::Auto: {
+      auto probe = open_perf_bts(tid, config);
+      if (probe) {
+        return std::unique_ptr<Collector>(std::make_unique<PerfBtsCollector>());
+      }
+      if (btrace_backend_ == BtraceBackend::Bts) {
+        return std::move(probe).error();
+      }
+      base::logf(base::LogCat::perf, "thread {}: {}; tracing by single-stepping", tid, probe.error().message());
+      return std::unique_ptr<Collector>(std::make_unique<SoftStepCollector>());
+    }
+  }
+  return soft_unavailable();
+}
+
 Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& config) {
   if (!has_process()) {
     return base::make_error(base::Errc::no_process, "no process");
   }
-  if (find(tid) == nullptr) {
+  Located at = locate(tid);
+  if (at.thread == nullptr) {
     return base::make_error(base::Errc::no_thread, "No such thread.");
   }
-  if (btrace_.count(tid) != 0) {
-    return base::make_error(base::Errc::invalid, "Btrace already enabled.");
+  Process& p = *at.process;
+  if (p.collector && p.collector->tracing(tid) && unclaimed_.erase(tid) != 0) {
+    return base::success();  // born while recording: traced already, now GDB's too
   }
-  TracedThread traced;
-  if (btrace_backend_ == BtraceBackend::Bts || btrace_backend_ == BtraceBackend::Auto) {
-    auto bts = open_perf_bts(tid, config);
-    if (bts) {
-      traced.tracer = std::move(*bts);
-    } else if (btrace_backend_ == BtraceBackend::Bts) {
-      return std::move(bts).error();
-    } else {
-      base::logf(base::LogCat::perf, "thread {}: {}; tracing by single-stepping", tid,
-                 bts.error().message());
+  if (!p.collector) {
+    auto made = make_collector(tid, config);
+    if (!made) {
+      return std::move(made).error();
     }
-  } else if (btrace_backend_ == BtraceBackend::Soft) {
-    return soft_unavailable();
+    p.collector = std::move(*made);
   }
-  if (!traced.tracer) {
-    auto step = std::make_unique<SoftStepTracer>(config);
-    traced.step = step.get();
-    traced.tracer = std::move(step);
+  if (auto ok = p.collector->start(tid, config); !ok) {
+    return ok;
   }
-  base::logf(base::LogCat::ptrace, "thread {}: branch tracing on ({})", tid, traced.tracer->stats().backend);
-  btrace_[tid] = std::move(traced);
+  btrace_config_ = config;
+  base::logf(base::LogCat::ptrace, "thread {}: branch tracing on ({})", tid, p.collector->backend());
   return base::success();
 }
 
 Result<void> LinuxTarget::disable_btrace(Tid tid) {
-  if (btrace_.erase(tid) == 0) {
+  Located at = locate(tid);
+  if (at.thread == nullptr || !at.process->collector || !at.process->collector->tracing(tid)) {
     return base::make_error(base::Errc::invalid, "Branch tracing not enabled.");
+  }
+  Process& p = *at.process;
+  p.collector->stop(tid);
+  unclaimed_.erase(tid);
+  if (p.collector->traced_count() == 0) {
+    p.collector.reset();  // `record stop`: the last thread stopped recording
   }
   base::logf(base::LogCat::ptrace, "thread {}: branch tracing off", tid);
   return base::success();
 }
 
 BranchTracer* LinuxTarget::branch_tracer(Tid tid) {
-  auto it = btrace_.find(tid);
-  return it == btrace_.end() ? nullptr : it->second.tracer.get();
-}
-
-SoftStepTracer* LinuxTarget::soft_stepper(Tid tid) {
-  if (btrace_.empty()) {
+  Located at = locate(tid);
+  if (at.thread == nullptr || !at.process->collector) {
     return nullptr;
   }
-  auto it = btrace_.find(tid);
-  return it == btrace_.end() ? nullptr : it->second.step;
+  return at.process->collector->tracing(tid) ? at.process->collector->tracer(tid) : nullptr;
 }
 
-// A thread gone (tid) or the whole process (0): its history goes with it.
-void LinuxTarget::forget_btrace(Tid tid) {
-  if (tid == 0) {
-    btrace_.clear();
-    insn_cache_.clear();
+// A thread born while its process records is traced from its first instruction (GDB would
+// only ask once it hears of the thread, after it ran).
+void LinuxTarget::collector_thread_born(Process& p, LinuxThread& t) {
+  if (!p.collector || p.collector->traced_count() == 0) {
+    return;
+  }
+  if (auto ok = p.collector->start(t.tid, btrace_config_); ok) {
+    unclaimed_.insert(t.tid);
   } else {
-    btrace_.erase(tid);
+    base::logf(base::LogCat::ptrace, "thread {}: no branch trace: {}", t.tid, ok.error().message());
   }
 }
 

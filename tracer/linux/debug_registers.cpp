@@ -98,64 +98,63 @@ base::Result<void> write_debug_registers(Tid tid, DrValues& have, const DrValues
   return base::success();
 }
 
-// --- LinuxTarget: Z1-Z4 --------------------------------------------------------------
+// --- LinuxTarget: Z1-Z4, per address space ---------------------------------------------------
 
-Result<void> LinuxTarget::insert_debug_point(BreakpointType type, Addr addr, int len) {
-  arch::x86::DebugSlots before = dr_slots_;
-  if (auto pieces = dr_slots_.insert(dr_type(type), addr, len); !pieces) {
+Result<void> LinuxTarget::insert_debug_point(Process& p, BreakpointType type, Addr addr, int len) {
+  arch::x86::DebugSlots before = p.dr_slots;
+  if (auto pieces = p.dr_slots.insert(dr_type(type), addr, len); !pieces) {
     return std::move(pieces).error();
   }
   // Arm one stopped thread now so that an address the kernel refuses fails the Z packet;
   // the others follow when they next run.
-  auto tid = any_stopped_tid();
-  if (tid) {
-    Thread& t = threads_[*tid];
-    if (auto res = write_debug_registers(t.tid, t.dr, dr_values(dr_slots_)); !res) {
-      dr_slots_ = before;
-      (void)write_debug_registers(t.tid, t.dr, dr_values(dr_slots_));
+  if (LinuxThread* t = p.any_stopped()) {
+    if (auto res = write_debug_registers(t->tid, t->dr, dr_values(p.dr_slots)); !res) {
+      p.dr_slots = before;
+      (void)write_debug_registers(t->tid, t->dr, dr_values(p.dr_slots));
       return res;
     }
   }
   if (type == BreakpointType::ReadWatch) {
-    refresh_read_watches();
+    refresh_read_watches(p);
   }
   return base::success();
 }
 
-Result<void> LinuxTarget::remove_debug_point(BreakpointType type, Addr addr, int len) {
-  (void)dr_slots_.remove(dr_type(type), addr, len);
+Result<void> LinuxTarget::remove_debug_point(Process& p, BreakpointType type, Addr addr, int len) {
+  (void)p.dr_slots.remove(dr_type(type), addr, len);
   return base::success();
 }
 
-void LinuxTarget::sync_debug_registers(Thread& t) {
-  if (auto res = write_debug_registers(t.tid, t.dr, dr_values(dr_slots_)); !res) {
+void LinuxTarget::sync_debug_registers(Process& p, LinuxThread& t) {
+  if (auto res = write_debug_registers(t.tid, t.dr, dr_values(p.dr_slots)); !res) {
     base::logf(base::LogCat::ptrace, "debug registers of {}: {}", t.tid, res.error().message());
   }
 }
 
-void LinuxTarget::clear_debug_registers() {
-  dr_slots_ = arch::x86::DebugSlots{};
-  for (auto& [tid, t] : threads_) {
-    if (t.stopped) {
+void LinuxTarget::clear_debug_registers(Process& p) {
+  p.dr_slots = arch::x86::DebugSlots{};
+  for (auto& [tid, t] : p.threads) {
+    if (t.stopped()) {
       (void)write_debug_registers(tid, t.dr, DrValues{});
     }
   }
 }
 
 // A read watchpoint is armed for any access; the value it saw last tells a write (changed:
-// not reported) from a read. Called whenever every thread is stopped.
-void LinuxTarget::refresh_read_watches() {
+// not reported) from a read. Called whenever the threads are stopped.
+void LinuxTarget::refresh_read_watches(Process& p) {
   for (int i = 0; i < arch::x86::kDebugSlots; ++i) {
-    const auto& s = dr_slots_.slot(i);
+    const auto& s = p.dr_slots.slot(i);
     if (s.refs > 0 && s.type == DrType::Read) {
-      if (auto now = memory_.read(s.addr, static_cast<std::size_t>(s.len)); now && now->size() == static_cast<std::size_t>(s.len)) {
-        read_watch_values_[static_cast<std::size_t>(i)] = load_value(*now);
+      if (auto now = p.memory.read(s.addr, static_cast<std::size_t>(s.len));
+          now && now->size() == static_cast<std::size_t>(s.len)) {
+        p.read_watch_values[static_cast<std::size_t>(i)] = load_value(*now);
       }
     }
   }
 }
 
-LinuxTarget::DebugTrap LinuxTarget::debug_trap(Thread& t) {
+LinuxTarget::DebugTrap LinuxTarget::debug_trap(Process& p, LinuxThread& t) {
   DebugTrap out;
   if (t.dr.dr7 == 0) {
     return out;
@@ -165,12 +164,12 @@ LinuxTarget::DebugTrap LinuxTarget::debug_trap(Thread& t) {
     return out;
   }
   (void)pt::set_debugreg(t.tid, 6, 0);
-  auto slot = dr_slots_.triggered(*dr6);
+  auto slot = p.dr_slots.triggered(*dr6);
   if (!slot) {
     return out;  // a slot GDB has removed since: nothing to report for it
   }
-  const auto& s = dr_slots_.slot(*slot);
-  StopEvent ev{StopReason::Watchpoint, pid_, t.tid, SIGTRAP};
+  const auto& s = p.dr_slots.slot(*slot);
+  StopEvent ev{StopReason::Watchpoint, p.pid, t.tid, SIGTRAP};
   ev.watch_addr = s.addr;
   switch (s.type) {
     case DrType::Execute: ev.reason = StopReason::HardwareBreakpoint; break;
@@ -178,8 +177,8 @@ LinuxTarget::DebugTrap LinuxTarget::debug_trap(Thread& t) {
     case DrType::Access: ev.watch_kind = WatchKind::Access; break;
     case DrType::Read: {
       ev.watch_kind = WatchKind::Read;
-      auto now = memory_.read(s.addr, static_cast<std::size_t>(s.len));
-      auto& saved = read_watch_values_[static_cast<std::size_t>(*slot)];
+      auto now = p.memory.read(s.addr, static_cast<std::size_t>(s.len));
+      auto& saved = p.read_watch_values[static_cast<std::size_t>(*slot)];
       if (now && now->size() == static_cast<std::size_t>(s.len) && load_value(*now) != saved) {
         saved = load_value(*now);  // a write, not a read
         out.kind = DebugTrap::Kind::Ignored;

@@ -19,7 +19,8 @@ namespace tracer {
 namespace {
 
 constexpr long kLaunchOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL |
-                                PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+                                PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+                                PTRACE_O_TRACEVFORKDONE;
 
 base::Error cannot_run(const std::string& prog, int err) {
   return base::Error{base::Errc::system, 0,
@@ -160,9 +161,6 @@ base::Result<int> wait_for_exec(Pid pid, const std::string& prog) {
 }  // namespace
 
 Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
-  if (has_process()) {
-    return base::make_error(base::Errc::invalid, "a process is already being debugged");
-  }
   auto resolved = resolve_program(spec.program);
   if (!resolved) {
     return std::move(resolved).error();
@@ -247,21 +245,9 @@ Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
       }
     }
   }
-  adopt(child, false);
+  add_process(child, ProcessOrigin::Launched).add_thread(child);
+  current_ = child;
   return child;
-}
-
-void LinuxTarget::adopt(Pid pid, bool attached) {
-  pid_ = pid;
-  attached_ = attached;
-  running_ = false;
-  exit_event_.reset();
-  if (find(pid) == nullptr) {
-    add_thread(pid);
-  }
-  if (auto res = memory_.open(pid); !res) {
-    base::logf(base::LogCat::ptrace, "{}", res.error().message());
-  }
 }
 
 }  // namespace tracer

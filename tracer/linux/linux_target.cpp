@@ -1,8 +1,7 @@
-// LinuxTarget: construction, thread bookkeeping, and the calls that only read or write
-// a stopped process (registers, memory, breakpoints, auxv, siginfo, libraries).
+// LinuxTarget: lookups, and the calls that only read or write a stopped process (registers,
+// memory, breakpoints, auxv, siginfo, libraries).
 #include "tracer/linux/linux_target.hpp"
 
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,222 +21,270 @@ base::Error no_process_error() { return base::make_error(base::Errc::no_process,
 
 }  // namespace
 
-LinuxTarget::LinuxTarget() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &set, nullptr);
-  sfd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+LinuxTarget::~LinuxTarget() { kill_all(true); }
+
+// --- lookups ------------------------------------------------------------------------------
+
+Process* LinuxTarget::process(Pid pid) {
+  auto it = processes_.find(pid);
+  return it == processes_.end() ? nullptr : it->second.get();
 }
 
-LinuxTarget::~LinuxTarget() {
-  if (has_process()) {
-    if (attached_) {
-      (void)detach();
-    } else {
-      (void)kill();
+Process* LinuxTarget::current() { return process(current_); }
+
+LinuxTarget::Located LinuxTarget::locate(Tid tid) {
+  if (Process* p = process(tid)) {  // the leader: the common case
+    if (LinuxThread* t = p->find(tid)) {
+      return {p, t};
     }
   }
-  if (sfd_ >= 0) {
-    ::close(sfd_);
+  for (auto& [pid, p] : processes_) {
+    if (LinuxThread* t = p->find(tid)) {
+      return {p.get(), t};
+    }
   }
+  return {};
 }
 
-LinuxTarget::Thread* LinuxTarget::find(Tid tid) {
-  auto it = threads_.find(tid);
-  return it == threads_.end() ? nullptr : &it->second;
-}
-
-LinuxTarget::Thread& LinuxTarget::add_thread(Tid tid) {
-  Thread& t = threads_[tid];
-  t.tid = tid;
-  return t;
-}
-
-void LinuxTarget::forget_process() {
-  threads_.clear();
-  breakpoints_.clear();
-  forget_btrace(0);
-  dr_slots_ = arch::x86::DebugSlots{};
-  memory_.close();
-  pid_ = 0;
-  attached_ = false;
-  running_ = false;
-  stopping_ = false;
-  interrupt_requested_ = false;
-}
-
-Result<Tid> LinuxTarget::any_stopped_tid() const {
+Result<LinuxTarget::Located> LinuxTarget::stopped_thread(Tid tid) {
   if (!has_process()) {
     return no_process_error();
   }
-  if (auto it = threads_.find(pid_); it != threads_.end() && it->second.stopped) {
-    return pid_;
-  }
-  for (const auto& [tid, t] : threads_) {
-    if (t.stopped) {
-      return tid;
-    }
-  }
-  return base::make_error(base::Errc::no_thread, "no stopped thread");
-}
-
-Result<LinuxTarget::Thread*> LinuxTarget::stopped_thread(Tid tid) {
-  if (!has_process()) {
-    return no_process_error();
-  }
-  Thread* t = find(tid);
-  if (t == nullptr) {
+  Located at = locate(tid);
+  if (at.thread == nullptr) {
     return base::make_error(base::Errc::no_thread, "no thread " + std::to_string(tid));
   }
-  if (!t->stopped) {
+  if (!at.thread->stopped()) {
     return base::make_error(base::Errc::invalid, "thread " + std::to_string(tid) + " is running");
   }
-  return t;
+  return at;
+}
+
+Process& LinuxTarget::add_process(Pid pid, ProcessOrigin origin) {
+  auto p = std::make_unique<Process>();
+  p->pid = pid;
+  p->origin = origin;
+  p->attached = origin == ProcessOrigin::Attached;
+  if (auto res = p->memory.open(pid); !res) {
+    base::logf(base::LogCat::ptrace, "{}", res.error().message());
+  }
+  Process& ref = *p;
+  processes_[pid] = std::move(p);
+  return ref;
+}
+
+void LinuxTarget::forget_process(Pid pid) {
+  processes_.erase(pid);
+  if (current_ == pid) {
+    current_ = 0;
+    for (auto& [other, p] : processes_) {
+      if (p->known_to_gdb) {
+        current_ = other;
+        break;
+      }
+    }
+  }
+}
+
+bool LinuxTarget::attached() const {
+  auto it = processes_.find(current_);
+  return it != processes_.end() && it->second->attached;
+}
+
+bool LinuxTarget::attached_process(Pid pid) {
+  Process* p = process(pid);
+  return p != nullptr && p->attached;
+}
+
+std::vector<Pid> LinuxTarget::processes() {
+  std::vector<Pid> out;
+  for (const auto& [pid, p] : processes_) {
+    if (p->known_to_gdb) {
+      out.push_back(pid);
+    }
+  }
+  return out;
+}
+
+Result<void> LinuxTarget::select_process(Pid pid) {
+  Process* p = process(pid);
+  if (p == nullptr) {
+    return base::make_error(base::Errc::no_process, "no such process " + std::to_string(pid));
+  }
+  current_ = pid;
+  return base::success();
 }
 
 std::vector<ThreadInfo> LinuxTarget::threads() {
   std::vector<ThreadInfo> out;
-  for (const auto& [tid, t] : threads_) {
-    if (!t.seen_initial_stop) {
-      continue;  // not started yet
+  for (auto& [pid, p] : processes_) {
+    if (!p->known_to_gdb) {
+      continue;  // a fork child GDB has not been told of
     }
-    ThreadInfo info;
-    info.tid = tid;
-    info.name = procfs::thread_name(pid_, tid);
-    if (auto st = procfs::task_stat(pid_, tid)) {
-      info.core = st->core;
+    const std::size_t first = out.size();
+    for (const auto& [tid, t] : p->threads) {
+      if (!t.started) {
+        continue;  // not running its own code yet
+      }
+      ThreadInfo info;
+      info.pid = pid;
+      info.tid = tid;
+      info.name = procfs::thread_name(pid, tid);
+      if (auto st = procfs::task_stat(pid, tid)) {
+        info.core = st->core;
+      }
+      out.push_back(std::move(info));
     }
-    out.push_back(std::move(info));
+    // The leader first, as in gdbserver's list.
+    std::stable_partition(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                          [pid = pid](const ThreadInfo& i) { return i.tid == pid; });
   }
-  // The leader first, as in gdbserver's list.
-  std::stable_partition(out.begin(), out.end(), [this](const ThreadInfo& i) { return i.tid == pid_; });
   return out;
 }
 
 bool LinuxTarget::thread_alive(Tid tid) {
-  return has_process() && find(tid) != nullptr && pt::tgkill(pid_, tid, 0).ok();
+  Located at = locate(tid);
+  return at.thread != nullptr && at.process->known_to_gdb && pt::tgkill(at.process->pid, tid, 0).ok();
 }
+
+// --- registers ----------------------------------------------------------------------------
 
 Result<std::string> LinuxTarget::target_description(const std::string& annex) {
   if (annex != "target.xml") {
     return base::make_error(base::Errc::invalid, "unknown annex " + annex);
   }
-  auto tid = any_stopped_tid();
-  if (!tid) {
-    return std::move(tid).error();
+  Process* p = current();
+  if (p == nullptr) {
+    return no_process_error();
   }
-  return target_description_xml(*tid);
+  LinuxThread* t = p->any_stopped();
+  if (t == nullptr) {
+    return base::make_error(base::Errc::no_thread, "no stopped thread");
+  }
+  return target_description_xml(t->tid);
 }
 
 Result<Bytes> LinuxTarget::read_registers(Tid tid) {
-  auto t = stopped_thread(tid);
-  if (!t) {
-    return std::move(t).error();
+  auto at = stopped_thread(tid);
+  if (!at) {
+    return std::move(at).error();
   }
   return read_g_registers(tid);
 }
 
 Result<void> LinuxTarget::write_registers(Tid tid, const Bytes& regs) {
-  auto t = stopped_thread(tid);
-  if (!t) {
-    return std::move(t).error();
+  auto at = stopped_thread(tid);
+  if (!at) {
+    return std::move(at).error();
   }
   return write_g_registers(tid, regs);
 }
 
 Result<Bytes> LinuxTarget::read_register(Tid tid, int regno) {
-  auto t = stopped_thread(tid);
-  if (!t) {
-    return std::move(t).error();
+  auto at = stopped_thread(tid);
+  if (!at) {
+    return std::move(at).error();
   }
   return read_one_register(tid, regno);
 }
 
 Result<void> LinuxTarget::write_register(Tid tid, int regno, const Bytes& value) {
-  auto t = stopped_thread(tid);
-  if (!t) {
-    return std::move(t).error();
+  auto at = stopped_thread(tid);
+  if (!at) {
+    return std::move(at).error();
   }
   return write_one_register(tid, regno, value);
 }
 
+// --- memory and breakpoints of the current process -------------------------------------------
+
 Result<Bytes> LinuxTarget::read_memory(Addr addr, std::size_t len) {
-  if (!has_process()) {
+  Process* p = current();
+  if (p == nullptr) {
     return no_process_error();
   }
-  auto data = memory_.read(addr, len);
+  auto data = p->memory.read(addr, len);
   if (data) {
-    breakpoints_.hide(addr, *data);
+    p->sites.hide(addr, *data);
   }
   return data;
 }
 
 Result<void> LinuxTarget::write_memory(Addr addr, const Bytes& data) {
-  if (!has_process()) {
+  Process* p = current();
+  if (p == nullptr) {
     return no_process_error();
   }
-  SoftwareBreakpoints saved = breakpoints_;
+  SoftwareBreakpoints saved = p->sites;
   Bytes bytes = data;
-  breakpoints_.absorb_write(addr, bytes);
-  insn_cache_.clear();  // the code may have changed
-  auto res = memory_.write(addr, bytes);
+  p->sites.absorb_write(addr, bytes);
+  if (p->collector) {
+    p->collector->code_changed();
+  }
+  auto res = p->memory.write(addr, bytes);
   if (!res) {
-    breakpoints_ = std::move(saved);
+    p->sites = std::move(saved);
   }
   return res;
 }
 
 Result<void> LinuxTarget::insert_breakpoint(BreakpointType type, Addr addr, int len) {
-  if (!has_process()) {
+  Process* p = current();
+  if (p == nullptr) {
     return no_process_error();
   }
   if (type != BreakpointType::Software) {
-    return insert_debug_point(type, addr, len);
+    return insert_debug_point(*p, type, addr, len);
   }
-  if (breakpoints_.contains(addr)) {
+  if (p->sites.contains(addr)) {
+    p->sites.add(addr, 0, SiteOwner::Gdb);  // the int3 is there already: one more owner
     return base::success();
   }
-  auto orig = memory_.read(addr, 1);
+  auto orig = p->memory.read(addr, 1);
   if (!orig) {
     return std::move(orig).error();
   }
-  auto res = memory_.write(addr, Bytes{kInt3});
-  if (!res) {
+  if (auto res = p->memory.write(addr, Bytes{kInt3}); !res) {
     return res;
   }
-  breakpoints_.add(addr, (*orig)[0]);
-  base::logf(base::LogCat::ptrace, "int3 at {:#x} (was {:#04x})", addr, (*orig)[0]);
+  p->sites.add(addr, (*orig)[0], SiteOwner::Gdb);
+  base::logf(base::LogCat::ptrace, "int3 at {:#x} in {} (was {:#04x})", addr, p->pid, (*orig)[0]);
   return base::success();
 }
 
 Result<void> LinuxTarget::remove_breakpoint(BreakpointType type, Addr addr, int len) {
-  if (!has_process()) {
+  Process* p = current();
+  if (p == nullptr) {
     return no_process_error();
   }
   if (type != BreakpointType::Software) {
-    return remove_debug_point(type, addr, len);
+    return remove_debug_point(*p, type, addr, len);
   }
-  auto orig = breakpoints_.release(addr);
+  auto orig = p->sites.release(addr, SiteOwner::Gdb);
   if (!orig) {
     return base::success();
   }
-  return memory_.write(addr, Bytes{*orig});
+  if (p->step_over && p->step_over->addr == addr && p->step_over->started) {
+    return base::success();  // the original byte is in memory while the step-over lasts
+  }
+  return p->memory.write(addr, Bytes{*orig});
 }
 
+// --- what GDB asks about the process -----------------------------------------------------------
+
 Result<Bytes> LinuxTarget::auxv() {
-  if (!has_process()) {
+  if (current() == nullptr) {
     return no_process_error();
   }
-  return procfs::read_file("/proc/" + std::to_string(pid_) + "/auxv");
+  return procfs::read_file("/proc/" + std::to_string(current_) + "/auxv");
 }
 
 Result<std::string> LinuxTarget::exec_file(Pid pid) {
   if (pid == 0) {
-    if (!has_process()) {
+    if (current() == nullptr) {
       return no_process_error();
     }
-    pid = pid_;
+    pid = current_;
   }
   const std::string link = "/proc/" + std::to_string(pid) + "/exe";
   std::string buf(4096, '\0');
@@ -261,9 +308,9 @@ Result<LibraryList> LinuxTarget::libraries() {
 }
 
 Result<Bytes> LinuxTarget::siginfo(Tid tid) {
-  auto t = stopped_thread(tid);
-  if (!t) {
-    return std::move(t).error();
+  auto at = stopped_thread(tid);
+  if (!at) {
+    return std::move(at).error();
   }
   auto si = pt::get_siginfo(tid);
   if (!si) {
@@ -275,9 +322,9 @@ Result<Bytes> LinuxTarget::siginfo(Tid tid) {
 }
 
 Result<void> LinuxTarget::write_siginfo(Tid tid, const Bytes& data) {
-  auto t = stopped_thread(tid);
-  if (!t) {
-    return std::move(t).error();
+  auto at = stopped_thread(tid);
+  if (!at) {
+    return std::move(at).error();
   }
   if (data.size() > sizeof(siginfo_t)) {
     return base::make_error(base::Errc::invalid, "siginfo larger than 128 bytes");

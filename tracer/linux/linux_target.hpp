@@ -1,29 +1,32 @@
-// The Linux inferior: one process traced with ptrace, all-stop. Every ptrace call is made
-// by the thread that owns this object; child events arrive through a SIGCHLD signalfd.
+// The Linux inferior: every process we debug, traced with ptrace. The core is non-stop:
+// each thread is a small state machine (thread.hpp) fed by one event source (one
+// non-blocking waitpid drain); all-stop is a policy on top (stop the others, report one
+// event, keep the rest pending). Nothing in it waits for a single thread: stepping over a
+// breakpoint is a state of that thread. Every ptrace call is made by the thread that owns
+// this object.
+//
+// Files: linux_target.cpp (lookups, registers, memory, breakpoints), events.cpp (one wait
+// status into its thread), forks.cpp (clone, fork, vfork, exec), policy.cpp (what to report
+// and when), resume.cpp (resuming and step-overs), attach.cpp (attach, detach, kill),
+// launch.cpp, debug_registers.cpp, signals.cpp, btrace.cpp (the collector seam).
 #pragma once
 
-#include <array>
-#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <vector>
 
-#include "tracer/linux/debug_registers.hpp"
-#include "tracer/linux/instruction_cache.hpp"
-#include "tracer/linux/memory.hpp"
-#include "tracer/linux/soft_step.hpp"
-#include "tracer/linux/software_breakpoints.hpp"
+#include "tracer/linux/event_source.hpp"
+#include "tracer/linux/process.hpp"
 #include "tracer/target.hpp"
 
 namespace tracer {
 
 class LinuxTarget final : public Target {
  public:
-  // Blocks SIGCHLD and opens the signalfd that event_fd() returns.
-  LinuxTarget();
-  // Kills a launched process, detaches from an attached one.
+  LinuxTarget() = default;
+  // Kills launched processes, detaches from attached ones.
   ~LinuxTarget() override;
   LinuxTarget(const LinuxTarget&) = delete;
   LinuxTarget& operator=(const LinuxTarget&) = delete;
@@ -32,19 +35,35 @@ class LinuxTarget final : public Target {
   Result<void> attach(Pid pid) override;
   Result<void> detach() override;
   Result<void> kill() override;
-  bool has_process() const override { return pid_ != 0; }
-  Pid pid() const override { return pid_; }
-  bool attached() const override { return attached_; }
+  bool has_process() const override { return !processes_.empty(); }
+  Pid pid() const override { return current_; }
+  bool attached() const override;
+  std::vector<Pid> processes() override;
+  Result<void> select_process(Pid pid) override;
+  Result<void> detach_process(Pid pid) override;
+  Result<void> kill_process(Pid pid) override;
+  bool attached_process(Pid pid) override;
 
   std::vector<ThreadInfo> threads() override;
   bool thread_alive(Tid tid) override;
+  Pid process_of(Tid tid) override {
+    Located at = locate(tid);
+    return at.process != nullptr ? at.process->pid : 0;
+  }
 
   Result<void> resume(const ResumePlan& plan) override;
-  int event_fd() const override { return sfd_; }
+  int event_fd() const override { return events_.fd(); }
   std::optional<StopEvent> poll() override;
   Result<void> interrupt() override;
-  bool running() const override { return running_; }
+  bool running() const override;
   void set_pass_signals(const std::set<int>& linux_signals) override { pass_signals_ = linux_signals; }
+  void set_report_exec(bool on) override { report_exec_ = on; }
+  void set_report_forks(bool fork, bool vfork) override {
+    report_fork_ = fork;
+    report_vfork_ = vfork;
+  }
+  void set_report_thread_exits(bool on) override { report_thread_exits_ = on; }
+  Result<void> set_non_stop(bool on) override;
 
   Result<std::string> target_description(const std::string& annex) override;
   Result<Bytes> read_registers(Tid tid) override;
@@ -70,107 +89,105 @@ class LinuxTarget final : public Target {
   BranchTracer* branch_tracer(Tid tid) override;
   // --btrace=auto|bts|soft|step; applies to later enables.
   void set_btrace_backend(BtraceBackend backend) { btrace_backend_ = backend; }
-  void set_report_exec(bool on) override { report_exec_ = on; }
 
  private:
-  struct Thread {
-    Tid tid = 0;
-    bool stopped = true;             // in a ptrace-stop we have seen
-    bool seen_initial_stop = true;   // false for a clone child until its first SIGSTOP
-    bool sigstop_expected = false;   // we sent a SIGSTOP that has not arrived yet
-    bool stepping = false;           // last resumed with PTRACE_SINGLESTEP
-    bool resumed = false;            // part of the current resume (all-stop round)
-    ThreadAction action;             // what the current resume asked of it
-    std::optional<StopEvent> pending;  // reportable, not reported yet
-    std::uint64_t pending_seq = 0;     // order the pending events happened in
-    DrValues dr;                       // debug registers as last written to it
+  struct Located {
+    Process* process = nullptr;
+    LinuxThread* thread = nullptr;
   };
 
-  // --- threads and process state (linux_target.cpp) ---
-  Thread* find(Tid tid);
-  Thread& add_thread(Tid tid);
-  void forget_process();
-  Result<Tid> any_stopped_tid() const;
-  Result<Thread*> stopped_thread(Tid tid);
+  // --- lookups (linux_target.cpp) ---
+  Process* process(Pid pid);
+  Process* current();
+  Located locate(Tid tid);
+  Result<Located> stopped_thread(Tid tid);
+  Process& add_process(Pid pid, ProcessOrigin origin);
+  void forget_process(Pid pid);
+  bool all_stop() const { return !non_stop_; }
 
-  // --- process life (launch.cpp, attach.cpp) ---
-  void adopt(Pid pid, bool attached);
-  Result<void> attach_thread(Tid tid);
-  void flush_sigstop(Thread& t, int& deliver);
-
-  // --- the wait loop (wait_loop.cpp) ---
-  void drain_signalfd();
+  // --- one wait status (events.cpp) ---
   void handle_status(Tid tid, int status);
-  void handle_exit(Tid tid, int status);
-  void handle_event(Thread& t, int event);
-  void handle_signal_stop(Thread& t, int sig);
-  std::optional<StopEvent> classify_trap(Thread& t);
-  void make_pending(Thread& t, StopEvent ev);
-  void continue_internally(Thread& t);
-  void stop_all();
-  std::optional<StopEvent> take_report();
+  void handle_exit(Process& p, Tid tid, int status);
+  void handle_signal(Process& p, LinuxThread& t, int sig);
+  void step_over_stopped(Process& p, LinuxThread& t, int sig, int event);
+  std::optional<StopEvent> classify_trap(Process& p, LinuxThread& t);
+  std::optional<StopEvent> end_of_step(Process& p, LinuxThread& t, Addr pc);
+  void make_pending(LinuxThread& t, StopEvent ev);
+  // Lets a thread go on after a stop that is not reported, if GDB wants it running.
+  void keep_going(Process& p, LinuxThread& t);
+
+  // --- clone, fork, vfork, exec (forks.cpp) ---
+  void handle_ptrace_event(Process& p, LinuxThread& t, int event);
+  void thread_started(Process& p, LinuxThread& t);
+  void on_clone(Process& p, LinuxThread& t, Tid child);
+  void on_fork(Process& p, LinuxThread& t, Pid child, bool vfork);
+  void on_exec(Process& p, LinuxThread& t);
+  void release_fork_child(Process& child);
+
+  // --- what to report, and stopping threads (policy.cpp) ---
+  std::optional<StopEvent> next_report();
+  std::optional<StopEvent> all_stop_report();
+  std::optional<StopEvent> non_stop_report();
+  void request_stop(LinuxThread& t);
+  bool settle();
+  // Stops every thread of p (or of every process when p is null) before returning, for
+  // detach, kill and the server going away. Events of other threads are kept pending.
+  void stop_now(Process* p);
+  StopEvent reported(StopEvent ev);
+
+  // --- resuming (resume.cpp) ---
+  void proceed(Process& p);
+  Result<void> run_thread(Process& p, LinuxThread& t, int sig);
+  bool on_site(Process& p, LinuxThread& t);
+  void start_step_over(Process& p, LinuxThread& t, Addr addr);
+  void try_begin_step_over(Process& p);
+  void end_step_over(Process& p);
+  bool collector_stepping() const;
+
+  // --- attach, detach, kill (attach.cpp) ---
+  Result<void> attach_thread(Process& p, Tid tid);
+  void flush_sigstop(LinuxThread& t, int& deliver);
+  Result<void> detach_one(Process& p);
+  void kill_all(bool spare_attached);
 
   // --- hardware breakpoints and watchpoints (debug_registers.cpp) ---
   struct DebugTrap {
     enum class Kind { None, Report, Ignored } kind = Kind::None;  // Ignored: a write under rwatch
     StopEvent event;
   };
-  Result<void> insert_debug_point(BreakpointType type, Addr addr, int len);
-  Result<void> remove_debug_point(BreakpointType type, Addr addr, int len);
-  void sync_debug_registers(Thread& t);
-  void clear_debug_registers();
-  void refresh_read_watches();
-  DebugTrap debug_trap(Thread& t);
+  Result<void> insert_debug_point(Process& p, BreakpointType type, Addr addr, int len);
+  Result<void> remove_debug_point(Process& p, BreakpointType type, Addr addr, int len);
+  void sync_debug_registers(Process& p, LinuxThread& t);
+  void clear_debug_registers(Process& p);
+  void refresh_read_watches(Process& p);
+  DebugTrap debug_trap(Process& p, LinuxThread& t);
 
   // --- signals GDB wants delivered without a stop (signals.cpp) ---
-  bool pass_signal(Thread& t, int sig);
+  bool pass_signal(Process& p, LinuxThread& t, int sig);
 
-  // --- branch tracing by single-stepping (btrace.cpp, soft_step_target.cpp) ---
-  struct TracedThread {
-    std::unique_ptr<BranchTracer> tracer;
-    SoftStepTracer* step = nullptr;  // the same object when the backend is SoftStep
-  };
-  struct StepOutcome {
-    enum class Kind { NotTraced, Report, Continue, Classify } kind = Kind::NotTraced;
-    StopEvent event;  // Report
-  };
-  SoftStepTracer* soft_stepper(Tid tid);
-  bool soft_step_begin(Thread& t, int sig);
-  bool soft_step_record(Thread& t, SoftStepTracer& s, Addr to);
-  StepOutcome soft_step_trap(Thread& t);
-  void soft_step_after_step_over(Thread& t);
-  bool soft_step_wait(std::uint64_t& deadline_ns);
-  const arch::x86::InstructionInfo* decode_at(Addr pc);
-  void forget_btrace(Tid tid);
+  // --- branch tracing (btrace.cpp) ---
+  Result<std::unique_ptr<Collector>> make_collector(Tid tid, const BtraceConfig& config);
+  void collector_thread_born(Process& p, LinuxThread& t);
 
-  // --- fork children (fork.cpp): GDB follows the parent, the child runs free ---
-  void release_fork_child(Pid child, bool shares_memory);
-
-  // --- resuming (resume.cpp) ---
-  Result<void> run_thread(Thread& t, bool step, int sig);
-  Result<bool> step_over_breakpoint(Thread& t, int sig);
-  bool finish_step_over(Thread& t, int status);
-  void kick_event_fd();
-
-  int sfd_ = -1;
-  Pid pid_ = 0;
-  bool attached_ = false;
-  bool running_ = false;
-  bool stopping_ = false;
-  bool interrupt_requested_ = false;
-  std::map<Tid, Thread> threads_;
-  std::set<Pid> stopped_fork_children_;
-  bool report_exec_ = false;  // fork children seen stopped before their fork event
-  std::optional<StopEvent> exit_event_;
+  EventSource events_;
+  std::map<Pid, std::unique_ptr<Process>> processes_;
+  Pid current_ = 0;
+  std::map<Tid, int> early_stops_;  // stops of threads/children whose parent's event is to come
+  std::vector<StopEvent> exits_;    // processes gone, not reported yet (seq in pending_seq order)
+  std::vector<std::uint64_t> exit_seqs_;
   std::uint64_t event_seq_ = 0;
-  ProcessMemory memory_;
-  SoftwareBreakpoints breakpoints_;
-  arch::x86::DebugSlots dr_slots_;
-  std::array<std::uint64_t, arch::x86::kDebugSlots> read_watch_values_{};
+  bool non_stop_ = false;
+  bool running_ = false;    // all-stop: a resume is in effect
+  bool stopping_ = false;   // all-stop: every thread is being stopped to report an event
+  bool interrupt_requested_ = false;
+  bool report_exec_ = false;
+  bool report_fork_ = false;
+  bool report_vfork_ = false;
+  bool report_thread_exits_ = false;
   std::set<int> pass_signals_;
   BtraceBackend btrace_backend_ = BtraceBackend::Auto;
-  std::map<Tid, TracedThread> btrace_;
-  InstructionCache insn_cache_;
+  BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it
+  std::set<Tid> unclaimed_;     // traced since birth; GDB's Qbtrace:bts for them is a no-op
 };
 
 }  // namespace tracer

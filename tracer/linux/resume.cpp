@@ -1,10 +1,7 @@
-// Resuming per vCont plan: pending events first, stepping over our own int3s with the
-// other threads held, then PTRACE_CONT / PTRACE_SINGLESTEP; and interrupt().
-#include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+// Resuming as GDB asks (vCont plans), and stepping over our own int3s. A step-over is a state
+// of one thread (SteppingOver) and of its process (step_over): the other threads of the
+// address space are held (paused if they run) while the original byte is in memory; the
+// step's trap, like every other event, arrives through the event loop.
 #include <csignal>
 
 #include "base/log.hpp"
@@ -14,199 +11,221 @@
 namespace tracer {
 namespace {
 
-const ThreadAction* action_for(const ResumePlan& plan, Tid tid) {
+const ThreadAction* action_for(const ResumePlan& plan, Pid pid, Tid tid) {
   for (const auto& a : plan.actions) {
     if (a.tid == tid) {
       return &a;
     }
   }
   for (const auto& a : plan.actions) {
-    if (a.tid == kAllThreads) {
+    if (a.tid == kAllThreads && (a.pid == 0 || a.pid == pid)) {
       return &a;
     }
   }
   return nullptr;
 }
 
-bool in_range(const ThreadAction& a, Addr pc) {
-  return a.kind == ResumeKind::RangeStep && a.range_start <= pc && pc < a.range_end;
-}
-
 }  // namespace
-
-Result<void> LinuxTarget::run_thread(Thread& t, bool step, int sig) {
-  sync_debug_registers(t);
-  const bool traced = soft_step_begin(t, sig);  // branch tracing: single-step instead
-  auto res = pt::resume(t.tid, step || traced, sig);
-  if (res) {
-    t.stopped = false;
-    t.stepping = step;
-  } else if (res.error().code == base::Errc::no_thread) {
-    // Died under us (SIGKILL from outside): its exit status is on the way.
-    t.stopped = false;
-  }
-  return res;
-}
-
-// Runs the original instruction under our int3 at pc with one single-step while every
-// other thread stays stopped. Returns true when the thread may go on as asked, false
-// when the step ended in something to report (kept pending) or the process died.
-Result<bool> LinuxTarget::step_over_breakpoint(Thread& t, int sig) {
-  auto pc = pt::get_pc(t.tid);
-  if (!pc) {
-    return std::move(pc).error();
-  }
-  const Addr addr = *pc;
-  const Tid tid = t.tid;
-  const auto original = breakpoints_.original(addr);
-  if (!original) {
-    return true;
-  }
-  base::logf(base::LogCat::ptrace, "thread {}: stepping over int3 at {:#x}", t.tid, addr);
-  if (auto res = memory_.write(addr, Bytes{*original}); !res) {
-    return std::move(res).error();
-  }
-  bool go_on = false;
-  auto res = run_thread(t, true, sig);
-  while (res) {
-    int st = 0;
-    Tid w = ::waitpid(tid, &st, __WALL);
-    if (w < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      res = base::sys_error("waitpid " + std::to_string(t.tid));
-      break;
-    }
-    if (!finish_step_over(t, st)) {
-      continue;
-    }
-    const Thread* self = find(tid);  // gone if the step ended in its exit
-    go_on = self != nullptr && self->stopped && !self->pending;
-    break;
-  }
-  if (has_process()) {
-    (void)memory_.write(addr, Bytes{kInt3});
-  }
-  if (!res) {
-    return std::move(res).error();
-  }
-  return go_on;
-}
-
-// One wait status of a step-over: false while the step has not finished yet.
-bool LinuxTarget::finish_step_over(Thread& t, int status) {
-  const Tid tid = t.tid;
-  if (WIFEXITED(status) || WIFSIGNALED(status)) {
-    handle_exit(tid, status);
-    return true;
-  }
-  const int sig = WSTOPSIG(status);
-  const int event = status >> 16;
-  t.stopped = true;
-  if (sig == SIGSTOP && t.sigstop_expected) {
-    t.sigstop_expected = false;
-    return !run_thread(t, true, 0).ok();
-  }
-  if (sig == SIGTRAP && event != 0) {
-    if (event == PTRACE_EVENT_CLONE) {
-      if (auto msg = pt::event_message(tid); msg && find(static_cast<Tid>(*msg)) == nullptr) {
-        Thread& c = add_thread(static_cast<Tid>(*msg));
-        c.stopped = false;
-        c.seen_initial_stop = false;
-      }
-    }
-    return !run_thread(t, true, 0).ok();
-  }
-  if (sig == SIGTRAP || sig == (SIGTRAP | 0x80)) {
-    soft_step_after_step_over(t);
-    if (auto hw = debug_trap(t); hw.kind == DebugTrap::Kind::Report) {
-      make_pending(t, hw.event);  // the stepped instruction hit a watchpoint
-    }
-    return true;  // the step is done
-  }
-  make_pending(t, StopEvent{StopReason::Signal, pid_, tid, sig});
-  return true;
-}
 
 Result<void> LinuxTarget::resume(const ResumePlan& plan) {
   if (!has_process()) {
     return base::make_error(base::Errc::no_process, "no process");
   }
-  if (running_) {
+  if (all_stop() && running_) {
     return base::make_error(base::Errc::invalid, "already running");
   }
-  std::vector<std::pair<Thread*, ThreadAction>> todo;
-  for (auto& [tid, t] : threads_) {
-    const ThreadAction* a = action_for(plan, tid);
-    if (a != nullptr && a->kind != ResumeKind::Stop && t.stopped) {
-      todo.emplace_back(&t, *a);
-    }
-  }
-  if (todo.empty()) {
-    return base::make_error(base::Errc::invalid, "no thread to resume");
-  }
-  refresh_read_watches();
-  running_ = true;
-  bool pending = false;
-  for (auto& [t, a] : todo) {
-    t->resumed = true;
-    t->action = a;
-    pending = pending || t->pending.has_value();
-  }
-  // A stop not reported yet ends this resume at once, nothing runs.
-  if (pending) {
-    kick_event_fd();
-    return base::success();
-  }
-  // Threads sitting on one of our int3s first execute the original instruction.
-  for (auto& [t, a] : todo) {
-    auto pc = pt::get_pc(t->tid);
-    if (!pc || !breakpoints_.contains(*pc)) {
+  bool any = false;
+  bool report_waiting = false;
+  for (auto& [pid, p] : processes_) {
+    if (!p->known_to_gdb) {
       continue;
     }
-    auto go_on = step_over_breakpoint(*t, a.signal);
-    if (!go_on) {
-      running_ = false;
-      return std::move(go_on).error();
+    for (auto& [tid, t] : p->threads) {
+      const ThreadAction* a = action_for(plan, pid, tid);
+      if (a == nullptr) {
+        continue;
+      }
+      if (a->kind == ResumeKind::Stop) {
+        // vCont;t (non-stop): a thread GDB believes running stops and says signal 0.
+        if (!non_stop_ || !t.resumed) {
+          continue;
+        }
+        any = true;
+        if (t.pending) {
+          report_waiting = true;
+        } else if (t.stopped() && !t.paused_for_step_over) {
+          make_pending(t, StopEvent{StopReason::Signal, pid, tid, 0});
+          report_waiting = true;
+        } else {
+          t.stop_signal_for_gdb = 0;
+          request_stop(t);
+        }
+        continue;
+      }
+      if (t.resumed) {
+        continue;  // non-stop: running already as far as GDB knows
+      }
+      t.resumed = true;
+      t.action = *a;
+      t.from_gdb_resume = true;
+      t.paused_for_step_over = false;
+      report_waiting = report_waiting || t.pending.has_value();
+      any = true;
     }
-    a.signal = 0;  // delivered with the step
-    if (!*go_on) {
-      kick_event_fd();  // exit or a signal to report
-      return base::success();
+  }
+  if (!any) {
+    return base::make_error(base::Errc::invalid, "no thread to resume");
+  }
+  if (all_stop()) {
+    running_ = true;
+    for (auto& [pid, p] : processes_) {
+      refresh_read_watches(*p);
     }
-    auto now = pt::get_pc(t->tid);
-    if (a.kind == ResumeKind::Step || (a.kind == ResumeKind::RangeStep && now && !in_range(a, *now)) ||
-        (a.kind == ResumeKind::RangeStep && now && breakpoints_.contains(*now))) {
-      make_pending(*t, StopEvent{StopReason::SingleStep, pid_, t->tid, SIGTRAP});
-      kick_event_fd();
+  }
+  if (report_waiting) {
+    events_.kick();  // a stop not reported yet: in all-stop it ends this resume at once
+    if (all_stop()) {
       return base::success();
     }
   }
-  for (auto& [t, a] : todo) {
-    const bool step = a.kind != ResumeKind::Continue;
-    if (auto res = run_thread(*t, step, a.signal); !res) {
-      base::logf(base::LogCat::ptrace, "resume {}: {}", t->tid, res.error().message());
-    }
+  for (auto& [pid, p] : processes_) {
+    proceed(*p);
   }
   return base::success();
 }
 
-Result<void> LinuxTarget::interrupt() {
-  if (!has_process()) {
-    return base::make_error(base::Errc::no_process, "no process");
+// Runs every thread of p that GDB wants running and that is stopped with nothing to report;
+// a thread GDB resumed on top of one of our int3s first steps over it.
+void LinuxTarget::proceed(Process& p) {
+  if (p.frozen || (all_stop() && (stopping_ || !running_))) {
+    return;
   }
-  if (!running_) {
-    return base::success();
+  if (p.step_over) {
+    try_begin_step_over(p);
+    return;
   }
-  interrupt_requested_ = true;
-  kick_event_fd();  // poll() stops every thread with SIGSTOP and reports SIGINT
-  return base::success();
+  for (auto& [tid, t] : p.threads) {
+    if (t.resumed && t.stopped() && !t.pending && t.from_gdb_resume) {
+      t.from_gdb_resume = false;
+      if (auto pc = pt::get_pc(tid); pc && p.sites.contains(*pc)) {
+        start_step_over(p, t, *pc);
+        return;
+      }
+    }
+  }
+  for (auto& [tid, t] : p.threads) {
+    if (t.resumed && t.stopped() && !t.pending && t.started) {
+      const int sig = t.action.signal;
+      t.action.signal = 0;  // delivered once
+      t.paused_for_step_over = false;
+      if (auto res = run_thread(p, t, sig); !res) {
+        base::logf(base::LogCat::ptrace, "resume {}: {}", tid, res.error().message());
+      }
+    }
+  }
 }
 
-// Makes the signalfd readable so the server calls poll() even though no child changed.
-void LinuxTarget::kick_event_fd() {
-  ::syscall(SYS_tgkill, ::getpid(), ::gettid(), SIGCHLD);
+Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
+  sync_debug_registers(p, t);
+  const bool step = t.action.kind == ResumeKind::Step || t.action.kind == ResumeKind::RangeStep;
+  bool collector_step = false;
+  if (p.collector && p.collector->tracing(t.tid)) {
+    if (auto pc = pt::get_pc(t.tid)) {
+      collector_step = p.collector->wants_step(t.tid, *pc, sig);
+    }
+  }
+  auto res = pt::resume(t.tid, step || collector_step, sig);
+  if (res || res.error().code == base::Errc::no_thread) {
+    // (no_thread: it died under us, SIGKILL from outside; its exit status is on the way)
+    t.state = ThreadState::Running;
+    t.stepping = step;
+    t.collector_step = collector_step;
+    t.from_gdb_resume = false;
+  }
+  return res;
+}
+
+bool LinuxTarget::collector_stepping() const {
+  for (const auto& [pid, p] : processes_) {
+    if (!p->collector) {
+      continue;
+    }
+    for (const auto& [tid, t] : p->threads) {
+      if (t.collector_step && t.state == ThreadState::Running && t.resumed) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void LinuxTarget::start_step_over(Process& p, LinuxThread& t, Addr addr) {
+  base::logf(base::LogCat::ptrace, "thread {}: stepping over int3 at {:#x}", t.tid, addr);
+  p.step_over = StepOver{t.tid, addr, false};
+  t.step_over_signal = t.action.signal;
+  t.action.signal = 0;
+  for (auto& [tid, o] : p.threads) {
+    if (tid != t.tid && o.running()) {
+      o.paused_for_step_over = true;
+      request_stop(o);
+    }
+  }
+  try_begin_step_over(p);
+}
+
+// Starts the step once no other thread of the address space runs.
+void LinuxTarget::try_begin_step_over(Process& p) {
+  if (!p.step_over || p.step_over->started) {
+    return;
+  }
+  LinuxThread* t = p.find(p.step_over->tid);
+  if (t == nullptr || !t->stopped()) {
+    p.step_over.reset();
+    return;
+  }
+  for (auto& [tid, o] : p.threads) {
+    if (tid != t->tid && o.started && !o.settled()) {
+      return;  // its SIGSTOP is on the way
+    }
+  }
+  const Addr addr = p.step_over->addr;
+  const auto original = p.sites.original(addr);
+  if (!original || !p.memory.write(addr, Bytes{*original})) {
+    p.step_over.reset();
+    proceed(p);
+    return;
+  }
+  sync_debug_registers(p, *t);
+  const int sig = t->step_over_signal;
+  t->step_over_signal = 0;
+  if (p.collector && p.collector->tracing(t->tid)) {
+    (void)p.collector->wants_step(t->tid, addr, sig);  // the step is ours, its branch theirs
+  }
+  if (auto res = pt::resume(t->tid, true, sig); !res && res.error().code != base::Errc::no_thread) {
+    base::logf(base::LogCat::ptrace, "step-over {}: {}", t->tid, res.error().message());
+    (void)p.memory.write(addr, Bytes{kInt3});
+    p.step_over.reset();
+    return;
+  }
+  t->state = ThreadState::SteppingOver;
+  t->stepping = true;
+  t->collector_step = false;
+  p.step_over->started = true;
+}
+
+// The step-over is over, however it ended: the int3 goes back (if GDB still wants it) and
+// the threads held for it may run again.
+void LinuxTarget::end_step_over(Process& p) {
+  if (!p.step_over) {
+    return;
+  }
+  if (p.step_over->started && p.sites.contains(p.step_over->addr)) {
+    (void)p.memory.write(p.step_over->addr, Bytes{kInt3});
+  }
+  p.step_over.reset();
+  for (auto& [tid, t] : p.threads) {
+    t.paused_for_step_over = false;
+  }
 }
 
 }  // namespace tracer

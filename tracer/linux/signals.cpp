@@ -1,5 +1,5 @@
 // QPassSignals: signals delivered straight back to the thread that stopped with them,
-// without a stop reply, as long as the process is running on.
+// without a stop reply, as long as GDB wants that thread running.
 #include <csignal>
 
 #include "base/log.hpp"
@@ -7,16 +7,24 @@
 
 namespace tracer {
 
-bool LinuxTarget::pass_signal(Thread& t, int sig) {
+bool LinuxTarget::pass_signal(Process& p, LinuxThread& t, int sig) {
   if (sig == SIGTRAP || sig == SIGSTOP || pass_signals_.count(sig) == 0) {
     return false;
   }
   // While stopping every thread it cannot run again: then GDB sees it and passes it with C.
-  if (!running_ || stopping_ || !t.resumed || t.pending) {
+  if (!t.resumed || t.pending || p.frozen || (all_stop() && stopping_)) {
     return false;
   }
+  if (p.step_over && p.step_over->tid != t.tid) {
+    t.action.signal = sig;  // held for another thread's step-over: delivered when it runs
+    t.paused_for_step_over = true;
+    if (!p.step_over->started) {
+      try_begin_step_over(p);
+    }
+    return true;
+  }
   base::logf(base::LogCat::ptrace, "thread {}: passing signal {}", t.tid, sig);
-  if (auto res = run_thread(t, t.stepping, sig); !res) {
+  if (auto res = run_thread(p, t, sig); !res) {
     base::logf(base::LogCat::ptrace, "resume {}: {}", t.tid, res.error().message());
   }
   return true;

@@ -11,18 +11,29 @@ std::optional<std::uint8_t> SoftwareBreakpoints::original(Addr addr) const {
   return it->second.original;
 }
 
-bool SoftwareBreakpoints::add(Addr addr, std::uint8_t original) {
-  return sites_.try_emplace(addr, Site{original}).second;
+bool SoftwareBreakpoints::add(Addr addr, std::uint8_t original, SiteOwner owner) {
+  auto [it, added] = sites_.try_emplace(addr, Site{original, 0});
+  it->second.owners |= static_cast<std::uint8_t>(owner);
+  return added;
 }
 
-std::optional<std::uint8_t> SoftwareBreakpoints::release(Addr addr) {
+std::optional<std::uint8_t> SoftwareBreakpoints::release(Addr addr, SiteOwner owner) {
   auto it = sites_.find(addr);
-  if (it == sites_.end()) {
+  if (it == sites_.end() || (it->second.owners & static_cast<std::uint8_t>(owner)) == 0) {
     return std::nullopt;
+  }
+  it->second.owners &= static_cast<std::uint8_t>(~static_cast<std::uint8_t>(owner));
+  if (it->second.owners != 0) {
+    return std::nullopt;  // another owner still wants the int3
   }
   std::uint8_t original = it->second.original;
   sites_.erase(it);
   return original;
+}
+
+bool SoftwareBreakpoints::owned_by(Addr addr, SiteOwner owner) const {
+  auto it = sites_.find(addr);
+  return it != sites_.end() && (it->second.owners & static_cast<std::uint8_t>(owner)) != 0;
 }
 
 void SoftwareBreakpoints::hide(Addr addr, Bytes& data) const {

@@ -1,5 +1,6 @@
-// Our int3 bytes: which addresses carry one, what byte they replaced, and how reads and
-// writes of inferior memory see through them. Pure bookkeeping; the caller does the I/O.
+// Our int3 bytes: which addresses carry one, what byte they replaced, who wants it there
+// (GDB's Z0, a history collector), and how reads and writes of inferior memory see through
+// them. Pure bookkeeping; the caller does the I/O.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +13,14 @@ namespace tracer {
 
 inline constexpr std::uint8_t kInt3 = 0xCC;
 
+// Who placed an int3 (a bit each): the byte goes back only when the last owner lets go.
+enum class SiteOwner : std::uint8_t { Gdb = 1, Collector = 2 };
+
 class SoftwareBreakpoints {
  public:
   struct Site {
     std::uint8_t original = 0;
+    std::uint8_t owners = 0;  // SiteOwner bits
   };
 
   bool contains(Addr addr) const { return sites_.count(addr) != 0; }
@@ -23,11 +28,13 @@ class SoftwareBreakpoints {
   const std::map<Addr, Site>& sites() const { return sites_; }
   std::optional<std::uint8_t> original(Addr addr) const;
 
-  // Records a site; returns false if it was already there (GDB may send Z0 twice, and
-  // like gdbserver we keep one breakpoint: a single z0 removes it).
-  bool add(Addr addr, std::uint8_t original);
-  // Forgets a site; returns the original byte to put back, nothing if there was none.
-  std::optional<std::uint8_t> release(Addr addr);
+  // Records owner's claim on a site; returns false if the site was already there (the int3
+  // is in memory). GDB may send Z0 twice; like gdbserver we keep one claim per owner, so a
+  // single z0 removes GDB's.
+  bool add(Addr addr, std::uint8_t original, SiteOwner owner = SiteOwner::Gdb);
+  // Drops owner's claim; returns the original byte to put back when no owner is left.
+  std::optional<std::uint8_t> release(Addr addr, SiteOwner owner = SiteOwner::Gdb);
+  bool owned_by(Addr addr, SiteOwner owner) const;
   void clear() { sites_.clear(); }
 
   // Replaces our int3s inside [addr, addr + data.size()) with the original bytes.

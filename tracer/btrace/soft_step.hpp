@@ -1,11 +1,15 @@
-// SoftStep: the branch tracer of one thread that the server single-steps (btrace.md §10).
-// It owns the thread's history ring and the little state a step needs: where the step
-// started and what ran last. No ptrace here: LinuxTarget steps and reports each step.
+// SoftStep: the collector that has the core single-step every traced thread and records each
+// taken branch (btrace.md §10). SoftStepTracer owns one thread's history ring and the little
+// state a step needs: where the step started and what ran last. No ptrace here: the core
+// steps and reports each step through the Collector seam.
 #pragma once
 
+#include <map>
 #include <optional>
 
 #include "arch/x86/instruction_length.hpp"
+#include "tracer/btrace/instruction_cache.hpp"
+#include "tracer/btrace/per_thread_collector.hpp"
 #include "tracer/btrace/ring_buffer_tracer.hpp"
 #include "tracer/types.hpp"
 
@@ -30,14 +34,6 @@ class SoftStepTracer final : public BranchTracer {
   // Records (last instruction that ran, handler) so that the blocks stay sequential.
   void entered_handler(Addr handler);
 
-  // The pc after the last step, when the next step follows at once (saves a register read).
-  void set_next_pc(std::optional<Addr> pc) { next_pc_ = pc; }
-  std::optional<Addr> take_next_pc() {
-    auto pc = next_pc_;
-    next_pc_.reset();
-    return pc;
-  }
-
   base::Result<BtraceData> read(BtraceRead kind, Addr current_pc) override {
     return ring_.read(kind, current_pc);
   }
@@ -48,9 +44,28 @@ class SoftStepTracer final : public BranchTracer {
   RingBufferTracer ring_;
   Addr from_ = 0;
   int step_signal_ = 0;
-  std::optional<Addr> next_pc_;
   std::optional<Addr> last_ran_;  // the last instruction that ran
   bool last_was_branch_ = false;  // ... and it branched to where the thread is now
+};
+
+class SoftStepCollector final : public PerThreadCollector {
+ public:
+  std::string_view backend() const override { return "step"; }
+  bool wants_step(Tid tid, Addr pc, int sig) override;
+  StepVerdict stepped(Tid tid, Addr pc, CollectorHost& host) override;
+  void stepped_over(Tid tid, Addr pc, CollectorHost& host) override;
+  void code_changed() override { insn_cache_.clear(); }
+
+ protected:
+  base::Result<std::unique_ptr<BranchTracer>> make(Tid tid, const BtraceConfig& config) override;
+
+ private:
+  SoftStepTracer* stepper(Tid tid) const { return static_cast<SoftStepTracer*>(live(tid)); }
+  const arch::x86::InstructionInfo* decode_at(Addr pc, CollectorHost& host);
+  // What the finished step did, into the ring; false when the trap was not the step's.
+  bool record(Tid tid, SoftStepTracer& s, Addr to, CollectorHost& host);
+
+  InstructionCache insn_cache_;
 };
 
 }  // namespace tracer

@@ -1,0 +1,83 @@
+// The one seam between the tracer core and a history collector (SoftStep, PerfBts, and the
+// collectors to come). The core tells a collector what happens to the threads of the process
+// it records; the collector asks the core only through CollectorHost. Pure interface: no
+// <sys/*>, no ptrace here, so a collector can be tested against a fake host.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "base/result.hpp"
+#include "tracer/btrace/branch_tracer.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer {
+
+// What a collector may ask of the core about a stopped thread of its process.
+class CollectorHost {
+ public:
+  virtual ~CollectorHost() = default;
+  virtual base::Result<Addr> pc(Tid tid) = 0;
+  // Code bytes as the program wrote them (the core's int3s hidden).
+  virtual base::Result<Bytes> read_code(Addr addr, std::size_t len) = 0;
+  // si_code of the signal the thread stopped with (SIGTRAP: TRAP_TRACE, SI_KERNEL, ...).
+  virtual base::Result<int> stop_si_code(Tid tid) = 0;
+  // One of the core's int3s (GDB's breakpoints, step-overs) is at addr.
+  virtual bool is_breakpoint_site(Addr addr) const = 0;
+};
+
+// What the collector makes of a SIGTRAP stop of a thread it asked to single-step.
+enum class StepVerdict {
+  NotMine,  // not the step's trap (the program's own int3, a SIGTRAP sent to it): classify it
+  Stepped,  // one step done and recorded; the core decides whether the thread goes on
+};
+
+class Collector {
+ public:
+  virtual ~Collector() = default;
+  // "bts", "step", ...: what `monitor btrace` and errors name.
+  virtual std::string_view backend() const = 0;
+
+  // Tracing starts for a thread (Qbtrace:bts, or a thread born while the process records).
+  virtual base::Result<void> start(Tid tid, const BtraceConfig& config) = 0;
+  // Tracing stops for a thread (Qbtrace:off). Its history goes.
+  virtual void stop(Tid tid) = 0;
+  // The thread exited: its history is kept, read-only, until stop() or forget_retired().
+  virtual void thread_exited(Tid tid) = 0;
+  // The thread's tracer while tracing is on, else nullptr.
+  virtual BranchTracer* tracer(Tid tid) = 0;
+  virtual bool tracing(Tid tid) const = 0;
+  // Threads whose tracer is on, and those whose history outlived them.
+  virtual std::size_t traced_count() const = 0;
+  virtual std::size_t retired_count() const = 0;
+  virtual void forget_retired() = 0;
+
+  // The core is about to resume tid at pc delivering sig (0: none). True: resume it with a
+  // single-step instead of letting it run (SoftStep); the core then reports the step's trap
+  // through stepped() and resumes again until the thread's own action is done. Also called
+  // before the core's own step over one of its int3s (the answer is then ignored).
+  virtual bool wants_step(Tid tid, Addr pc, int sig) {
+    (void)tid;
+    (void)pc;
+    (void)sig;
+    return false;
+  }
+  // tid stopped with SIGTRAP at pc after a step the collector asked for.
+  virtual StepVerdict stepped(Tid tid, Addr pc, CollectorHost& host) {
+    (void)tid;
+    (void)pc;
+    (void)host;
+    return StepVerdict::NotMine;
+  }
+  // The instruction under one of the core's int3s ran by a single step of the core's own
+  // (a step-over); tid is now at pc.
+  virtual void stepped_over(Tid tid, Addr pc, CollectorHost& host) {
+    (void)tid;
+    (void)pc;
+    (void)host;
+  }
+  // The code of the process may have changed (memory writes, exec, library unload).
+  virtual void code_changed() {}
+};
+
+}  // namespace tracer

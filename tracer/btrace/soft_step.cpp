@@ -1,0 +1,119 @@
+// SoftStep bookkeeping: one step's outcome into the history ring.
+#include "tracer/btrace/soft_step.hpp"
+
+#include <csignal>
+
+namespace tracer {
+
+bool SoftStepTracer::stepped(const arch::x86::InstructionInfo& insn, Addr to) {
+  const bool branch = arch::x86::step_took_branch(insn, from_, to);
+  if (to == from_ && !branch) {
+    return false;  // did not run (restart) or one rep iteration: nothing changes
+  }
+  if (branch) {
+    ring_.record(BranchSample{from_, to});
+  }
+  last_ran_ = from_;
+  last_was_branch_ = branch;
+  return branch;
+}
+
+void SoftStepTracer::entered_handler(Addr handler) {
+  // The interrupted instruction at from() has not run. When the last instruction that ran
+  // led to it sequentially, the delivery is a branch from that one; otherwise (nothing ran
+  // yet, or it branched to from()) from() stands in for it so that no block is left empty.
+  const Addr src = last_ran_ && !last_was_branch_ ? *last_ran_ : from_;
+  ring_.record(BranchSample{src, handler});
+  last_ran_ = src;
+  last_was_branch_ = true;
+}
+
+}  // namespace tracer
+
+// --- SoftStepCollector ---------------------------------------------------------------------
+
+namespace tracer {
+namespace {
+
+// The trap a step of ours produces: TRAP_TRACE, or TRAP_BRKPT at the end of a system call.
+bool is_step_trap(int si_code) { return si_code == TRAP_TRACE || si_code == TRAP_BRKPT; }
+
+}  // namespace
+
+base::Result<std::unique_ptr<BranchTracer>> SoftStepCollector::make(Tid /*tid*/, const BtraceConfig& config) {
+  return std::unique_ptr<BranchTracer>(std::make_unique<SoftStepTracer>(config));
+}
+
+bool SoftStepCollector::wants_step(Tid tid, Addr pc, int sig) {
+  SoftStepTracer* s = stepper(tid);
+  if (s == nullptr) {
+    return false;
+  }
+  s->begin_step(pc, sig);
+  return true;
+}
+
+const arch::x86::InstructionInfo* SoftStepCollector::decode_at(Addr pc, CollectorHost& host) {
+  if (const auto* hit = insn_cache_.find(pc)) {
+    return hit;
+  }
+  auto bytes = host.read_code(pc, 15);
+  if (!bytes) {
+    return nullptr;
+  }
+  auto info = arch::x86::decode_instruction(*bytes);
+  if (!info) {
+    return nullptr;
+  }
+  return &insn_cache_.insert(pc, *info);
+}
+
+bool SoftStepCollector::record(Tid tid, SoftStepTracer& s, Addr to, CollectorHost& host) {
+  const Addr from = s.from();
+  if (s.step_signal() != 0) {
+    // Delivering a handled signal stops at the handler's entry (si_code SIGTRAP).
+    if (auto code = host.stop_si_code(tid); code && *code == SIGTRAP) {
+      s.entered_handler(to);
+      return true;
+    }
+  }
+  const arch::x86::InstructionInfo* insn = decode_at(from, host);
+  if (insn == nullptr) {
+    if (to != from) {
+      s.stepped(arch::x86::InstructionInfo{0, arch::x86::InsnKind::Branch}, to);  // a block edge
+    }
+    return true;
+  }
+  const bool trap_insn = insn->kind == arch::x86::InsnKind::Trap;
+  if (trap_insn || (to == from && insn->kind != arch::x86::InsnKind::RepString)) {
+    auto code = host.stop_si_code(tid);
+    if (code && !is_step_trap(*code)) {
+      if (trap_insn && to != from) {
+        s.stepped(*insn, to);  // int3 / int n ran, then trapped
+      }
+      return false;
+    }
+  }
+  s.stepped(*insn, to);
+  return true;
+}
+
+StepVerdict SoftStepCollector::stepped(Tid tid, Addr pc, CollectorHost& host) {
+  SoftStepTracer* s = stepper(tid);
+  if (s == nullptr) {
+    return StepVerdict::NotMine;
+  }
+  // The step ran into one of the core's int3s at its start: the int3 ran, not the program.
+  if (pc == s->from() + 1 && s->step_signal() == 0 && host.is_breakpoint_site(s->from())) {
+    return StepVerdict::NotMine;
+  }
+  return record(tid, *s, pc, host) ? StepVerdict::Stepped : StepVerdict::NotMine;
+}
+
+void SoftStepCollector::stepped_over(Tid tid, Addr pc, CollectorHost& host) {
+  if (SoftStepTracer* s = stepper(tid)) {
+    (void)record(tid, *s, pc, host);
+  }
+}
+
+}  // namespace tracer

@@ -1,0 +1,263 @@
+// One wait status into the state of the thread it belongs to: exits, our own SIGSTOPs,
+// ptrace events, traps (breakpoints, steps, watchpoints, collector steps) and signals. A stop
+// worth reporting becomes the thread's pending event; anything else lets the thread go on.
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include <csignal>
+
+#include "base/log.hpp"
+#include "tracer/linux/code_view.hpp"
+#include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/procfs.hpp"
+#include "tracer/linux/ptrace_calls.hpp"
+
+namespace tracer {
+
+const char* to_string(ThreadState s) {
+  switch (s) {
+    case ThreadState::Running: return "running";
+    case ThreadState::StopRequested: return "stop requested";
+    case ThreadState::Stopped: return "stopped";
+    case ThreadState::SteppingOver: return "stepping over";
+    case ThreadState::Zombie: return "zombie";
+  }
+  return "?";
+}
+
+void LinuxTarget::handle_status(Tid tid, int status) {
+  Located at = locate(tid);
+  if (at.thread == nullptr) {
+    if (WIFSTOPPED(status)) {
+      // A new thread or fork child whose first stop came before its parent's event.
+      early_stops_[tid] = status;
+    }
+    return;  // the exit of a thread or process we no longer know
+  }
+  Process& p = *at.process;
+  LinuxThread& t = *at.thread;
+  if (WIFEXITED(status) || WIFSIGNALED(status)) {
+    handle_exit(p, tid, status);
+    return;
+  }
+  const bool was_stepping_over = t.state == ThreadState::SteppingOver;
+  t.state = ThreadState::Stopped;
+  const int sig = WSTOPSIG(status);
+  const int event = status >> 16;
+  if (!t.started) {
+    t.started = true;
+    if (sig == SIGSTOP) {
+      thread_started(p, t);
+      return;
+    }
+  }
+  if (was_stepping_over) {
+    step_over_stopped(p, t, sig, event);
+    return;
+  }
+  if (sig == SIGTRAP && event != 0) {
+    handle_ptrace_event(p, t, event);
+    return;
+  }
+  if (sig == (SIGTRAP | 0x80)) {
+    keep_going(p, t);  // a syscall stop nobody asked for
+    return;
+  }
+  handle_signal(p, t, sig);
+}
+
+void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
+  if (LinuxThread* t = p.find(tid); t != nullptr && t->state == ThreadState::SteppingOver) {
+    end_step_over(p);
+  }
+  if (p.collector) {
+    p.collector->thread_exited(tid);
+  }
+  if (tid != p.pid) {
+    p.threads.erase(tid);  // one thread gone, its process lives on
+    if (report_thread_exits_ && p.known_to_gdb) {
+      StopEvent ev{StopReason::ThreadExited, p.pid, tid, 0};
+      ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+      exits_.push_back(ev);
+      exit_seqs_.push_back(++event_seq_);
+    }
+    if (p.step_over && !p.step_over->started) {
+      try_begin_step_over(p);  // it may have been waiting for this thread to stop
+    }
+    return;
+  }
+  StopEvent ev;
+  ev.pid = p.pid;
+  ev.tid = tid;
+  if (WIFEXITED(status)) {
+    ev.reason = StopReason::Exited;
+    ev.status = WEXITSTATUS(status);
+  } else {
+    ev.reason = StopReason::Killed;
+    ev.signal = WTERMSIG(status);
+  }
+  base::logf(base::LogCat::ptrace, "process {} {} {}", p.pid,
+             ev.reason == StopReason::Exited ? "exited with status" : "killed by signal",
+             ev.reason == StopReason::Exited ? ev.status : ev.signal);
+  const bool tell_gdb = p.known_to_gdb;
+  // A vfork child that exits gives its parent back its memory: the parent reports vforkdone.
+  forget_process(p.pid);
+  if (tell_gdb) {
+    exits_.push_back(ev);
+    exit_seqs_.push_back(++event_seq_);
+  }
+}
+
+void LinuxTarget::handle_signal(Process& p, LinuxThread& t, int sig) {
+  if (sig == SIGSTOP && t.sigstop_expected) {
+    t.sigstop_expected = false;  // ours
+    if (t.stop_signal_for_gdb >= 0) {
+      if (!t.pending) {
+        make_pending(t, StopEvent{StopReason::Signal, p.pid, t.tid, t.stop_signal_for_gdb});
+      }
+      t.stop_signal_for_gdb = -1;
+      return;
+    }
+    if (p.step_over && !p.step_over->started) {
+      t.paused_for_step_over = true;
+      try_begin_step_over(p);
+      return;
+    }
+    keep_going(p, t);
+    return;
+  }
+  if (pass_signal(p, t, sig)) {
+    return;
+  }
+  std::optional<StopEvent> ev;
+  if (sig == SIGTRAP) {
+    ev = classify_trap(p, t);
+    if (!ev) {
+      keep_going(p, t);
+      return;
+    }
+  } else {
+    ev = StopEvent{StopReason::Signal, p.pid, t.tid, sig};
+  }
+  make_pending(t, *ev);
+}
+
+// The thread that single-stepped the original instruction under one of our int3s stopped.
+// Whatever stopped it, the int3 goes back; then the thread and those held for it go on.
+void LinuxTarget::step_over_stopped(Process& p, LinuxThread& t, int sig, int event) {
+  const Addr addr = p.step_over ? p.step_over->addr : 0;
+  const Pid pid = p.pid;
+  const Tid tid = t.tid;
+  end_step_over(p);
+  auto pc = pt::get_pc(tid);
+  if (sig == SIGTRAP && event != 0) {
+    handle_ptrace_event(p, t, event);  // clone/fork/exec inside the stepped syscall
+  } else if ((sig == SIGTRAP || sig == (SIGTRAP | 0x80)) && pc && *pc != addr) {
+    if (p.collector) {
+      ProcessCodeView view(p);
+      p.collector->stepped_over(tid, *pc, view);
+    }
+    if (auto ev = end_of_step(p, t, *pc)) {
+      make_pending(t, *ev);
+    }
+  } else {
+    handle_signal(p, t, sig);
+  }
+  Process* still = process(pid);
+  if (still == nullptr) {
+    return;
+  }
+  if (LinuxThread* self = still->find(tid); self != nullptr && self->stopped() && !self->pending && pc &&
+                                              *pc == addr) {
+    self->from_gdb_resume = true;  // stopped before the instruction ran: step over it again
+  }
+  proceed(*still);
+}
+
+std::optional<StopEvent> LinuxTarget::end_of_step(Process& p, LinuxThread& t, Addr pc) {
+  if (auto hw = debug_trap(p, t); hw.kind == DebugTrap::Kind::Report) {
+    return hw.event;  // the stepped instruction hit a watchpoint
+  }
+  const ThreadAction& a = t.action;
+  switch (a.kind) {
+    case ResumeKind::Continue:
+      if (t.collector_step && p.sites.contains(pc)) {
+        // A traced thread reached one of our int3s by stepping: it has not run it, report it
+        // as the int3 would.
+        return StopEvent{StopReason::SoftwareBreakpoint, p.pid, t.tid, SIGTRAP};
+      }
+      return std::nullopt;
+    case ResumeKind::RangeStep:
+      if (a.range_start <= pc && pc < a.range_end && !p.sites.contains(pc)) {
+        return std::nullopt;  // keep stepping through the range
+      }
+      break;
+    case ResumeKind::Step:
+    case ResumeKind::Stop:
+      break;
+  }
+  return StopEvent{StopReason::SingleStep, p.pid, t.tid, SIGTRAP};
+}
+
+std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) {
+  StopEvent ev{StopReason::Signal, p.pid, t.tid, SIGTRAP};
+  auto pc = pt::get_pc(t.tid);
+  if (!pc) {
+    return ev;
+  }
+  if (t.collector_step && p.collector) {
+    ProcessCodeView view(p);
+    if (p.collector->stepped(t.tid, *pc, view) == StepVerdict::Stepped) {
+      return end_of_step(p, t, *pc);
+    }
+  }
+  auto si = pt::get_siginfo(t.tid);
+  if (!si) {
+    return ev;
+  }
+  const int code = si->si_code;
+  if (auto hw = debug_trap(p, t); hw.kind == DebugTrap::Kind::Report) {
+    return hw.event;
+  } else if (hw.kind == DebugTrap::Kind::Ignored && !t.stepping) {
+    return std::nullopt;
+  }
+  if ((code == SI_KERNEL || code == TRAP_BRKPT) && p.sites.contains(*pc - 1)) {
+    (void)pt::set_pc(t.tid, *pc - 1);
+    ev.reason = StopReason::SoftwareBreakpoint;
+    return ev;
+  }
+  if (t.stepping || code == TRAP_TRACE) {
+    if (t.stepping) {
+      return end_of_step(p, t, *pc);
+    }
+    ev.reason = StopReason::SingleStep;
+  }
+  return ev;
+}
+
+void LinuxTarget::make_pending(LinuxThread& t, StopEvent ev) {
+  base::logf(base::LogCat::ptrace, "thread {}: pending stop, reason {} signal {}", t.tid,
+             static_cast<int>(ev.reason), ev.signal);
+  t.pending = ev;
+  t.pending_seq = ++event_seq_;
+}
+
+void LinuxTarget::keep_going(Process& p, LinuxThread& t) {
+  if (!t.resumed || t.pending || !t.stopped() || p.frozen || (all_stop() && stopping_)) {
+    return;  // GDB has it stopped, or a report is coming: it stays
+  }
+  if (p.step_over && p.step_over->tid != t.tid) {
+    t.paused_for_step_over = true;  // another thread is stepping over an int3
+    if (!p.step_over->started) {
+      try_begin_step_over(p);
+    }
+    return;
+  }
+  const int sig = t.action.signal;
+  t.action.signal = 0;
+  if (auto res = run_thread(p, t, sig); !res) {
+    base::logf(base::LogCat::ptrace, "resume {}: {}", t.tid, res.error().message());
+  }
+}
+
+}  // namespace tracer

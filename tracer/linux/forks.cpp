@@ -1,0 +1,162 @@
+// Threads and processes being born or replaced: clone, fork, vfork (and vforkdone), exec.
+// A fork child is traced from birth (PTRACE_O_TRACEFORK) and becomes a Process of its own:
+// reported to GDB and kept stopped when GDB follows forks, otherwise given its original
+// bytes back (none of our int3s) and let go.
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include <csignal>
+
+#include "base/log.hpp"
+#include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/ptrace_calls.hpp"
+
+namespace tracer {
+
+void LinuxTarget::handle_ptrace_event(Process& p, LinuxThread& t, int event) {
+  switch (event) {
+    case PTRACE_EVENT_CLONE:
+      if (auto msg = pt::event_message(t.tid)) {
+        on_clone(p, t, static_cast<Tid>(*msg));
+      }
+      break;
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK:
+      if (auto msg = pt::event_message(t.tid)) {
+        on_fork(p, t, static_cast<Pid>(*msg), event == PTRACE_EVENT_VFORK);
+        return;
+      }
+      break;
+    case PTRACE_EVENT_VFORK_DONE:
+      t.vfork_parent = false;
+      if (report_vfork_ && p.known_to_gdb) {
+        make_pending(t, StopEvent{StopReason::VForkDone, p.pid, t.tid, SIGTRAP});
+        return;
+      }
+      break;
+    case PTRACE_EVENT_EXEC:
+      on_exec(p, t);
+      return;
+    default:
+      break;
+  }
+  keep_going(p, t);
+}
+
+// The first stop of a new thread or fork child: it runs if its parent's side wants it to.
+void LinuxTarget::thread_started(Process& p, LinuxThread& t) {
+  if (p.release_when_started) {
+    release_fork_child(p);
+    return;
+  }
+  if (p.step_over && !p.step_over->started) {
+    t.paused_for_step_over = true;
+    try_begin_step_over(p);
+    return;
+  }
+  keep_going(p, t);
+}
+
+void LinuxTarget::on_clone(Process& p, LinuxThread& parent, Tid child) {
+  if (p.find(child) == nullptr) {
+    LinuxThread& c = p.add_thread(child);
+    c.started = false;
+    c.state = ThreadState::Running;  // until its first stop
+    // GDB resumed the parent: the child runs with it, as a continue (never a step).
+    c.resumed = parent.resumed;
+    c.action = ThreadAction{child, p.pid, ResumeKind::Continue};
+    if (all_stop() && stopping_) {
+      c.sigstop_expected = false;  // its first stop is a SIGSTOP anyway
+    }
+    collector_thread_born(p, c);
+    if (auto early = early_stops_.find(child); early != early_stops_.end()) {
+      const int status = early->second;
+      early_stops_.erase(early);
+      handle_status(child, status);
+    }
+  }
+  keep_going(p, parent);
+}
+
+void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
+  base::logf(base::LogCat::ptrace, "{} {}: child {}", vfork ? "vfork" : "fork", t.tid, child);
+  Process& c = add_process(child, ProcessOrigin::Forked);
+  c.attached = p.attached;
+  c.known_to_gdb = false;
+  c.vfork_parent = vfork ? p.pid : 0;
+  c.sites = p.sites;  // the child's memory holds our int3s too (the very bytes, after vfork)
+  LinuxThread& ct = c.add_thread(child);
+  ct.started = false;
+  ct.state = ThreadState::Running;
+  const bool report = p.known_to_gdb && (vfork ? report_vfork_ : report_fork_);
+  if (vfork) {
+    t.vfork_parent = true;  // once resumed it waits for the child's exec or exit
+  }
+  if (report) {
+    StopEvent ev{vfork ? StopReason::VFork : StopReason::Fork, p.pid, t.tid, SIGTRAP};
+    ev.child_pid = child;
+    make_pending(t, ev);
+  } else {
+    c.release_when_started = true;
+  }
+  if (auto early = early_stops_.find(child); early != early_stops_.end()) {
+    const int status = early->second;
+    early_stops_.erase(early);
+    handle_status(child, status);
+  }
+  if (!report) {
+    keep_going(p, t);
+  }
+}
+
+// A fork child nobody debugs: our int3s out of its memory (unless shared with the vfork
+// parent), then it runs free.
+void LinuxTarget::release_fork_child(Process& c) {
+  if (c.vfork_parent == 0) {
+    for (const auto& [addr, site] : c.sites.sites()) {
+      if (auto ok = c.memory.write(addr, Bytes{site.original}); !ok) {
+        base::logf(base::LogCat::ptrace, "fork child {}: restoring {:#x} failed: {}", c.pid, addr,
+                   ok.error().message());
+      }
+    }
+  }
+  base::logf(base::LogCat::ptrace, "fork child {} released", c.pid);
+  for (auto& [tid, t] : c.threads) {
+    (void)pt::detach(tid, 0);
+  }
+  forget_process(c.pid);
+}
+
+// The process exec'd: other threads are gone, the reporter became the leader, our int3s and
+// debug registers vanished with the old image.
+void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
+  LinuxThread self = t;
+  self.tid = p.pid;
+  self.dr = DrValues{};
+  self.vfork_parent = false;
+  if (p.collector) {
+    for (const auto& [tid, other] : p.threads) {
+      if (tid != p.pid && tid != t.tid) {
+        p.collector->thread_exited(tid);
+      }
+    }
+    p.collector->code_changed();
+  }
+  p.threads.clear();
+  p.threads[p.pid] = self;
+  p.sites.clear();
+  p.dr_slots = arch::x86::DebugSlots{};
+  p.step_over.reset();
+  p.vfork_parent = 0;  // its own memory now: the parent gets vforkdone
+  (void)p.memory.open(p.pid);
+  LinuxThread& leader = p.threads[p.pid];
+  if (report_exec_ && p.known_to_gdb) {
+    StopEvent ev{StopReason::Exec, p.pid, p.pid, SIGTRAP};
+    ev.exec_path = exec_file(p.pid).value_or("");
+    make_pending(leader, std::move(ev));
+    return;
+  }
+  keep_going(p, leader);
+}
+
+}  // namespace tracer

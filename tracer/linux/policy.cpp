@@ -1,0 +1,323 @@
+// What to report and when. The core is non-stop; the policy decides:
+//   non-stop  each thread's stop is reported as soon as it happens, the others run on;
+//   all-stop  the first event stops every thread of every process (SIGSTOP, asynchronously:
+//             the event loop keeps running meanwhile), then the oldest event is reported and
+//             the others stay pending for the next resume.
+#include <sys/wait.h>
+
+#include <chrono>
+#include <csignal>
+
+#include "base/log.hpp"
+#include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/procfs.hpp"
+#include "tracer/linux/ptrace_calls.hpp"
+
+namespace tracer {
+namespace {
+
+// Waiting for a synchronous stop (detach, kill, shutdown) gives up after this long.
+constexpr auto kSyncStopLimit = std::chrono::seconds(5);
+
+}  // namespace
+
+std::optional<StopEvent> LinuxTarget::poll() {
+  // Single-stepping collectors stop once per instruction: stay here for a moment while their
+  // steps come, rather than going back to the server's loop for each one.
+  const auto budget_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(25);
+  for (;;) {
+    for (const WaitStatus& w : events_.drain()) {
+      handle_status(w.tid, w.status);
+    }
+    if (auto ev = next_report()) {
+      return ev;
+    }
+    if (!collector_stepping() || interrupt_requested_ || std::chrono::steady_clock::now() >= budget_end) {
+      return std::nullopt;
+    }
+    events_.wait_readable(std::chrono::milliseconds(5));
+  }
+}
+
+bool LinuxTarget::running() const {
+  if (all_stop()) {
+    return running_;
+  }
+  for (const auto& [pid, p] : processes_) {
+    for (const auto& [tid, t] : p->threads) {
+      if (t.resumed) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+Result<void> LinuxTarget::interrupt() {
+  if (!has_process()) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  if (all_stop()) {
+    if (running_) {
+      interrupt_requested_ = true;
+      events_.kick();  // poll() stops every thread and reports SIGINT
+    }
+    return base::success();
+  }
+  // Non-stop (vCtrlC): one running thread of the current process stops and says SIGINT.
+  Process* p = current() != nullptr ? current() : processes_.begin()->second.get();
+  LinuxThread* pick = p->find(p->pid);
+  if (pick == nullptr || !pick->resumed || pick->pending) {
+    pick = nullptr;
+    for (auto& [tid, t] : p->threads) {
+      if (t.resumed && !t.pending) {
+        pick = &t;
+        break;
+      }
+    }
+  }
+  if (pick != nullptr) {
+    pick->stop_signal_for_gdb = SIGINT;
+    if (pick->stopped()) {
+      make_pending(*pick, StopEvent{StopReason::Signal, p->pid, pick->tid, SIGINT});
+      pick->stop_signal_for_gdb = -1;
+      events_.kick();
+    } else {
+      request_stop(*pick);
+    }
+  }
+  return base::success();
+}
+
+void LinuxTarget::request_stop(LinuxThread& t) {
+  if (!t.running() || t.sigstop_expected || !t.started) {
+    return;
+  }
+  if (pt::tgkill(t.pid, t.tid, SIGSTOP)) {
+    t.sigstop_expected = true;
+    if (t.state == ThreadState::Running) {
+      t.state = ThreadState::StopRequested;
+    }
+  }
+}
+
+// True once no thread runs on its own. A thread that never stops again (a leader that
+// exited before its threads: a zombie) is found here and set aside.
+bool LinuxTarget::settle() {
+  bool all = true;
+  for (auto& [pid, p] : processes_) {
+    for (auto& [tid, t] : p->threads) {
+      if (t.settled() || (!t.started && !p->known_to_gdb)) {
+        continue;
+      }
+      if (t.started && t.sigstop_expected) {
+        auto st = procfs::task_stat(pid, tid);
+        if (st && (st->state == 'Z' || st->state == 'X')) {
+          t.state = ThreadState::Zombie;
+          continue;
+        }
+      }
+      all = false;
+    }
+  }
+  return all;
+}
+
+std::optional<StopEvent> LinuxTarget::next_report() {
+  return all_stop() ? all_stop_report() : non_stop_report();
+}
+
+// The event GDB hears about: a fork child becomes known, the reported thread GDB's.
+StopEvent LinuxTarget::reported(StopEvent ev) {
+  if ((ev.reason == StopReason::Fork || ev.reason == StopReason::VFork) && ev.child_pid != 0) {
+    if (Process* c = process(ev.child_pid)) {
+      c->known_to_gdb = true;
+    }
+  }
+  if (ev.reason != StopReason::Exited && ev.reason != StopReason::Killed &&
+      ev.reason != StopReason::ThreadExited && process(ev.pid) != nullptr) {
+    current_ = ev.pid;
+  }
+  base::logf(base::LogCat::ptrace, "report: {}.{} reason {} signal {}", ev.pid, ev.tid,
+             static_cast<int>(ev.reason), ev.signal);
+  return ev;
+}
+
+std::optional<StopEvent> LinuxTarget::all_stop_report() {
+  if (!running_) {
+    return std::nullopt;
+  }
+  // The oldest event among the threads this resume let run, and the processes gone.
+  LinuxThread* best = nullptr;
+  for (auto& [pid, p] : processes_) {
+    for (auto& [tid, t] : p->threads) {
+      if (t.resumed && t.pending && (best == nullptr || t.pending_seq < best->pending_seq)) {
+        best = &t;
+      }
+    }
+  }
+  std::size_t exit_index = exits_.size();
+  for (std::size_t i = 0; i < exits_.size(); ++i) {
+    if (exit_index == exits_.size() || exit_seqs_[i] < exit_seqs_[exit_index]) {
+      exit_index = i;
+    }
+  }
+  const bool have_exit = exit_index < exits_.size();
+  if (best == nullptr && !have_exit && !interrupt_requested_) {
+    return std::nullopt;
+  }
+  if (!stopping_) {
+    stopping_ = true;
+    for (auto& [pid, p] : processes_) {
+      for (auto& [tid, t] : p->threads) {
+        request_stop(t);
+      }
+    }
+  }
+  if (!settle()) {
+    return std::nullopt;  // the SIGSTOPs are on their way
+  }
+  stopping_ = false;
+  // Nothing of the resume goes on: step-overs that waited for other threads are dropped.
+  for (auto& [pid, p] : processes_) {
+    if (p->step_over && !p->step_over->started) {
+      p->step_over.reset();
+    }
+  }
+  // Re-pick: stopping may have produced older events (never newer ones first).
+  best = nullptr;
+  for (auto& [pid, p] : processes_) {
+    for (auto& [tid, t] : p->threads) {
+      if (t.resumed && t.pending && (best == nullptr || t.pending_seq < best->pending_seq)) {
+        best = &t;
+      }
+    }
+  }
+  StopEvent ev;
+  const bool exit_first = exit_index < exits_.size() &&
+                          (best == nullptr || exit_seqs_[exit_index] < best->pending_seq);
+  if (exit_first) {
+    ev = exits_[exit_index];
+    exits_.erase(exits_.begin() + static_cast<std::ptrdiff_t>(exit_index));
+    exit_seqs_.erase(exit_seqs_.begin() + static_cast<std::ptrdiff_t>(exit_index));
+  } else if (best != nullptr) {
+    ev = *best->pending;
+    best->pending.reset();
+  } else if (processes_.empty()) {
+    interrupt_requested_ = false;
+    running_ = false;
+    return std::nullopt;
+  } else {
+    // interrupt(): report the stop as SIGINT, like a ^C at a terminal.
+    Process* p = current() != nullptr ? current() : processes_.begin()->second.get();
+    LinuxThread* t = p->find(p->pid);
+    if (t == nullptr || t->state == ThreadState::Zombie) {
+      for (auto& [tid, other] : p->threads) {
+        if (other.stopped()) {
+          t = &other;
+          break;
+        }
+      }
+    }
+    ev = StopEvent{StopReason::Signal, p->pid, t != nullptr ? t->tid : p->pid, SIGINT};
+  }
+  interrupt_requested_ = false;
+  running_ = false;
+  for (auto& [pid, p] : processes_) {
+    for (auto& [tid, t] : p->threads) {
+      t.resumed = false;
+      t.paused_for_step_over = false;
+    }
+  }
+  return reported(ev);
+}
+
+std::optional<StopEvent> LinuxTarget::non_stop_report() {
+  LinuxThread* best = nullptr;
+  for (auto& [pid, p] : processes_) {
+    for (auto& [tid, t] : p->threads) {
+      if (t.resumed && t.pending && t.stopped() && (best == nullptr || t.pending_seq < best->pending_seq)) {
+        best = &t;
+      }
+    }
+  }
+  if (best != nullptr) {
+    StopEvent ev = *best->pending;
+    best->pending.reset();
+    best->resumed = false;
+    return reported(ev);
+  }
+  if (!exits_.empty()) {
+    StopEvent ev = exits_.front();
+    exits_.erase(exits_.begin());
+    exit_seqs_.erase(exit_seqs_.begin());
+    return reported(ev);
+  }
+  return std::nullopt;
+}
+
+// Synchronous: every thread of p (all processes when null) stopped before returning. Used
+// where GDB is not waiting for a stop reply (detach, kill, the server going away).
+void LinuxTarget::stop_now(Process* only) {
+  auto targets = [&](auto&& fn) {
+    for (auto& [pid, p] : processes_) {
+      if (only == nullptr || p.get() == only) {
+        fn(*p);
+      }
+    }
+  };
+  targets([&](Process& p) {
+    p.frozen = true;
+    for (auto& [tid, t] : p.threads) {
+      request_stop(t);
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + kSyncStopLimit;
+  const Pid pid = only != nullptr ? only->pid : 0;
+  for (;;) {
+    bool all = true;
+    if (pid != 0 && process(pid) == nullptr) {
+      return;  // it exited meanwhile
+    }
+    targets([&](Process& p) {
+      for (auto& [tid, t] : p.threads) {
+        if (!t.settled()) {
+          auto st = procfs::task_stat(p.pid, tid);
+          if (st && (st->state == 'Z' || st->state == 'X')) {
+            t.state = ThreadState::Zombie;
+          } else {
+            request_stop(t);
+            all = false;
+          }
+        }
+      }
+    });
+    if (all || std::chrono::steady_clock::now() >= deadline) {
+      return;
+    }
+    events_.wait_readable(std::chrono::milliseconds(50));
+    for (const WaitStatus& w : events_.drain()) {
+      handle_status(w.tid, w.status);
+    }
+  }
+}
+
+}  // namespace tracer
+
+namespace tracer {
+
+// QNonStop: only while every thread is stopped (GDB sends it at connect and on `set non-stop`).
+Result<void> LinuxTarget::set_non_stop(bool on) {
+  if (on == non_stop_) {
+    return base::success();
+  }
+  if (running()) {
+    return base::make_error(base::Errc::invalid, "cannot change non-stop mode while threads run");
+  }
+  non_stop_ = on;
+  running_ = false;
+  stopping_ = false;
+  return base::success();
+}
+
+}  // namespace tracer

@@ -1,0 +1,79 @@
+// One traced process: its address space (memory, our int3 sites, the debug-register slots
+// every thread shares), its threads, its history collector, and how it came to be ours.
+// Plain data with a few lookups; the core (LinuxTarget) drives it.
+#pragma once
+
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "arch/x86/debug_registers.hpp"
+#include "tracer/btrace/collector.hpp"
+#include "tracer/linux/memory.hpp"
+#include "tracer/linux/software_breakpoints.hpp"
+#include "tracer/linux/thread.hpp"
+
+namespace tracer {
+
+enum class ProcessOrigin {
+  Launched,  // we started it: killed when we go
+  Attached,  // it was running: detached when we go
+  Forked,    // a traced process forked it: as its parent
+};
+
+struct StepOver {
+  Tid tid = 0;
+  Addr addr = 0;
+  bool started = false;  // false while the other threads are being paused for it
+};
+
+struct Process {
+  Pid pid = 0;
+  ProcessOrigin origin = ProcessOrigin::Launched;
+  bool attached = false;        // qAttached: we did not create it (inherited by fork children)
+  bool known_to_gdb = true;     // false for a fork child until its fork event is reported
+  Pid vfork_parent = 0;         // a vfork child sharing its parent's memory until it execs/exits
+  bool release_when_started = false;  // a fork child nobody debugs: let go at its first stop
+  ProcessMemory memory;
+  SoftwareBreakpoints sites;
+  arch::x86::DebugSlots dr_slots;
+  std::array<std::uint64_t, arch::x86::kDebugSlots> read_watch_values{};
+  std::map<Tid, LinuxThread> threads;
+  std::optional<StepOver> step_over;  // at most one per address space at a time
+  std::unique_ptr<Collector> collector;  // set while branch tracing is on
+  bool frozen = false;  // being detached or killed: nothing of it runs again
+
+  LinuxThread* find(Tid tid) {
+    auto it = threads.find(tid);
+    return it == threads.end() ? nullptr : &it->second;
+  }
+  LinuxThread& add_thread(Tid tid) {
+    LinuxThread& t = threads[tid];
+    t.tid = tid;
+    t.pid = pid;
+    return t;
+  }
+  // A stopped thread to read process-wide things through (the leader first), or nullptr.
+  LinuxThread* any_stopped() {
+    if (auto* t = find(pid); t != nullptr && t->stopped()) {
+      return t;
+    }
+    for (auto& [tid, t] : threads) {
+      if (t.stopped()) {
+        return &t;
+      }
+    }
+    return nullptr;
+  }
+  bool all_settled() const {
+    for (const auto& [tid, t] : threads) {
+      if (!t.settled()) {
+        return false;
+      }
+    }
+    return true;
+  }
+};
+
+}  // namespace tracer

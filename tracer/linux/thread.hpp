@@ -1,0 +1,62 @@
+// One traced thread as the core sees it: a small state machine driven by what waitpid says
+// and what the core asks of it. No ptrace here: the core makes the calls and records the
+// transitions, so every rule can be read (and tested) in one place.
+//
+//   Running ──request_stop──▶ StopRequested ──(any ptrace-stop)──▶ Stopped
+//      ▲                                                               │
+//      └────────────────────────── resumed ◀───────────────────────────┘
+//   Stopped ──step_over──▶ SteppingOver ──(its trap, a signal, our SIGSTOP)──▶ Stopped
+//   any ──(exit status)──▶ gone;   leader gone but threads alive ──▶ Zombie
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "tracer/linux/debug_registers.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer {
+
+enum class ThreadState {
+  Running,        // resumed by the core; no ptrace-stop seen since
+  StopRequested,  // running, and a SIGSTOP of ours is on its way
+  Stopped,        // in a ptrace-stop
+  SteppingOver,   // single-stepping the original instruction under one of our int3s
+  Zombie,         // a leader that exited before its threads: never stops again
+};
+
+const char* to_string(ThreadState s);
+
+struct LinuxThread {
+  Tid tid = 0;
+  Pid pid = 0;
+  ThreadState state = ThreadState::Stopped;
+  bool started = true;            // false for a new thread until its first (SIGSTOP) stop
+  bool sigstop_expected = false;  // a SIGSTOP we sent has not been seen yet
+  bool stepping = false;          // last resumed with PTRACE_SINGLESTEP
+  bool collector_step = false;    // ... because its collector asked for a step
+  // GDB's view: the thread was resumed and its stop not reported yet (all-stop: part of the
+  // current resume; non-stop: running as far as GDB knows).
+  bool resumed = false;
+  ThreadAction action;               // what GDB's resume asked of it
+  std::optional<StopEvent> pending;  // stopped with this to report, not reported yet
+  std::uint64_t pending_seq = 0;     // order the pending events happened in
+  int stop_signal_for_gdb = -1;      // non-stop vCont;t / vCtrlC: report our SIGSTOP as this
+  bool from_gdb_resume = false;      // GDB resumed it where it stopped: an int3 of ours at its
+                                     // pc is stepped over, not hit
+  bool paused_for_step_over = false; // stopped by the core for another thread's step-over
+  bool vfork_parent = false;         // waiting in vfork for its child: cannot stop until vforkdone
+  int step_over_signal = 0;          // the signal the step-over delivers
+  DrValues dr;                       // debug registers as last written to it
+
+  bool running() const { return state == ThreadState::Running || state == ThreadState::StopRequested ||
+                                state == ThreadState::SteppingOver; }
+  bool stopped() const { return state == ThreadState::Stopped; }
+  // Counts as stopped for stopping everything: it will not run on its own.
+  bool settled() const {
+    return state == ThreadState::Stopped || state == ThreadState::Zombie ||
+           (vfork_parent && state != ThreadState::SteppingOver);
+  }
+};
+
+}  // namespace tracer
