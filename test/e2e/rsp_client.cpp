@@ -140,7 +140,11 @@ std::optional<char> RspClient::read_ack(ms timeout) {
   return std::nullopt;
 }
 
-std::optional<std::string> RspClient::read_packet(ms timeout) {
+std::optional<std::string> RspClient::read_packet(ms timeout) { return read_frame('$', timeout); }
+
+std::optional<std::string> RspClient::read_notification(ms timeout) { return read_frame('%', timeout); }
+
+std::optional<std::string> RspClient::read_frame(char start, ms timeout) {
   auto deadline = Clock::now() + timeout;
   // Skip acks and noise up to the start of a packet.
   while (true) {
@@ -148,7 +152,7 @@ std::optional<std::string> RspClient::read_packet(ms timeout) {
     if (!c) {
       return std::nullopt;
     }
-    if (*c == '$') {
+    if (*c == start) {
       break;
     }
   }
@@ -172,7 +176,9 @@ std::optional<std::string> RspClient::read_packet(ms timeout) {
     send_raw("-");
     return std::nullopt;
   }
-  send_raw("+");
+  if (start == '$') {
+    send_raw("+");  // notifications are never acknowledged
+  }
   // Expand run-length encoding: X*n repeats X (n - 29) more times.
   std::string out;
   for (size_t i = 0; i < raw.size(); ++i) {

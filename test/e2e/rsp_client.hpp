@@ -30,6 +30,9 @@ class RspClient {
   // Next packet's payload (RLE expanded); acks it with '+'. Skips stray acks.
   // nullopt on timeout, EOF or a reply with a bad checksum.
   std::optional<std::string> read_packet(ms timeout = ms(2000));
+  // Next notification's payload ("%Stop:T05...#cs" gives "Stop:T05..."); not acked. Packets
+  // before it are skipped.
+  std::optional<std::string> read_notification(ms timeout = ms(2000));
   // send_packet + expect '+' + read_packet. nullopt if any step fails.
   std::optional<std::string> request(const std::string& payload, ms timeout = ms(2000));
 
@@ -37,6 +40,8 @@ class RspClient {
   bool closed() const { return closed_; }
 
  private:
+  // A '$' packet or '%' notification, checksum checked, run-length encoding expanded.
+  std::optional<std::string> read_frame(char start, ms timeout);
   // One byte, or nullopt on timeout/EOF.
   std::optional<char> get(std::chrono::steady_clock::time_point deadline);
 

@@ -63,6 +63,10 @@ class BranchTracer {
   virtual base::Result<BtraceData> read(BtraceRead kind, Addr current_pc) = 0;
   virtual BtraceConfig conf() const = 0;
   virtual BtraceStats stats() const = 0;
+  // GDB starts reading a history that began before it asked (a thread traced since birth):
+  // GDB's own trace of the thread starts at its current pc, so the next delta cannot be
+  // stitched onto it; it answers overflow, and GDB reads everything instead.
+  virtual void new_reader() {}
 };
 
 }  // namespace tracer

@@ -63,7 +63,8 @@ base::Result<BtraceData> HistoryRing::read(BtraceRead kind, Addr current_pc) {
   BtraceData data;
   switch (kind) {
     case BtraceRead::Delta: {
-      if (head_ - last_ > capacity_) {
+      if (head_ - last_ > capacity_ || (fresh_reader_ && head_ > 0)) {
+        fresh_reader_ = false;
         return btrace_overflow_error();
       }
       std::vector<BranchSample> fresh = samples_since(last_);
@@ -82,6 +83,7 @@ base::Result<BtraceData> HistoryRing::read(BtraceRead kind, Addr current_pc) {
     }
   }
   last_ = head_;
+  fresh_reader_ = false;
   return data;
 }
 

@@ -49,6 +49,8 @@ class HistoryRing {
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t head() const { return head_; }  // samples ever pushed
   std::uint64_t last() const { return last_; }  // head at the previous successful read
+  // The next delta reports overflow (when anything was recorded), so the reader reads all.
+  void new_reader() { fresh_reader_ = true; }
   std::uint64_t kept() const { return head_ < capacity_ ? head_ : capacity_; }
   // capacity, kept, recorded and lost (overwritten); backend is left empty.
   BtraceStats stats() const;
@@ -58,6 +60,7 @@ class HistoryRing {
   std::vector<BranchSample> buf_;  // grows up to capacity_, then sample n lives at n % capacity_
   std::uint64_t head_ = 0;
   std::uint64_t last_ = 0;
+  bool fresh_reader_ = false;
 };
 
 }  // namespace tracer

@@ -23,6 +23,7 @@ class RingBufferTracer final : public BranchTracer {
   // The requested size (at least one sample), as gdbserver reports the buffer it obtained.
   BtraceConfig conf() const override { return config_; }
   BtraceStats stats() const override;
+  void new_reader() override { ring_.new_reader(); }
 
   const HistoryRing& ring() const { return ring_; }
 

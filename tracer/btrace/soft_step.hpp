@@ -39,6 +39,7 @@ class SoftStepTracer final : public BranchTracer {
   }
   BtraceConfig conf() const override { return ring_.conf(); }
   BtraceStats stats() const override { return ring_.stats(); }
+  void new_reader() override { ring_.new_reader(); }
 
  private:
   RingBufferTracer ring_;

@@ -53,7 +53,8 @@ Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& config) {
   }
   Process& p = *at.process;
   if (p.collector && p.collector->tracing(tid) && unclaimed_.erase(tid) != 0) {
-    return base::success();  // born while recording: traced already, now GDB's too
+    p.collector->tracer(tid)->new_reader();  // born while recording: traced already, now GDB's too
+    return base::success();
   }
   if (!p.collector) {
     auto made = make_collector(tid, config);

@@ -215,3 +215,24 @@ TEST_CASE("RingBufferTracer: record, read, conf, stats", "[ring][tracer]") {
   tracer::RingBufferTracer tiny("soft", tracer::BtraceConfig{0});
   CHECK(tiny.conf().bts_size == tracer::kBtsSampleBytes);  // what the one-sample ring holds
 }
+
+TEST_CASE("a new reader of a history that began before it: the first delta overflows, then all",
+          "[ring]") {
+  HistoryRing ring(64 * 1024);
+  ring.push({0x1000, 0x2000});
+  ring.push({0x2010, 0x3000});
+  ring.new_reader();
+  CHECK(is_overflow(ring, 0x3004));
+  // GDB falls back to `new`: the whole history, with no start-unknown block.
+  auto all = read_ok(ring, BtraceRead::New, 0x3004);
+  REQUIRE(all.size() == 2);
+  CHECK(all.front() == tracer::BtraceBlock{0x3000, 0x3004});
+  // From then on deltas are ordinary.
+  ring.push({0x3004, 0x4000});
+  auto delta = read_ok(ring, BtraceRead::Delta, 0x4000);
+  CHECK(delta.back().begin == 0);
+  // With nothing recorded there is nothing to overflow.
+  HistoryRing empty(64 * 1024);
+  empty.new_reader();
+  CHECK_FALSE(is_overflow(empty, 0x1000));
+}

@@ -1,0 +1,267 @@
+// The tracer core end to end: a step-over that never finishes does not hang the server,
+// fork/vfork/exec following and several processes, non-stop mode, threads and processes that
+// die under us, and nothing GDB debugs surviving the session.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <regex>
+#include <thread>
+
+#include "test/e2e/gdb_session.hpp"
+#include "test/e2e/matchers.hpp"
+#include "test/e2e/rsp_client.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using e2e::ContainsRegex;
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// The thread ids of a qfThreadInfo/qsThreadInfo walk ("mp1a.1a,p1a.1b").
+std::vector<std::pair<long, long>> thread_ids(e2e::RspClient& c) {
+  std::vector<std::pair<long, long>> out;
+  auto reply = c.request("qfThreadInfo");
+  while (reply && !reply->empty() && (*reply)[0] == 'm') {
+    std::regex id(R"(p([0-9a-f]+)\.([0-9a-f]+))");
+    for (std::sregex_iterator it(reply->begin(), reply->end(), id), end; it != end; ++it) {
+      out.emplace_back(std::stol((*it)[1], nullptr, 16), std::stol((*it)[2], nullptr, 16));
+    }
+    reply = c.request("qsThreadInfo");
+  }
+  return out;
+}
+
+// A little-endian hex register value ("7856341200000000") as a number.
+unsigned long le_hex(const std::string& hex) {
+  unsigned long v = 0;
+  for (std::size_t i = 0; i + 1 < hex.size() && i < 16; i += 2) {
+    v |= std::stoul(hex.substr(i, 2), nullptr, 16) << (4 * i);
+  }
+  return v;
+}
+
+bool process_gone(pid_t pid) {
+  const char state = e2e::proc_state(pid);
+  return state == '\0' || state == '?' || state == 'Z' || state == 'X';
+}
+
+int first_number_after(const std::string& text, const std::string& re) {
+  std::smatch m;
+  if (std::regex_search(text, m, std::regex(re))) {
+    return std::stoi(m[1]);
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("a breakpoint at a thread blocked in read(): Ctrl-C still stops it, SIGTERM ends the server",
+          "[e2e][core][rsp]") {
+  e2e::Server server({.program = "blocker"});
+  e2e::RspClient c(server.port());
+  REQUIRE(c.request("qSupported:multiprocess+;swbreak+").has_value());
+  REQUIRE(c.send_packet("vCont;c"));
+  REQUIRE(c.read_ack() == '+');
+  std::this_thread::sleep_for(300ms);  // thread 2 is in read() by now
+  REQUIRE(c.send_raw("\x03"));
+  auto stop = c.read_packet(3000ms);
+  REQUIRE(stop.has_value());
+  CHECK_THAT(*stop, StartsWith("T02"));
+  auto ids = thread_ids(c);
+  REQUIRE(ids.size() == 2);
+  const long pid = ids[0].first;
+  const long reader = ids[0].second == pid ? ids[1].second : ids[0].second;
+  char hg[64];
+  std::snprintf(hg, sizeof hg, "Hgp%lx.%lx", pid, reader);
+  REQUIRE(c.request(hg) == std::optional<std::string>("OK"));
+  auto rip = c.request("p10");
+  REQUIRE(rip.has_value());
+  const unsigned long pc = le_hex(*rip);
+  char z0[64];
+  std::snprintf(z0, sizeof z0, "Z0,%lx,1", pc);
+  REQUIRE(c.request(z0) == std::optional<std::string>("OK"));
+  // Resuming steps thread 2 over the int3: the kernel restarts the read, the step never ends.
+  REQUIRE(c.send_packet("vCont;c"));
+  REQUIRE(c.read_ack() == '+');
+  std::this_thread::sleep_for(300ms);
+  REQUIRE(c.send_raw("\x03"));
+  stop = c.read_packet(3000ms);
+  REQUIRE(stop.has_value());  // gdbserver answers at once; we must too
+  CHECK_THAT(*stop, StartsWith("T02"));
+  // The int3 is back in place while everything is stopped (not the original byte).
+  char m[64];
+  std::snprintf(m, sizeof m, "m%lx,1", pc);
+  auto shown = c.request(m);
+  REQUIRE(shown.has_value());
+  CHECK(*shown != "cc");  // reads hide it
+  auto raw = e2e::read_proc_mem(static_cast<pid_t>(pid), pc, 1);
+  REQUIRE(raw.has_value());
+  CHECK((*raw)[0] == 0xCC);
+  // And a SIGTERM ends the server at once, taking the program it started with it.
+  ::kill(server.child().pid(), SIGTERM);
+  auto status = server.wait(e2e::Clock::now() + 5s);
+  REQUIRE(status.has_value());
+  std::this_thread::sleep_for(100ms);
+  CHECK(process_gone(static_cast<pid_t>(pid)));
+}
+
+TEST_CASE("fork, follow the parent: catch fork, the child is detached clean and runs to its end",
+          "[e2e][core][fork]") {
+  auto out = e2e::run_gdb({.program = "forks",
+                           .commands = {"break child_work", "catch fork", "continue", "info inferiors",
+                                        "continue", "print status", "continue"},
+                           .args = {"fork"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Catchpoint \d+ \(forked process \d+\))"));
+  CHECK_THAT(out.gdb, Contains("[Detaching after fork from child process"));
+  // The breakpoint on child_work is never hit: only the child calls it, and it ran free
+  // (with the int3 taken out, or it would have died of SIGTRAP: status 105).
+  CHECK_THAT(out.server_out, ContainsRegex(R"(child \d+ status 7)"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("fork, follow the child: GDB stops in the child at a breakpoint only the child reaches",
+          "[e2e][core][fork]") {
+  auto out = e2e::run_gdb({.program = "forks",
+                           .commands = {"set follow-fork-mode child", "break child_work", "continue", "bt 1",
+                                        "info inferiors", "continue"},
+                           .args = {"fork"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Attaching after .* fork to child .*\])"));
+  CHECK_THAT(out.gdb, Contains("Breakpoint 1, child_work (x=6)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior \d+ \(process \d+\) exited with code 07\])"));
+  // The parent was detached clean: it reaped the child and finished on its own.
+  CHECK_THAT(out.server_out, ContainsRegex(R"(child \d+ status 7)"));
+}
+
+TEST_CASE("detach-on-fork off: both processes debugged, switching between them", "[e2e][core][fork]") {
+  auto out = e2e::run_gdb({.program = "forks",
+                           .commands = {"set detach-on-fork off", "set schedule-multiple on", "break child_work",
+                                        "break parent_done", "continue", "info inferiors", "bt 1", "continue",
+                                        "inferior 1", "continue", "print status", "continue"},
+                           .args = {"fork"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[New inferior 2 \(process \d+\)\])"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n +1 +process \d+ )"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n\* 2 +process \d+ )"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Thread 2\.1 .*hit Breakpoint 1(\.\d+)?, child_work \(x=6\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 2 \(process \d+\) exited with code 07\])"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(hit Breakpoint 2(\.\d+)?, parent_done \(status=7\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\$1 = 7)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited normally\])"));
+}
+
+TEST_CASE("detach-on-fork off: GDB going away kills every process it debugs, none survives",
+          "[e2e][core][fork]") {
+  auto out = e2e::run_gdb({.program = "forks",
+                           .commands = {"set detach-on-fork off", "set schedule-multiple on",
+                                        "break spin_forever", "continue", "info inferiors"},
+                           .args = {"spin"}});
+  INFO(out.transcript());
+  const int child = first_number_after(out.gdb, R"(\[New inferior 2 \(process (\d+)\)\])");
+  REQUIRE(child > 0);
+  std::this_thread::sleep_for(200ms);
+  CHECK(process_gone(child));
+  CHECK(out.stray_processes == 0);
+}
+
+TEST_CASE("vfork: the parent's breakpoints stay out of the child, which execs; vforkdone resumes the parent",
+          "[e2e][core][fork]") {
+  auto out = e2e::run_gdb({.program = "forks",
+                           .commands = {"catch vfork", "break parent_done", "continue", "continue", "bt 1",
+                                        "continue"},
+                           .args = {"vfork", e2e::prog_path("simple")}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Catchpoint \d+ \(vforked process \d+\))"));
+  CHECK_THAT(out.gdb, Contains("parent_done (status=7)"));  // simple exits 7 without args
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("a fork from a second thread: the child is detached, the parent carries on",
+          "[e2e][core][fork][threads]") {
+  auto out = e2e::run_gdb({.program = "forks",
+                           .commands = {"catch fork", "break parent_done", "continue", "info threads",
+                                        "continue", "continue"},
+                           .args = {"threads"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Thread 2 "forks" hit Catchpoint \d+ \(forked process \d+\))"));
+  CHECK_THAT(out.gdb, Contains("parent_done (status=7)"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("non-stop: a thread stops at a breakpoint while the others run on",
+          "[e2e][core][non-stop]") {
+  auto out = e2e::run_gdb({.program = "mt",
+                           .commands = {"break hit", "continue", "info threads", "continue -a", "delete",
+                                        "continue -a"},
+                           .args = {"pair"},
+                           .init_commands = {"set non-stop on"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Thread \d+ "mt" hit Breakpoint 1, hit \(id=1\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Thread \d+ "mt" hit Breakpoint 1, hit \(id=2\))"));
+  // At the first `info threads` some other thread is still running.
+  CHECK_THAT(out.gdb, Contains("(running)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited normally\])"));
+}
+
+TEST_CASE("non-stop over raw RSP: %Stop notifications, vStopped, vCont;t and vCtrlC", "[e2e][core][non-stop][rsp]") {
+  e2e::Server server({.program = "mt", .args = {"many", "3"}});
+  e2e::RspClient c(server.port());
+  REQUIRE(c.request("qSupported:multiprocess+;swbreak+").has_value());
+  REQUIRE(c.request("QNonStop:1") == std::optional<std::string>("OK"));
+  auto first = c.request("?");
+  REQUIRE(first.has_value());
+  CHECK_THAT(*first, StartsWith("T"));
+  CHECK(c.request("vStopped") == std::optional<std::string>("OK"));
+  REQUIRE(c.request("vCont;c") == std::optional<std::string>("OK"));  // at once
+  std::this_thread::sleep_for(300ms);
+  auto ids = thread_ids(c);
+  REQUIRE(ids.size() == 4);
+  char t[64];
+  std::snprintf(t, sizeof t, "vCont;t:p%lx.%lx", ids[1].first, ids[1].second);
+  REQUIRE(c.request(t) == std::optional<std::string>("OK"));
+  // The notification arrives unasked: %Stop:T00...
+  auto note = c.read_notification(3000ms);
+  REQUIRE(note.has_value());
+  CHECK_THAT(*note, StartsWith("Stop:T00"));
+  CHECK(c.request("vStopped") == std::optional<std::string>("OK"));
+  // vCtrlC: one more thread stops, with SIGINT.
+  REQUIRE(c.request("vCtrlC") == std::optional<std::string>("OK"));
+  note = c.read_notification(3000ms);
+  REQUIRE(note.has_value());
+  CHECK_THAT(*note, StartsWith("Stop:T02"));
+  CHECK(c.request("vStopped") == std::optional<std::string>("OK"));
+}
+
+TEST_CASE("a thread exits and another starts while GDB steps the main thread", "[e2e][core][threads]") {
+  auto out = e2e::run_gdb({.program = "mt",
+                           .commands = {"break checkpoint", "continue", "next", "next", "continue", "continue",
+                                        "continue"},
+                           .args = {"life"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("checkpoint (n=1)"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+  CHECK(out.stray_processes == 0);
+}
+
+TEST_CASE("record btrace: a thread born while recording is traced from its first instruction",
+          "[e2e][core][btrace]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break main", "continue", "record btrace", "break worker", "continue",
+                                        "info record", "record function-call-history", "record stop", "delete",
+                                        "continue"},
+                           .args = {"threads"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(hit Breakpoint \d+, worker)"));
+  CHECK_THAT(out.gdb, !Contains("Failed to enable recording"));
+  CHECK_THAT(out.gdb, !Contains("Could not enable branch tracing"));
+  // The new thread's history starts at its very beginning (the clone3 return, then glibc's
+  // start_thread), whole: no gap where GDB's view began.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread 2 )"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n1\t(clone3|start_thread)\n)"));
+  CHECK_THAT(out.gdb, Contains("worker"));
+}
