@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -68,6 +70,20 @@ inline tracer::ResumePlan plan_all(tracer::ResumeKind kind = tracer::ResumeKind:
   a.kind = kind;
   a.signal = sig;
   return tracer::ResumePlan{{a}};
+}
+
+// What GDB does to resume a thread sitting on one of its breakpoints: take the int3 out, step
+// that thread alone, put the int3 back (the server never steps over GDB's breakpoints).
+inline void gdb_step_over(tracer::LinuxTarget& t, int tid, std::uint64_t addr) {
+  REQUIRE(t.remove_breakpoint(tracer::BreakpointType::Software, addr, 1).ok());
+  tracer::ThreadAction a;
+  a.tid = tid;
+  a.kind = tracer::ResumeKind::Step;
+  REQUIRE(t.resume(tracer::ResumePlan{{a}}).ok());
+  auto ev = wait_stop(t);
+  REQUIRE(ev);
+  CHECK(ev->reason == tracer::StopReason::SingleStep);
+  REQUIRE(t.insert_breakpoint(tracer::BreakpointType::Software, addr, 1).ok());
 }
 
 // One byte of the process's memory as it really is (int3s included).

@@ -94,7 +94,16 @@ TEST_CASE("software breakpoint: hit, rewind, hidden, step off, continue", "[trac
   CHECK(ev->signal == SIGTRAP);
   CHECK(tracer::read_pc(ev->tid).value_or(0) == fn);
 
-  // Step off the breakpoint: the original instruction runs, the int3 stays.
+  // Resumed on top of a breakpoint GDB left inserted, the thread hits it (GDB steps over its
+  // breakpoints itself; one left in is meant to be hit, as `jump *$pc` wants, like gdbserver).
+  REQUIRE(target.resume(plan_all(ResumeKind::Step)).ok());
+  ev = wait_stop(target);
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::SoftwareBreakpoint);
+  CHECK(tracer::read_pc(*pid).value_or(0) == fn);
+
+  // GDB's step-over: out, one step, back in. The original instruction runs, the int3 stays.
+  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, fn, 1).ok());
   REQUIRE(target.resume(plan_all(ResumeKind::Step)).ok());
   ev = wait_stop(target);
   REQUIRE(ev);
@@ -102,13 +111,10 @@ TEST_CASE("software breakpoint: hit, rewind, hidden, step off, continue", "[trac
   auto pc = tracer::read_pc(*pid);
   CHECK(*pc > fn);
   CHECK(*pc < fn + 16);
+  REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, fn, 1).ok());
   CHECK(raw_byte(*pid, fn) == 0xCC);
 
-  // Second call: hit again; continue straight from the breakpoint; third hit.
-  REQUIRE(target.resume(plan_all()).ok());
-  ev = wait_stop(target);
-  REQUIRE(ev);
-  CHECK(ev->reason == StopReason::SoftwareBreakpoint);
+  // Second call: hit again.
   REQUIRE(target.resume(plan_all()).ok());
   ev = wait_stop(target);
   REQUIRE(ev);
@@ -135,6 +141,7 @@ TEST_CASE("range stepping stops once pc leaves the range", "[tracer][process]") 
   auto ev = wait_stop(target);
   REQUIRE(ev);
   REQUIRE(ev->reason == StopReason::SoftwareBreakpoint);
+  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, fn, 1).ok());  // as GDB does
   tracer::ThreadAction a;
   a.tid = *pid;
   a.kind = ResumeKind::RangeStep;

@@ -151,7 +151,8 @@ TEST_CASE("all-stop: every thread stops; the other thread's hit stays pending", 
   REQUIRE(at_ready->reason == StopReason::SoftwareBreakpoint);
   CHECK(at_ready->tid == *pid);
   CHECK(target.threads().size() == 3);
-  // Step main alone (off the int3 at ready): the workers stay stopped.
+  // Step main alone (off the int3 at ready, taken out as GDB does): the workers stay stopped.
+  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, ready, 1).ok());
   tracer::ThreadAction step_main;
   step_main.tid = *pid;
   step_main.kind = ResumeKind::Step;
@@ -163,7 +164,6 @@ TEST_CASE("all-stop: every thread stops; the other thread's hit stays pending", 
   for (const auto& th : target.threads()) {
     CHECK(thread_state(*pid, th.tid) == 't');
   }
-  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, ready, 1).ok());
   REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, hit, 1).ok());
   REQUIRE(target.resume(plan_all()).ok());
   // Let both workers reach the int3 before the first poll, so one hit must wait.

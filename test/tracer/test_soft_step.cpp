@@ -53,6 +53,7 @@ struct Session {
     REQUIRE(ev);
     REQUIRE(ev->reason == StopReason::SoftwareBreakpoint);
     REQUIRE(pc_of(ev->tid) == sym(where));
+    REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, sym(where), 1).ok());
   }
   std::vector<BtraceBlock> delta(int tid) {
     auto* tr = target.branch_tracer(tid);
@@ -112,8 +113,12 @@ TEST_CASE("SoftStep: breakpoints inside traced code stop it as an untraced run",
     CHECK(s.delta(s.pid) == expected(hit == 0 ? std::vector<BranchSample>{call}
                                               : std::vector<BranchSample>{ret, loop, call},
                                      leaf));
+    if (hit < 2) {
+      gdb_step_over(s.target, s.pid, leaf);
+    }
   }
   // A GDB-style single step from the breakpoint: one instruction, recorded as well.
+  REQUIRE(s.target.remove_breakpoint(tracer::BreakpointType::Software, leaf, 1).ok());
   tracer::ThreadAction step;
   step.kind = ResumeKind::Step;
   REQUIRE(s.target.resume(tracer::ResumePlan{{step}}).ok());
@@ -121,7 +126,6 @@ TEST_CASE("SoftStep: breakpoints inside traced code stop it as an untraced run",
   REQUIRE(ev);
   CHECK(ev->reason == StopReason::SingleStep);
   CHECK(pc_of(s.pid) == leaf + 1);
-  REQUIRE(s.target.remove_breakpoint(tracer::BreakpointType::Software, leaf, 1).ok());
   s.run_to("bt_end");
   const BranchSample jmp{sym("bt_jmp"), sym("bt_jmp_target")};
   CHECK(s.delta(s.pid) == expected({ret, jmp}, sym("bt_end")));
@@ -191,6 +195,9 @@ TEST_CASE("SoftStep: two traced threads both make progress and are both recorded
   std::map<int, long> seen;
   std::vector<int> done;
   while (done.size() < 2) {
+    if (!done.empty()) {
+      gdb_step_over(s.target, done.back(), sym("bt_work_end"));
+    }
     REQUIRE(s.target.resume(plan_all()).ok());
     auto ev = wait_stop(s.target, std::chrono::milliseconds(60000));
     REQUIRE(ev);

@@ -54,6 +54,7 @@ Result<void> LinuxTarget::attach_thread(Process& p, Tid tid) {
       return base::make_error(base::Errc::no_thread, "thread exited during attach");
     }
     t.state = ThreadState::Stopped;
+    t.stop_pc = pt::get_pc(tid).value_or(0);
     const int sig = WSTOPSIG(st);
     if (sig == SIGSTOP) {
       t.sigstop_expected = false;
@@ -128,10 +129,19 @@ Result<void> LinuxTarget::detach_one(Process& p) {
     return base::success();  // it exited meanwhile: nothing left to detach from
   }
   end_step_over(*still);
-  // A vfork child shares its parent's memory: the int3s there are the parent's too.
+  // A vfork child shares its parent's memory: the int3s there are the parent's too. And a
+  // vfork parent let go while its child runs keeps the int3s the child still wants.
+  const Process* sharer = nullptr;
+  for (const auto& [other, q] : processes_) {
+    if (q->vfork_parent == pid) {
+      sharer = q.get();
+    }
+  }
   if (still->vfork_parent == 0 || process(still->vfork_parent) == nullptr) {
     for (const auto& [addr, site] : still->sites.sites()) {
-      (void)still->memory.write(addr, Bytes{site.original});
+      if (sharer == nullptr || !sharer->sites.contains(addr)) {
+        (void)still->memory.write(addr, Bytes{site.original});
+      }
     }
   }
   still->sites.clear();
@@ -185,9 +195,7 @@ Result<void> LinuxTarget::kill_process(Pid pid) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (process(pid) != nullptr && std::chrono::steady_clock::now() < deadline) {
     events_.wait_readable(std::chrono::milliseconds(50));
-    for (const WaitStatus& w : events_.drain()) {
-      handle_status(w.tid, w.status);
-    }
+    handle_batch(events_.drain());
   }
   if (process(pid) != nullptr) {
     forget_process(pid);

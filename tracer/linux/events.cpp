@@ -25,6 +25,24 @@ const char* to_string(ThreadState s) {
   return "?";
 }
 
+// The first stops of threads and children not known yet are set aside before anything else:
+// the event that announces them (clone, fork) may come later in the same batch.
+void LinuxTarget::handle_batch(const std::vector<WaitStatus>& batch) {
+  std::vector<bool> early(batch.size(), false);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const WaitStatus& w = batch[i];
+    if (WIFSTOPPED(w.status) && locate(w.tid).thread == nullptr && early_stops_.count(w.tid) == 0) {
+      early_stops_[w.tid] = w.status;
+      early[i] = true;
+    }
+  }
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (!early[i]) {
+      handle_status(batch[i].tid, batch[i].status);
+    }
+  }
+}
+
 void LinuxTarget::handle_status(Tid tid, int status) {
   Located at = locate(tid);
   if (at.thread == nullptr) {
@@ -42,6 +60,9 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   }
   const bool was_stepping_over = t.state == ThreadState::SteppingOver;
   t.state = ThreadState::Stopped;
+  if (auto pc = pt::get_pc(tid)) {
+    t.stop_pc = *pc;
+  }
   const int sig = WSTOPSIG(status);
   const int event = status >> 16;
   if (!t.started) {
@@ -223,6 +244,7 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
   }
   if ((code == SI_KERNEL || code == TRAP_BRKPT) && p.sites.contains(*pc - 1)) {
     (void)pt::set_pc(t.tid, *pc - 1);
+    t.stop_pc = *pc - 1;
     ev.reason = StopReason::SoftwareBreakpoint;
     return ev;
   }

@@ -5,6 +5,7 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <csignal>
 
 #include "base/log.hpp"
@@ -99,11 +100,17 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   } else {
     c.release_when_started = true;
   }
+  // Its first stop is on its way (a SIGSTOP the kernel queued at birth): take it now, so that
+  // GDB, told of the child, finds it stopped.
+  int status = 0;
   if (auto early = early_stops_.find(child); early != early_stops_.end()) {
-    const int status = early->second;
+    status = early->second;
     early_stops_.erase(early);
-    handle_status(child, status);
+  } else {
+    while (::waitpid(child, &status, __WALL) < 0 && errno == EINTR) {
+    }
   }
+  handle_status(child, status);
   if (!report) {
     keep_going(p, t);
   }

@@ -245,7 +245,8 @@ Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
       }
     }
   }
-  add_process(child, ProcessOrigin::Launched).add_thread(child);
+  LinuxThread& leader = add_process(child, ProcessOrigin::Launched).add_thread(child);
+  leader.stop_pc = pt::get_pc(child).value_or(0);
   current_ = child;
   return child;
 }

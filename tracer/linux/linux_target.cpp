@@ -123,8 +123,8 @@ std::vector<ThreadInfo> LinuxTarget::threads() {
     }
     const std::size_t first = out.size();
     for (const auto& [tid, t] : p->threads) {
-      if (!t.started) {
-        continue;  // not running its own code yet
+      if (!t.started || t.state == ThreadState::Zombie) {
+        continue;  // not running its own code yet, or a leader gone before its threads
       }
       ThreadInfo info;
       info.pid = pid;
@@ -144,7 +144,8 @@ std::vector<ThreadInfo> LinuxTarget::threads() {
 
 bool LinuxTarget::thread_alive(Tid tid) {
   Located at = locate(tid);
-  return at.thread != nullptr && at.process->known_to_gdb && pt::tgkill(at.process->pid, tid, 0).ok();
+  return at.thread != nullptr && at.process->known_to_gdb && at.thread->state != ThreadState::Zombie &&
+         pt::tgkill(at.process->pid, tid, 0).ok();
 }
 
 // --- registers ----------------------------------------------------------------------------
@@ -238,6 +239,11 @@ Result<void> LinuxTarget::insert_breakpoint(BreakpointType type, Addr addr, int 
   }
   if (p->sites.contains(addr)) {
     p->sites.add(addr, 0, SiteOwner::Gdb);  // the int3 is there already: one more owner
+    // ... unless a process sharing this memory (vfork) took it out meanwhile.
+    if (auto now = p->memory.read(addr, 1); now && (*now)[0] != kInt3 &&
+                                            !(p->step_over && p->step_over->addr == addr)) {
+      return p->memory.write(addr, Bytes{kInt3});
+    }
     return base::success();
   }
   auto orig = p->memory.read(addr, 1);

@@ -35,7 +35,9 @@ class LinuxTarget final : public Target {
   Result<void> attach(Pid pid) override;
   Result<void> detach() override;
   Result<void> kill() override;
-  bool has_process() const override { return !processes_.empty(); }
+  // A process that died while stopped (SIGKILL from outside) is still there for GDB until its
+  // end is reported, at the next resume.
+  bool has_process() const override { return !processes_.empty() || !exits_.empty(); }
   Pid pid() const override { return current_; }
   bool attached() const override;
   std::vector<Pid> processes() override;
@@ -106,6 +108,7 @@ class LinuxTarget final : public Target {
   bool all_stop() const { return !non_stop_; }
 
   // --- one wait status (events.cpp) ---
+  void handle_batch(const std::vector<WaitStatus>& batch);
   void handle_status(Tid tid, int status);
   void handle_exit(Process& p, Tid tid, int status);
   void handle_signal(Process& p, LinuxThread& t, int sig);

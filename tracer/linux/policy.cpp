@@ -26,9 +26,7 @@ std::optional<StopEvent> LinuxTarget::poll() {
   // steps come, rather than going back to the server's loop for each one.
   const auto budget_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(25);
   for (;;) {
-    for (const WaitStatus& w : events_.drain()) {
-      handle_status(w.tid, w.status);
-    }
+    handle_batch(events_.drain());
     if (auto ev = next_report()) {
       return ev;
     }
@@ -203,6 +201,12 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
   } else if (best != nullptr) {
     ev = *best->pending;
     best->pending.reset();
+    if (interrupt_requested_ && ev.reason == StopReason::SingleStep) {
+      // ^C while GDB single-steps (software watchpoints, `next` through code): the step is
+      // done, and GDB hears of the interrupt, as a SIGINT to the program would tell it.
+      ev = StopEvent{StopReason::Signal, ev.pid, ev.tid, SIGINT};
+      interrupt_requested_ = false;
+    }
   } else if (processes_.empty()) {
     interrupt_requested_ = false;
     running_ = false;
@@ -221,7 +225,9 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
     }
     ev = StopEvent{StopReason::Signal, p->pid, t != nullptr ? t->tid : p->pid, SIGINT};
   }
-  interrupt_requested_ = false;
+  // An interrupt that lost the race to another event stays: the next resume stops at once
+  // with it, as the SIGINT gdbserver sends would.
+  interrupt_requested_ = interrupt_requested_ && ev.reason != StopReason::Signal && best != nullptr;
   running_ = false;
   for (auto& [pid, p] : processes_) {
     for (auto& [tid, t] : p->threads) {
@@ -296,9 +302,7 @@ void LinuxTarget::stop_now(Process* only) {
       return;
     }
     events_.wait_readable(std::chrono::milliseconds(50));
-    for (const WaitStatus& w : events_.drain()) {
-      handle_status(w.tid, w.status);
-    }
+    handle_batch(events_.drain());
   }
 }
 

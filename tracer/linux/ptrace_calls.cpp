@@ -109,10 +109,14 @@ base::Result<void> set_pc(Tid tid, Addr pc) {
 
 base::Result<void> tgkill(Pid pid, Tid tid, int sig) {
   base::logf(base::LogCat::ptrace, "tgkill({}, {}, {})", pid, tid, describe_signal(sig));
-  if (::syscall(SYS_tgkill, pid, tid, sig) != 0) {
-    return ptrace_error("tgkill", tid, errno);
+  if (::syscall(SYS_tgkill, pid, tid, sig) == 0) {
+    return base::success();
   }
-  return base::success();
+  // A clone() without CLONE_THREAD is one of our "threads" in another thread group.
+  if (errno == ESRCH && ::syscall(SYS_tkill, tid, sig) == 0) {
+    return base::success();
+  }
+  return ptrace_error("tgkill", tid, errno);
 }
 
 const char* describe_signal(int sig) {

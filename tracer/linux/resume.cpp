@@ -1,4 +1,5 @@
-// Resuming as GDB asks (vCont plans), and stepping over our own int3s. A step-over is a state
+// Resuming as GDB asks (vCont plans), and stepping over the int3s GDB does not own (GDB steps
+// over its own breakpoints itself, as with gdbserver). A step-over is a state
 // of one thread (SteppingOver) and of its process (step_over): the other threads of the
 // address space are held (paused if they run) while the original byte is in memory; the
 // step's trap, like every other event, arrives through the event loop.
@@ -33,6 +34,11 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
   }
   if (all_stop() && running_) {
     return base::make_error(base::Errc::invalid, "already running");
+  }
+  if (all_stop() && !exits_.empty()) {
+    running_ = true;  // a process died while stopped: this resume reports its end
+    events_.kick();
+    return base::success();
   }
   bool any = false;
   bool report_waiting = false;
@@ -107,7 +113,11 @@ void LinuxTarget::proceed(Process& p) {
   for (auto& [tid, t] : p.threads) {
     if (t.resumed && t.stopped() && !t.pending && t.from_gdb_resume) {
       t.from_gdb_resume = false;
-      if (auto pc = pt::get_pc(tid); pc && p.sites.contains(*pc)) {
+      // GDB steps over its own breakpoints itself (z0, step, Z0); one still inserted at the pc
+      // GDB resumes from is meant to be hit (`jump *$pc`), as with gdbserver. The core steps
+      // over only the int3s of others (a collector's), and only where the thread stopped.
+      if (auto pc = pt::get_pc(tid); pc && *pc == t.stop_pc && p.sites.contains(*pc) &&
+                                     !p.sites.owned_by(*pc, SiteOwner::Gdb)) {
         start_step_over(p, t, *pc);
         return;
       }

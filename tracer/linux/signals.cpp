@@ -15,6 +15,11 @@ bool LinuxTarget::pass_signal(Process& p, LinuxThread& t, int sig) {
   if (!t.resumed || t.pending || p.frozen || (all_stop() && stopping_)) {
     return false;
   }
+  // Nor while GDB steps the thread: GDB steps over the handler itself (a step-resume
+  // breakpoint), which it can only do if it hears of the signal, as from gdbserver.
+  if (t.action.kind == ResumeKind::Step || t.action.kind == ResumeKind::RangeStep) {
+    return false;
+  }
   if (p.step_over && p.step_over->tid != t.tid) {
     t.action.signal = sig;  // held for another thread's step-over: delivered when it runs
     t.paused_for_step_over = true;

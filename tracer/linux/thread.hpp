@@ -43,7 +43,8 @@ struct LinuxThread {
   std::uint64_t pending_seq = 0;     // order the pending events happened in
   int stop_signal_for_gdb = -1;      // non-stop vCont;t / vCtrlC: report our SIGSTOP as this
   bool from_gdb_resume = false;      // GDB resumed it where it stopped: an int3 of ours at its
-                                     // pc is stepped over, not hit
+                                     // pc is stepped over, not hit (unless GDB moved the pc)
+  Addr stop_pc = 0;                  // pc at its last stop (after a breakpoint's rewind)
   bool paused_for_step_over = false; // stopped by the core for another thread's step-over
   bool vfork_parent = false;         // waiting in vfork for its child: cannot stop until vforkdone
   int step_over_signal = 0;          // the signal the step-over delivers
