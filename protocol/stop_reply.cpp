@@ -74,6 +74,8 @@ std::string encode_stop_reply(const StopReply& reply, bool multiprocess) {
       break;
     case StopReply::Kind::ThreadExited:
       return "w" + hex_byte(reply.exit_status) + ";" + format_thread_id(reply.thread, multiprocess);
+    case StopReply::Kind::NoResumed:
+      return "N";
   }
   if (multiprocess) {
     out += ";process:" + hex_u64(static_cast<std::uint64_t>(reply.pid));

@@ -13,7 +13,7 @@
 namespace protocol {
 
 struct StopReply {
-  enum class Kind { Stopped, Exited, Terminated, ThreadExited };
+  enum class Kind { Stopped, Exited, Terminated, ThreadExited, NoResumed };
   enum class Why { None, SwBreak, HwBreak, Watch, ReadWatch, AccessWatch, Fork, VFork, VForkDone };
   Kind kind = Kind::Stopped;
   int gdb_signal = 0;   // Stopped/Terminated: GDB signal number
@@ -29,7 +29,7 @@ struct StopReply {
 };
 
 // "T05swbreak:;06:...;thread:p1.1;core:0;", "W00;process:1a", "X0b;process:1a",
-// "w00;p1a.1b" (ThreadExited: exit_status and thread).
+// "w00;p1a.1b" (ThreadExited: exit_status and thread), "N" (NoResumed).
 std::string encode_stop_reply(const StopReply& reply, bool multiprocess);
 
 }  // namespace protocol

@@ -141,7 +141,7 @@ constexpr std::string_view kGeneralFeatures[] = {
     "qXfer:siginfo:write+", "multiprocess+",           "swbreak+",
     "hwbreak+",             "Qbtrace:off+",            "qXfer:btrace-conf:read+",
     "exec-events+",          "fork-events+",            "vfork-events+",
-    "QNonStop+",
+    "QNonStop+",             "no-resumed+",
 };
 
 const Route* find_route(std::string_view payload) {

@@ -96,6 +96,8 @@ class Target {
   }
   // Report single threads exiting (QThreadEvents:1). Default: not reported.
   virtual void set_report_thread_exits(bool on) { (void)on; }
+  // Report NoResumed when every thread GDB let run is gone (GDB announced no-resumed).
+  virtual void set_report_no_resumed(bool on) { (void)on; }
   // Non-stop mode (QNonStop:1): every thread stops and is reported on its own; resume() only
   // touches the threads it names, and ResumeKind::Stop stops a running thread (reported
   // with signal 0). Default: all-stop only.

@@ -54,6 +54,7 @@ enum class StopReason {
   Exited,              // the process exited: status
   Killed,              // the process died of a signal: signal
   ThreadExited,        // one thread exited, its process lives on (only when thread events are on)
+  NoResumed,           // every thread GDB resumed is gone; nothing is left to wait for
 };
 
 enum class WatchKind { Write, Read, Access };

@@ -60,6 +60,7 @@ struct SessionState {
   bool exec_events = false;
   bool fork_events = false;
   bool vfork_events = false;
+  bool no_resumed = false;
   // Non-stop mode (QNonStop:1): stops go out as %Stop notifications, queued for vStopped.
   bool non_stop = false;
   std::deque<std::string> stop_notifications;

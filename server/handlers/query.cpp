@@ -47,12 +47,15 @@ HandlerResult on_qsupported(Context& cx, const std::vector<std::string>& gdb_fea
   cx.state.vfork_events = has_feature(gdb_features, "vfork-events+");
   cx.target.set_report_exec(cx.state.exec_events);
   cx.target.set_report_forks(cx.state.fork_events, cx.state.vfork_events);
+  cx.state.no_resumed = has_feature(gdb_features, "no-resumed+");
+  cx.target.set_report_no_resumed(cx.state.no_resumed);
   std::string reply = "PacketSize=" + protocol::hex_u64(protocol::kMaxPacketSize);
   for (std::string_view feature : supported_features()) {
     if ((feature == "multiprocess+" && !cx.state.multiprocess) ||
         (feature == "exec-events+" && !cx.state.exec_events) ||
         (feature == "fork-events+" && !cx.state.fork_events) ||
-        (feature == "vfork-events+" && !cx.state.vfork_events)) {
+        (feature == "vfork-events+" && !cx.state.vfork_events) ||
+        (feature == "no-resumed+" && !cx.state.no_resumed)) {
       continue;
     }
     reply += ';';

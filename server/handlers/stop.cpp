@@ -42,6 +42,9 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
       reply.kind = protocol::StopReply::Kind::Terminated;
       reply.gdb_signal = protocol::gdb_signal_from_host(event.signal);
       break;
+    case tracer::StopReason::NoResumed:
+      reply.kind = protocol::StopReply::Kind::NoResumed;
+      return protocol::encode_stop_reply(reply, cx.state.multiprocess);
     case tracer::StopReason::ThreadExited:
       reply.kind = protocol::StopReply::Kind::ThreadExited;
       reply.exit_status = event.status;

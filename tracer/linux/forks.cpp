@@ -137,7 +137,17 @@ void LinuxTarget::release_fork_child(Process& c) {
 // The process exec'd: other threads are gone, the reporter became the leader, our int3s and
 // debug registers vanished with the old image.
 void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
+  // The thread that called execve (maybe not the leader) is the leader now: it keeps what GDB
+  // asked of the former thread (scheduler locking resumes only that one).
   LinuxThread self = t;
+  if (auto former = pt::event_message(t.tid); former && static_cast<Tid>(*former) != t.tid) {
+    if (const LinuxThread* execer = p.find(static_cast<Tid>(*former))) {
+      self.resumed = execer->resumed;
+      self.action = execer->action;
+      self.action.tid = self.action.tid == kAllThreads ? kAllThreads : p.pid;
+      self.stepping = execer->stepping;
+    }
+  }
   self.tid = p.pid;
   self.dr = DrValues{};
   self.vfork_parent = false;

@@ -65,6 +65,7 @@ class LinuxTarget final : public Target {
     report_vfork_ = vfork;
   }
   void set_report_thread_exits(bool on) override { report_thread_exits_ = on; }
+  void set_report_no_resumed(bool on) override { report_no_resumed_ = on; }
   Result<void> set_non_stop(bool on) override;
 
   Result<std::string> target_description(const std::string& annex) override;
@@ -129,6 +130,7 @@ class LinuxTarget final : public Target {
 
   // --- what to report, and stopping threads (policy.cpp) ---
   std::optional<StopEvent> next_report();
+  bool any_resumed() const;
   std::optional<StopEvent> all_stop_report();
   std::optional<StopEvent> non_stop_report();
   void request_stop(LinuxThread& t);
@@ -187,6 +189,7 @@ class LinuxTarget final : public Target {
   bool report_fork_ = false;
   bool report_vfork_ = false;
   bool report_thread_exits_ = false;
+  bool report_no_resumed_ = false;
   std::set<int> pass_signals_;
   BtraceBackend btrace_backend_ = BtraceBackend::Auto;
   BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it

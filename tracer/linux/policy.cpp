@@ -121,6 +121,17 @@ bool LinuxTarget::settle() {
   return all;
 }
 
+bool LinuxTarget::any_resumed() const {
+  for (const auto& [pid, p] : processes_) {
+    for (const auto& [tid, t] : p->threads) {
+      if (t.resumed && t.state != ThreadState::Zombie) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 std::optional<StopEvent> LinuxTarget::next_report() {
   return all_stop() ? all_stop_report() : non_stop_report();
 }
@@ -133,7 +144,7 @@ StopEvent LinuxTarget::reported(StopEvent ev) {
     }
   }
   if (ev.reason != StopReason::Exited && ev.reason != StopReason::Killed &&
-      ev.reason != StopReason::ThreadExited && process(ev.pid) != nullptr) {
+      ev.reason != StopReason::ThreadExited && ev.reason != StopReason::NoResumed && process(ev.pid) != nullptr) {
     current_ = ev.pid;
   }
   base::logf(base::LogCat::ptrace, "report: {}.{} reason {} signal {}", ev.pid, ev.tid,
@@ -162,6 +173,11 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
   }
   const bool have_exit = exit_index < exits_.size();
   if (best == nullptr && !have_exit && !interrupt_requested_) {
+    if (report_no_resumed_ && !processes_.empty() && !any_resumed()) {
+      running_ = false;  // the threads GDB let run are all gone (scheduler locking)
+      const Pid pid = current() != nullptr ? current_ : processes_.begin()->first;
+      return reported(StopEvent{StopReason::NoResumed, pid, 0, 0});
+    }
     return std::nullopt;
   }
   if (!stopping_) {

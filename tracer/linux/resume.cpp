@@ -71,6 +71,9 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
       if (t.resumed) {
         continue;  // non-stop: running already as far as GDB knows
       }
+      if (t.pending && t.pending->reason == StopReason::SoftwareBreakpoint && !p->sites.contains(t.stop_pc)) {
+        t.pending.reset();  // GDB removed that breakpoint meanwhile: the thread just runs on
+      }
       t.resumed = true;
       t.action = *a;
       t.from_gdb_resume = true;
