@@ -1,7 +1,8 @@
 # Sourced by GDB (-x) from bench.sh, after `target remote`. Prints KEY=VALUE lines.
 #   BENCH_MODE=start       break main, continue, print the wall-clock time (T_MAIN)
-#   BENCH_MODE=throughput  dump the 64 MiB buffer (MEM_MIBS), then stepi BENCH_STEPS times
-#                          in spin() (STEPI_PER_S)
+#   BENCH_MODE=throughput  dump the 64 MiB buffer (MEM_MIBS), then BENCH_HITS continues
+#                          from hit to hit of a breakpoint (BP_HITS_PER_S), then stepi
+#                          BENCH_STEPS times in spin() (STEPI_PER_S)
 #   BENCH_MODE=threads     threads_target: at ready(), `info threads` + `thread apply all bt`
 #                          (THREADS_BT_MS); then BENCH_ROUNDS continues to tick(), each one
 #                          resuming and stopping every thread (RESUME_STOP_MS per round)
@@ -53,6 +54,19 @@ else:
     else:
         print("MEM_MIBS=%.2f" % (size / (1 << 20) / (t1 - t0)))
     os.unlink(dump)
+    hits = int(os.environ.get("BENCH_HITS", "500"))
+    gdb.execute("break bump", to_string=True)
+    gdb.execute("continue", to_string=True)
+    first = int(gdb.parse_and_eval("sink"))
+    t0 = time.time()
+    for _ in range(hits):
+        gdb.execute("continue", to_string=True)
+    t1 = time.time()
+    if int(gdb.parse_and_eval("sink")) != first + hits:
+        print("BP_ERROR=%d hits counted, expected %d" % (int(gdb.parse_and_eval("sink")) - first, hits))
+    else:
+        print("BP_HITS_PER_S=%.0f" % (hits / (t1 - t0)))
+    gdb.execute("delete", to_string=True)
     gdb.execute("break spin", to_string=True)
     gdb.execute("continue", to_string=True)
     pcs = set()

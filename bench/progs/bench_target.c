@@ -1,7 +1,8 @@
 /* bench_target.c - the inferior for bench/bench.sh.
-   main -> fill a 64 MiB heap buffer (every page touched) -> ready() -> spin().
-   The memory benchmark stops at ready() and dumps `buffer`; the stepi benchmark
-   stops at spin(), a call-free loop, and single-steps it. */
+   main -> fill a 64 MiB heap buffer (every page touched) -> ready() -> bump() x 100000
+   -> spin(). The memory benchmark stops at ready() and dumps `buffer`; the breakpoint
+   benchmark continues from hit to hit of bump(); the stepi benchmark stops at spin(), a
+   call-free loop, and single-steps it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,11 @@ unsigned char *buffer;
 volatile unsigned long sink;
 
 void ready(void)
+{
+  sink++;
+}
+
+void bump(void)
 {
   sink++;
 }
@@ -31,6 +37,9 @@ int main(void)
   }
   memset(buffer, 0x5a, BENCH_SIZE);
   ready();
+  for (int i = 0; i < 100000; i++) {
+    bump();
+  }
   spin();
   return 0;
 }

@@ -214,12 +214,18 @@ HandlerResult on_startup_with_shell(Context& cx, std::string_view body) {
 HandlerResult on_monitor(Context& cx, const std::string& command) {
   auto say = [&](std::string line) { cx.console.push_back(std::move(line) + "\n"); };
   if (command == "help") {
+    // gdbserver's layout and words (GDB's testsuite recognises gdbserver by "Quit GDBserver").
     say("The following monitor commands are supported:");
-    say("  btrace                 -- branch tracing: backend, buffer size, branches kept per thread");
-    say("  exit                   -- end the server after this session");
-    say("  help                   -- this list");
-    say("  set debug 0|1          -- log ptrace and session events to stderr");
-    say("  set remote-debug 0|1   -- log every packet to stderr");
+    say("  set debug <0|1>");
+    say("    Enable general debugging messages");
+    say("  set remote-debug <0|1>");
+    say("    Enable remote protocol debugging messages");
+    say("  btrace");
+    say("    Branch tracing: backend, buffer size, branches kept per thread");
+    say("  help");
+    say("    This list");
+    say("  exit");
+    say("    Quit GDBserver");
   } else if (command == "btrace") {
     for (auto& line : btrace_status_lines(cx)) {
       say(std::move(line));
@@ -227,8 +233,9 @@ HandlerResult on_monitor(Context& cx, const std::string& command) {
   } else if (command == "exit") {
     cx.state.exit_server = true;
     cx.state.end_session = true;
-  } else if (command == "set debug 1" || command == "set debug 0") {
-    bool on = command.back() == '1';
+  } else if (command == "set debug 1" || command == "set debug 0" || command == "set debug on" ||
+             command == "set debug off") {
+    bool on = command.back() == '1' || command.ends_with("on");
     base::set_log_enabled(base::LogCat::ptrace, on);
     base::set_log_enabled(base::LogCat::session, on);
   } else if (command == "set remote-debug 1" || command == "set remote-debug 0") {

@@ -125,6 +125,31 @@ struct ChildFailure {
   ::_exit(127);
 }
 
+// The terminal's foreground process group before the first program we started took it.
+pid_t g_old_foreground = -1;
+
+void restore_foreground() {
+  if (g_old_foreground > 0) {
+    ::tcsetpgrp(STDERR_FILENO, g_old_foreground);
+  }
+}
+
+// The program gets the terminal (its own process group in the foreground), as with
+// gdbserver: it reads its stdin without SIGTTIN, and ^C at the terminal reaches it.
+void give_terminal(Pid child) {
+  if (!::isatty(STDERR_FILENO)) {
+    return;
+  }
+  ::signal(SIGTTOU, SIG_IGN);
+  ::signal(SIGTTIN, SIG_IGN);
+  ::setpgid(child, child);  // the child does the same; whichever runs first
+  if (g_old_foreground < 0) {
+    g_old_foreground = ::tcgetpgrp(STDERR_FILENO);
+    std::atexit(restore_foreground);
+  }
+  ::tcsetpgrp(STDERR_FILENO, child);
+}
+
 void kill_and_reap(Pid pid) {
   ::kill(pid, SIGKILL);
   int st = 0;
@@ -202,6 +227,9 @@ Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
   }
   ::close(pipe_fds[1]);
   base::logf(base::LogCat::ptrace, "fork: child {} runs {}", child, words[0]);
+  if (!spec.stdio_is_protocol) {
+    give_terminal(child);
+  }
 
   auto st = wait_for_exec(child, spec.program);
   if (!st) {
