@@ -182,9 +182,9 @@ TEST_CASE("all-stop: every thread stops; the other thread's hit stays pending", 
   }
   CHECK(tracer::read_pc(first->tid).value_or(0) == hit);
 
-  // The other worker's hit is reported on the next resume without running anything,
-  // even though GDB removed the breakpoint meanwhile.
-  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, hit, 1).ok());
+  // The other worker's hit is still pending: reported on the next resume without running
+  // anything, while its breakpoint is there. Had GDB removed it meanwhile, the stale hit would
+  // be dropped (as gdbserver does; GDB would call it a spurious SIGTRAP) and the thread run on.
   REQUIRE(target.resume(plan_all()).ok());
   auto second = wait_stop(target);
   REQUIRE(second);
@@ -194,6 +194,8 @@ TEST_CASE("all-stop: every thread stops; the other thread's hit stays pending", 
   CHECK(tracer::read_pc(second->tid).value_or(0) == hit);
   CHECK(tracer::read_pc(first->tid).value_or(0) == hit);  // did not run
 
+  // GDB's way on: the breakpoint out, then both workers finish.
+  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, hit, 1).ok());
   REQUIRE(target.resume(plan_all()).ok());
   auto last = wait_stop(target);
   REQUIRE(last);

@@ -139,11 +139,6 @@ void LinuxTarget::handle_signal(Process& p, LinuxThread& t, int sig) {
       t.stop_signal_for_gdb = -1;
       return;
     }
-    if (p.step_over && !p.step_over->started) {
-      t.paused_for_step_over = true;
-      try_begin_step_over(p);
-      return;
-    }
     keep_going(p, t);
     return;
   }
@@ -265,15 +260,14 @@ void LinuxTarget::make_pending(LinuxThread& t, StopEvent ev) {
 }
 
 void LinuxTarget::keep_going(Process& p, LinuxThread& t) {
+  if (p.step_over && p.step_over->tid != t.tid) {
+    // Another thread steps over an int3: this one waits, and may be the last it waited for.
+    t.paused_for_step_over = t.resumed;
+    try_begin_step_over(p);
+    return;
+  }
   if (!t.resumed || t.pending || !t.stopped() || p.frozen || (all_stop() && stopping_)) {
     return;  // GDB has it stopped, or a report is coming: it stays
-  }
-  if (p.step_over && p.step_over->tid != t.tid) {
-    t.paused_for_step_over = true;  // another thread is stepping over an int3
-    if (!p.step_over->started) {
-      try_begin_step_over(p);
-    }
-    return;
   }
   const int sig = t.action.signal;
   t.action.signal = 0;

@@ -50,11 +50,6 @@ void LinuxTarget::thread_started(Process& p, LinuxThread& t) {
     release_fork_child(p);
     return;
   }
-  if (p.step_over && !p.step_over->started) {
-    t.paused_for_step_over = true;
-    try_begin_step_over(p);
-    return;
-  }
   keep_going(p, t);
 }
 
