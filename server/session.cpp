@@ -68,6 +68,10 @@ void Session::on_bytes(std::string_view bytes) {
           if (auto ok = cx_.target.interrupt(); !ok) {
             base::logf(base::LogCat::session, "interrupt failed: {}", ok.error().message());
           }
+        } else {
+          // Between a stop reply and GDB's next resume (GDB single-stepping a software
+          // watchpoint): the next resume stops at once with SIGINT.
+          interrupt_pending_ = true;
         }
         break;
       case Kind::Nack:
@@ -95,6 +99,10 @@ void Session::on_packet(std::string_view payload) {
       break;
     case Reply::Kind::WaitForStop:
       waiting_for_stop_ = true;
+      if (interrupt_pending_) {
+        interrupt_pending_ = false;
+        (void)cx_.target.interrupt();
+      }
       // A pending event may already be waiting: report it without running anything.
       on_target_event();
       break;

@@ -40,6 +40,7 @@ class Session {
   std::vector<protocol::FrameEvent> events_;
   std::string last_sent_;        // for retransmission on '-'
   bool waiting_for_stop_ = false;
+  bool interrupt_pending_ = false;  // a 0x03 that came while nothing ran
 };
 
 }  // namespace server

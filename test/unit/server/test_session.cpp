@@ -82,3 +82,13 @@ TEST_CASE("monitor output arrives as O packets before OK", "[session]") {
   CHECK(reply.starts_with("$O"));
   CHECK(reply.ends_with(protocol::encode_packet("OK")));
 }
+
+TEST_CASE("a 0x03 between a stop and the next resume stops that resume at once", "[session]") {
+  SessionFixture f;
+  f.exchange(protocol::encode_packet("QStartNoAckMode"));
+  CHECK(f.exchange("\x03") == "");  // nothing runs: kept for later
+  CHECK(f.target.interrupts == 0);
+  CHECK(f.exchange(protocol::encode_packet("vCont;s")).starts_with("$T02"));
+  CHECK(f.target.interrupts == 1);
+  CHECK_FALSE(f.session.waiting_for_stop());
+}
