@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <vector>
 
 #include "base/log.hpp"
 #include "tracer/linux/linux_target.hpp"
@@ -102,21 +103,30 @@ void LinuxTarget::request_stop(LinuxThread& t) {
 // True once no thread runs on its own. A thread that never stops again (a leader that
 // exited before its threads: a zombie) is found here and set aside.
 bool LinuxTarget::settle() {
-  bool all = true;
+  std::vector<LinuxThread*> waiting;
   for (auto& [pid, p] : processes_) {
     for (auto& [tid, t] : p->threads) {
-      if (t.settled() || (!t.started && !p->known_to_gdb)) {
+      if (!t.settled() && (t.started || p->known_to_gdb)) {
+        waiting.push_back(&t);
+      }
+    }
+  }
+  // /proc is asked only once few threads are left to stop: a thousand SIGSTOPs arrive in
+  // batches, and reading a thousand stat files per batch would make stopping quadratic.
+  constexpr std::size_t kZombieCheckBelow = 8;
+  if (waiting.empty() || waiting.size() > kZombieCheckBelow) {
+    return waiting.empty();
+  }
+  bool all = true;
+  for (LinuxThread* t : waiting) {
+    if (t->started && t->sigstop_expected) {
+      auto st = procfs::task_stat(t->pid, t->tid);
+      if (st && (st->state == 'Z' || st->state == 'X')) {
+        t->state = ThreadState::Zombie;
         continue;
       }
-      if (t.started && t.sigstop_expected) {
-        auto st = procfs::task_stat(pid, tid);
-        if (st && (st->state == 'Z' || st->state == 'X')) {
-          t.state = ThreadState::Zombie;
-          continue;
-        }
-      }
-      all = false;
     }
+    all = false;
   }
   return all;
 }
