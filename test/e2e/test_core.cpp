@@ -276,3 +276,18 @@ TEST_CASE("vfork, follow the child: `next` over vfork stops in the child, the pa
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Detaching vfork parent process \d+ after child exec\])"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 2 \(process \d+\) exited with code 07\])"));
 }
+
+TEST_CASE("a program killed from outside while GDB has it stopped: continue tells how it ended",
+          "[e2e][core][threads]") {
+  auto out = e2e::run_gdb({.program = "mt",
+                           .commands = {"break all_started", "continue",
+                                        "python import os, time; os.kill(gdb.selected_inferior().pid, 9); "
+                                        "time.sleep(1)",
+                                        "continue", "continue"},
+                           .args = {"bp8"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Breakpoint 1, "));
+  CHECK_THAT(out.gdb, Contains("Program terminated with signal SIGKILL, Killed."));
+  CHECK_THAT(out.gdb, Contains("The program is not being run."));
+  CHECK_THAT(out.gdb, !Contains("Could not read registers"));
+}

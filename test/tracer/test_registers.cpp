@@ -112,6 +112,16 @@ std::vector<uint8_t> le64(uint64_t v) {
   return out;
 }
 
+// What the kernel holds for tid, not what a cache remembers.
+std::vector<uint8_t> kernel_g(int tid) {
+  tracer::RegisterCache fresh;
+  return tracer::read_g_registers(tid, fresh).value();
+}
+std::vector<uint8_t> kernel_register(int tid, int regno) {
+  tracer::RegisterCache fresh;
+  return tracer::read_one_register(tid, fresh, regno).value();
+}
+
 }  // namespace
 
 TEST_CASE("CPUID geometry and target.xml of this CPU", "[tracer][registers]") {
@@ -136,6 +146,7 @@ TEST_CASE("read, write and re-read a stopped child's registers", "[tracer][regis
   REQUIRE(child.pid() > 0);
   REQUIRE(child.wait_stop() == SIGSTOP);
   const int tid = child.pid();
+  tracer::RegisterCache regs;
 
   auto raw = tracer::read_raw_registers(tid);
   REQUIRE(raw.ok());
@@ -145,29 +156,31 @@ TEST_CASE("read, write and re-read a stopped child's registers", "[tracer][regis
 
   REQUIRE(child.cont());
   REQUIRE(child.wait_stop() == SIGTRAP);
+  regs.forget();
   auto pc = tracer::read_pc(tid);
   REQUIRE(pc.ok());
   CHECK(*pc == reinterpret_cast<uint64_t>(hs_probe_avx_resume));
 
-  auto g = tracer::read_g_registers(tid);
+  auto g = tracer::read_g_registers(tid, regs);
   REQUIRE(g.ok());
   CHECK(g->size() == tracer::host_register_layout().g_size());
-  REQUIRE(tracer::write_g_registers(tid, *g).ok());  // unchanged round trip
-  CHECK(tracer::read_g_registers(tid).value() == *g);
+  REQUIRE(tracer::write_g_registers(tid, regs, *g).ok());  // unchanged round trip
+  CHECK(kernel_g(tid) == *g);
 
   const auto rax = le64(0x1122334455667788);
   const auto xmm0 = pattern(16, 0x10);
   const auto ymm0h = pattern(16, 0xa0);
-  REQUIRE(tracer::write_one_register(tid, 0, rax).ok());
-  REQUIRE(tracer::write_one_register(tid, 40, xmm0).ok());
-  REQUIRE(tracer::write_one_register(tid, 60, ymm0h).ok());
-  CHECK(tracer::read_one_register(tid, 0).value() == rax);
-  CHECK(tracer::read_one_register(tid, 40).value() == xmm0);
-  CHECK(tracer::read_one_register(tid, 60).value() == ymm0h);
+  REQUIRE(tracer::write_one_register(tid, regs, 0, rax).ok());
+  REQUIRE(tracer::write_one_register(tid, regs, 40, xmm0).ok());
+  REQUIRE(tracer::write_one_register(tid, regs, 60, ymm0h).ok());
+  CHECK(kernel_register(tid, 0) == rax);
+  CHECK(kernel_register(tid, 40) == xmm0);
+  CHECK(kernel_register(tid, 60) == ymm0h);
 
   // The child stores rax and ymm0 to g_out and traps again.
   REQUIRE(child.cont());
   REQUIRE(child.wait_stop() == SIGTRAP);
+  regs.forget();
   CHECK(child.peek(&g_out[0]) == 0x1122334455667788);
   std::vector<uint8_t> ymm0(32);
   for (int i = 0; i < 4; ++i) {
@@ -178,14 +191,15 @@ TEST_CASE("read, write and re-read a stopped child's registers", "[tracer][regis
   CHECK(std::vector<uint8_t>(ymm0.begin() + 16, ymm0.end()) == ymm0h);
 
   // A G write of rax plus write_pc: run the stores once more.
-  auto g2 = tracer::read_g_registers(tid);
+  auto g2 = tracer::read_g_registers(tid, regs);
   REQUIRE(g2.ok());
   const uint64_t rax2 = 0xfeedfacecafebeef;
   std::memcpy(g2->data(), &rax2, 8);
-  REQUIRE(tracer::write_g_registers(tid, *g2).ok());
+  REQUIRE(tracer::write_g_registers(tid, regs, *g2).ok());
   REQUIRE(tracer::write_pc(tid, reinterpret_cast<uint64_t>(hs_probe_avx_resume)).ok());
   REQUIRE(child.cont());
   REQUIRE(child.wait_stop() == SIGTRAP);
+  regs.forget();
   CHECK(child.peek(&g_out[0]) == rax2);
   uint64_t ymm0h_low = 0;
   std::memcpy(&ymm0h_low, ymm0h.data(), 8);
@@ -202,19 +216,21 @@ TEST_CASE("AVX-512 registers reach the child", "[tracer][registers]") {
   REQUIRE(child.cont());
   REQUIRE(child.wait_stop() == SIGTRAP);
   const int tid = child.pid();
+  tracer::RegisterCache regs;
 
   const auto zmm0h = pattern(32, 0x30);  // regnum 116
   const auto xmm16 = pattern(16, 0x60);  // regnum 76
   const auto ymm16h = pattern(16, 0x70); // regnum 92
   const auto k1 = le64(0x0f0f0f0f0f0f0f0f);  // regnum 109
-  REQUIRE(tracer::write_one_register(tid, 116, zmm0h).ok());
-  REQUIRE(tracer::write_one_register(tid, 76, xmm16).ok());
-  REQUIRE(tracer::write_one_register(tid, 92, ymm16h).ok());
-  REQUIRE(tracer::write_one_register(tid, 109, k1).ok());
-  CHECK(tracer::read_one_register(tid, 116).value() == zmm0h);
+  REQUIRE(tracer::write_one_register(tid, regs, 116, zmm0h).ok());
+  REQUIRE(tracer::write_one_register(tid, regs, 76, xmm16).ok());
+  REQUIRE(tracer::write_one_register(tid, regs, 92, ymm16h).ok());
+  REQUIRE(tracer::write_one_register(tid, regs, 109, k1).ok());
+  CHECK(kernel_register(tid, 116) == zmm0h);
 
   REQUIRE(child.cont());
   REQUIRE(child.wait_stop() == SIGTRAP);
+  regs.forget();
   std::vector<uint8_t> mem(136);
   for (size_t i = 0; i < 17; ++i) {
     const uint64_t w = child.peek(&g_out[i]);
@@ -231,14 +247,16 @@ TEST_CASE("register errors", "[tracer][registers]") {
   REQUIRE(child.pid() > 0);
   REQUIRE(child.wait_stop() == SIGSTOP);
   const int tid = child.pid();
-  CHECK(tracer::read_one_register(tid, 100000).error().code == base::Errc::invalid);
-  CHECK(tracer::write_one_register(tid, 0, {1, 2}).error().code == base::Errc::invalid);
-  CHECK(tracer::write_g_registers(tid, std::vector<uint8_t>(100000)).error().code ==
+  tracer::RegisterCache regs;
+  CHECK(tracer::read_one_register(tid, regs, 100000).error().code == base::Errc::invalid);
+  CHECK(tracer::write_one_register(tid, regs, 0, {1, 2}).error().code == base::Errc::invalid);
+  CHECK(tracer::write_g_registers(tid, regs, std::vector<uint8_t>(100000)).error().code ==
         base::Errc::invalid);
 
   // A pid we do not trace (our own parent) is "no thread", like one that has gone.
   const int stranger = static_cast<int>(getppid());
-  CHECK(tracer::read_g_registers(stranger).error().code == base::Errc::no_thread);
+  tracer::RegisterCache strangers;
+  CHECK(tracer::read_g_registers(stranger, strangers).error().code == base::Errc::no_thread);
   CHECK(tracer::read_pc(stranger).error().code == base::Errc::no_thread);
   CHECK(tracer::write_pc(stranger, 0).error().code == base::Errc::no_thread);
 }

@@ -54,7 +54,8 @@ Result<void> LinuxTarget::attach_thread(Process& p, Tid tid) {
       return base::make_error(base::Errc::no_thread, "thread exited during attach");
     }
     t.state = ThreadState::Stopped;
-    t.stop_pc = pt::get_pc(tid).value_or(0);
+    t.regs.forget();
+    t.stop_pc = t.regs.pc(tid).value_or(0);
     const int sig = WSTOPSIG(st);
     if (sig == SIGSTOP) {
       t.sigstop_expected = false;
@@ -102,6 +103,7 @@ Result<void> LinuxTarget::attach(Pid pid) {
 // signal seen instead is kept in deliver.
 void LinuxTarget::flush_sigstop(LinuxThread& t, int& deliver) {
   for (int guard = 0; t.sigstop_expected && guard < 16; ++guard) {
+    t.regs.forget();
     if (!pt::resume(t.tid, false, 0)) {
       return;
     }
@@ -123,6 +125,10 @@ void LinuxTarget::flush_sigstop(LinuxThread& t, int& deliver) {
 // if GDB never saw it).
 Result<void> LinuxTarget::detach_one(Process& p) {
   const Pid pid = p.pid;
+  if (p.ended) {
+    forget_process(pid);  // dead and reaped already
+    return base::success();
+  }
   stop_now(&p);
   Process* still = process(pid);
   if (still == nullptr) {
@@ -189,6 +195,10 @@ Result<void> LinuxTarget::kill_process(Pid pid) {
     return base::make_error(base::Errc::no_process, "no such process " + std::to_string(pid));
   }
   base::logf(base::LogCat::ptrace, "kill({}, SIGKILL)", pid);
+  if (p->ended) {
+    forget_process(pid);  // dead and reaped already
+    return base::success();
+  }
   p->frozen = true;
   ::kill(pid, SIGKILL);
   // Reap: the leader's status comes last. Other processes' events are handled meanwhile.

@@ -12,7 +12,13 @@ class ProcessCodeView final : public CollectorHost {
  public:
   explicit ProcessCodeView(Process& p) : p_(p) {}
 
-  base::Result<Addr> pc(Tid tid) override { return pt::get_pc(tid); }
+  base::Result<Addr> pc(Tid tid) override {
+    LinuxThread* t = p_.find(tid);
+    if (t == nullptr) {
+      return base::make_error(base::Errc::no_thread, "no thread " + std::to_string(tid));
+    }
+    return t->regs.pc(tid);
+  }
   base::Result<Bytes> read_code(Addr addr, std::size_t len) override {
     auto bytes = p_.memory.read(addr, len);
     if (bytes) {

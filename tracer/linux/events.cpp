@@ -60,7 +60,8 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   }
   const bool was_stepping_over = t.state == ThreadState::SteppingOver;
   t.state = ThreadState::Stopped;
-  if (auto pc = pt::get_pc(tid)) {
+  t.regs.forget();
+  if (auto pc = t.regs.pc(tid)) {
     t.stop_pc = *pc;
   }
   const int sig = WSTOPSIG(status);
@@ -121,6 +122,14 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
              ev.reason == StopReason::Exited ? "exited with status" : "killed by signal",
              ev.reason == StopReason::Exited ? ev.status : ev.signal);
   const bool tell_gdb = p.known_to_gdb;
+  if (tell_gdb && !p.any_resumed() && p.vfork_parent == 0) {
+    p.ended = ev;
+    p.frozen = true;
+    if (LinuxThread* leader = p.find(tid)) {
+      leader->state = ThreadState::Stopped;  // its registers stay readable
+    }
+    return;
+  }
   // A vfork child that exits gives its parent back its memory: the parent reports vforkdone.
   forget_process(p.pid);
   if (tell_gdb) {
@@ -165,7 +174,7 @@ void LinuxTarget::step_over_stopped(Process& p, LinuxThread& t, int sig, int eve
   const Pid pid = p.pid;
   const Tid tid = t.tid;
   end_step_over(p);
-  auto pc = pt::get_pc(tid);
+  auto pc = t.regs.pc(tid);
   if (sig == SIGTRAP && event != 0) {
     handle_ptrace_event(p, t, event);  // clone/fork/exec inside the stepped syscall
   } else if ((sig == SIGTRAP || sig == (SIGTRAP | 0x80)) && pc && *pc != addr) {
@@ -217,7 +226,7 @@ std::optional<StopEvent> LinuxTarget::end_of_step(Process& p, LinuxThread& t, Ad
 
 std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) {
   StopEvent ev{StopReason::Signal, p.pid, t.tid, SIGTRAP};
-  auto pc = pt::get_pc(t.tid);
+  auto pc = t.regs.pc(t.tid);
   if (!pc) {
     return ev;
   }
@@ -238,7 +247,7 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     return std::nullopt;
   }
   if ((code == SI_KERNEL || code == TRAP_BRKPT) && p.sites.contains(*pc - 1)) {
-    (void)pt::set_pc(t.tid, *pc - 1);
+    (void)t.regs.set_pc(t.tid, *pc - 1);
     t.stop_pc = *pc - 1;
     ev.reason = StopReason::SoftwareBreakpoint;
     return ev;

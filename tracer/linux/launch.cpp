@@ -274,7 +274,7 @@ Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
     }
   }
   LinuxThread& leader = add_process(child, ProcessOrigin::Launched).add_thread(child);
-  leader.stop_pc = pt::get_pc(child).value_or(0);
+  leader.stop_pc = leader.regs.pc(child).value_or(0);
   current_ = child;
   return child;
 }

@@ -121,6 +121,7 @@ std::vector<ThreadInfo> LinuxTarget::threads() {
     if (!p->known_to_gdb) {
       continue;  // a fork child GDB has not been told of
     }
+    notice_zombie_leader(*p);
     const std::size_t first = out.size();
     for (const auto& [tid, t] : p->threads) {
       if (!t.started || t.state == ThreadState::Zombie) {
@@ -144,6 +145,12 @@ std::vector<ThreadInfo> LinuxTarget::threads() {
 
 bool LinuxTarget::thread_alive(Tid tid) {
   Located at = locate(tid);
+  if (at.thread != nullptr && tid == at.process->pid) {
+    notice_zombie_leader(*at.process);
+  }
+  if (at.thread != nullptr && at.process->ended) {
+    return true;  // until GDB hears how its process ended
+  }
   return at.thread != nullptr && at.process->known_to_gdb && at.thread->state != ThreadState::Zombie &&
          pt::tgkill(at.process->pid, tid, 0).ok();
 }
@@ -170,7 +177,7 @@ Result<Bytes> LinuxTarget::read_registers(Tid tid) {
   if (!at) {
     return std::move(at).error();
   }
-  return read_g_registers(tid);
+  return read_g_registers(tid, at->thread->regs);
 }
 
 Result<void> LinuxTarget::write_registers(Tid tid, const Bytes& regs) {
@@ -178,7 +185,7 @@ Result<void> LinuxTarget::write_registers(Tid tid, const Bytes& regs) {
   if (!at) {
     return std::move(at).error();
   }
-  return write_g_registers(tid, regs);
+  return write_g_registers(tid, at->thread->regs, regs);
 }
 
 Result<Bytes> LinuxTarget::read_register(Tid tid, int regno) {
@@ -186,7 +193,7 @@ Result<Bytes> LinuxTarget::read_register(Tid tid, int regno) {
   if (!at) {
     return std::move(at).error();
   }
-  return read_one_register(tid, regno);
+  return read_one_register(tid, at->thread->regs, regno);
 }
 
 Result<void> LinuxTarget::write_register(Tid tid, int regno, const Bytes& value) {
@@ -194,7 +201,7 @@ Result<void> LinuxTarget::write_register(Tid tid, int regno, const Bytes& value)
   if (!at) {
     return std::move(at).error();
   }
-  return write_one_register(tid, regno, value);
+  return write_one_register(tid, at->thread->regs, regno, value);
 }
 
 // --- memory and breakpoints of the current process -------------------------------------------

@@ -135,6 +135,10 @@ class LinuxTarget final : public Target {
   std::optional<StopEvent> non_stop_report();
   void request_stop(LinuxThread& t);
   bool settle();
+  void report_ended(const ResumePlan& plan);
+  // A running leader that called pthread_exit (or exited) before its threads is a zombie: it
+  // leaves the thread list, as in gdbserver. Asked of /proc when GDB asks for threads.
+  void notice_zombie_leader(Process& p);
   // Stops every thread of p (or of every process when p is null) before returning, for
   // detach, kill and the server going away. Events of other threads are kept pending.
   void stop_now(Process* p);

@@ -131,6 +131,18 @@ bool LinuxTarget::settle() {
   return all;
 }
 
+void LinuxTarget::notice_zombie_leader(Process& p) {
+  LinuxThread* leader = p.find(p.pid);
+  if (leader == nullptr || !leader->running() || p.threads.size() < 2) {
+    return;
+  }
+  auto st = procfs::task_stat(p.pid, p.pid);
+  if (st && (st->state == 'Z' || st->state == 'X')) {
+    base::logf(base::LogCat::ptrace, "leader {} is a zombie: it leaves the thread list", p.pid);
+    leader->state = ThreadState::Zombie;
+  }
+}
+
 bool LinuxTarget::any_resumed() const {
   for (const auto& [pid, p] : processes_) {
     for (const auto& [tid, t] : p->threads) {
@@ -156,6 +168,11 @@ StopEvent LinuxTarget::reported(StopEvent ev) {
   if (ev.reason != StopReason::Exited && ev.reason != StopReason::Killed &&
       ev.reason != StopReason::ThreadExited && ev.reason != StopReason::NoResumed && process(ev.pid) != nullptr) {
     current_ = ev.pid;
+    // Read every register now, as gdbserver does for its stop reply: GDB's `g` is then
+    // answered even if the thread is killed from outside before GDB asks.
+    if (LinuxThread* t = process(ev.pid)->find(ev.tid); t != nullptr && t->stopped()) {
+      (void)t->regs.all(t->tid);
+    }
   }
   base::logf(base::LogCat::ptrace, "report: {}.{} reason {} signal {}", ev.pid, ev.tid,
              static_cast<int>(ev.reason), ev.signal);

@@ -43,7 +43,19 @@ struct Process {
   std::optional<StepOver> step_over;  // at most one per address space at a time
   std::unique_ptr<Collector> collector;  // set while branch tracing is on
   bool frozen = false;  // being detached or killed: nothing of it runs again
+  // It died (SIGKILL from outside) while GDB had it stopped. Kept, with the registers read at
+  // its last stop, until GDB resumes it: that resume reports how it ended (gdbserver only
+  // learns of the death at the next resume too).
+  std::optional<StopEvent> ended;
 
+  bool any_resumed() const {
+    for (const auto& [tid, t] : threads) {
+      if (t.resumed) {
+        return true;
+      }
+    }
+    return false;
+  }
   LinuxThread* find(Tid tid) {
     auto it = threads.find(tid);
     return it == threads.end() ? nullptr : &it->second;

@@ -86,27 +86,6 @@ base::Result<void> set_siginfo(Tid tid, const siginfo_t& si) {
   return base::success();
 }
 
-base::Result<Addr> get_pc(Tid tid) {
-  user_regs_struct regs;
-  if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) {
-    return ptrace_error("PTRACE_GETREGS", tid, errno);
-  }
-  return Addr{regs.rip};
-}
-
-base::Result<void> set_pc(Tid tid, Addr pc) {
-  user_regs_struct regs;
-  if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) {
-    return ptrace_error("PTRACE_GETREGS", tid, errno);
-  }
-  regs.rip = pc;
-  base::logf(base::LogCat::ptrace, "PTRACE_SETREGS({}) rip={:#x}", tid, pc);
-  if (::ptrace(PTRACE_SETREGS, tid, nullptr, &regs) != 0) {
-    return ptrace_error("PTRACE_SETREGS", tid, errno);
-  }
-  return base::success();
-}
-
 base::Result<void> tgkill(Pid pid, Tid tid, int sig) {
   base::logf(base::LogCat::ptrace, "tgkill({}, {}, {})", pid, tid, describe_signal(sig));
   if (::syscall(SYS_tgkill, pid, tid, sig) == 0) {

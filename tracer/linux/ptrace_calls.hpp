@@ -18,9 +18,6 @@ base::Result<void> detach(Tid tid, int sig);
 base::Result<unsigned long> event_message(Tid tid);
 base::Result<siginfo_t> get_siginfo(Tid tid);
 base::Result<void> set_siginfo(Tid tid, const siginfo_t& si);
-// rip through PTRACE_GETREGS/SETREGS (registers.cpp owns the full register file).
-base::Result<Addr> get_pc(Tid tid);
-base::Result<void> set_pc(Tid tid, Addr pc);
 // tgkill(pid, tid, sig).
 base::Result<void> tgkill(Pid pid, Tid tid, int sig);
 // "stopped SIGTRAP event 3", "exited 0", ... for logs.

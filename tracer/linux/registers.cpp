@@ -140,61 +140,117 @@ base::Result<void> write_raw_registers(int tid, const RawRegisters& raw, bool xs
   return base::success();
 }
 
-base::Result<std::vector<uint8_t>> read_g_registers(int tid) {
-  auto raw = read_raw_registers(tid);
-  if (!raw) {
-    return std::move(raw).error();
+base::Result<const RawRegisters*> RegisterCache::gprs(int tid) {
+  if (!have_gprs_) {
+    if (auto r = get_gprs(tid, raw_); !r) {
+      return std::move(r).error();
+    }
+    have_gprs_ = true;
   }
-  return ax::to_g_packet(host_register_layout(), *raw);
+  return &raw_;
 }
 
-base::Result<void> write_g_registers(int tid, const std::vector<uint8_t>& g) {
-  auto raw = read_raw_registers(tid);
-  if (!raw) {
-    return std::move(raw).error();
-  }
-  bool xstate_changed = false;
-  if (auto r = ax::from_g_packet(host_register_layout(), g, *raw, xstate_changed); !r) {
+base::Result<const RawRegisters*> RegisterCache::all(int tid) {
+  if (auto r = gprs(tid); !r) {
     return r;
   }
-  return write_raw_registers(tid, *raw, xstate_changed);
+  if (!have_xstate_) {
+    if (auto r = get_xstate(tid, raw_); !r) {
+      return std::move(r).error();
+    }
+    have_xstate_ = true;
+  }
+  return &raw_;
 }
 
-base::Result<std::vector<uint8_t>> read_one_register(int tid, int regno) {
+base::Result<uint64_t> RegisterCache::pc(int tid) {
+  auto raw = gprs(tid);
+  if (!raw) {
+    return std::move(raw).error();
+  }
+  user_regs_struct regs{};
+  std::memcpy(&regs, (*raw)->gpr.data(), sizeof regs);
+  return regs.rip;
+}
+
+base::Result<void> RegisterCache::set_pc(int tid, uint64_t pc) {
+  auto raw = gprs(tid);
+  if (!raw) {
+    return std::move(raw).error();
+  }
+  RawRegisters changed = **raw;
+  user_regs_struct regs{};
+  std::memcpy(&regs, changed.gpr.data(), sizeof regs);
+  regs.rip = pc;
+  std::memcpy(changed.gpr.data(), &regs, sizeof regs);
+  return store(tid, changed, false);
+}
+
+base::Result<void> RegisterCache::store(int tid, const RawRegisters& raw, bool xstate_changed) {
+  if (auto r = write_raw_registers(tid, raw, xstate_changed); !r) {
+    forget();  // the kernel may have taken part of it
+    return r;
+  }
+  raw_.gpr = raw.gpr;
+  have_gprs_ = true;
+  if (xstate_changed) {
+    raw_.xsave = raw.xsave;
+    have_xstate_ = true;
+  }
+  return base::success();
+}
+
+base::Result<std::vector<uint8_t>> read_g_registers(int tid, RegisterCache& cache) {
+  auto raw = cache.all(tid);
+  if (!raw) {
+    return std::move(raw).error();
+  }
+  return ax::to_g_packet(host_register_layout(), **raw);
+}
+
+base::Result<void> write_g_registers(int tid, RegisterCache& cache, const std::vector<uint8_t>& g) {
+  auto raw = cache.all(tid);
+  if (!raw) {
+    return std::move(raw).error();
+  }
+  RawRegisters changed = **raw;
+  bool xstate_changed = false;
+  if (auto r = ax::from_g_packet(host_register_layout(), g, changed, xstate_changed); !r) {
+    return r;
+  }
+  return cache.store(tid, changed, xstate_changed);
+}
+
+base::Result<std::vector<uint8_t>> read_one_register(int tid, RegisterCache& cache, int regno) {
   const ax::RegisterInfo* info = host_register_layout().find(regno);
   if (info == nullptr) {
     return base::make_error(base::Errc::invalid, "no register " + std::to_string(regno));
   }
-  if (info->storage == ax::Storage::Gpr) {
-    // The registers of every stop reply (rbp, rsp, rip): PTRACE_GETREGS alone, no XSAVE copy.
-    RawRegisters raw;
-    if (auto r = get_gprs(tid, raw); !r) {
-      return std::move(r).error();
-    }
-    return ax::read_register(host_register_layout(), raw, regno);
-  }
-  auto raw = read_raw_registers(tid);
+  // The registers of every stop reply (rbp, rsp, rip) need PTRACE_GETREGS alone.
+  auto raw = info->storage == ax::Storage::Gpr ? cache.gprs(tid) : cache.all(tid);
   if (!raw) {
     return std::move(raw).error();
   }
-  return ax::read_register(host_register_layout(), *raw, regno);
+  return ax::read_register(host_register_layout(), **raw, regno);
 }
 
-base::Result<void> write_one_register(int tid, int regno, const std::vector<uint8_t>& value) {
+base::Result<void> write_one_register(int tid, RegisterCache& cache, int regno,
+                                      const std::vector<uint8_t>& value) {
   const ax::RegisterInfo* info = host_register_layout().find(regno);
   if (info == nullptr || value.size() != info->size) {
     return base::make_error(base::Errc::invalid, "bad register write " + std::to_string(regno));
   }
-  auto raw = read_raw_registers(tid);
+  auto raw = info->storage == ax::Storage::Gpr ? cache.gprs(tid) : cache.all(tid);
   if (!raw) {
     return std::move(raw).error();
   }
+  RawRegisters changed = **raw;
   bool xstate_changed = false;
-  if (auto r = ax::write_register(host_register_layout(), regno, value, *raw, xstate_changed);
+  if (auto r = ax::write_register(host_register_layout(), regno, value, changed, xstate_changed);
       !r) {
     return r;
   }
-  return write_raw_registers(tid, *raw, xstate_changed);
+  return cache.store(tid, changed, xstate_changed);
 }
 
 base::Result<std::string> target_description_xml(int tid) {

@@ -29,14 +29,36 @@ base::Result<RawRegisters> read_raw_registers(int tid);
 // `raw.xsave` must be the buffer read_raw_registers returned (the kernel wants its full size).
 base::Result<void> write_raw_registers(int tid, const RawRegisters& raw, bool xstate_changed);
 
+// The registers of one stopped thread, asked of the kernel once per stop: PTRACE_GETREGS at
+// the first question, the XSAVE area at the first question that needs it. Writes go through to
+// the kernel at once. forget() whenever the thread may have run (a resume, a new stop). As in
+// gdbserver, what was read at a stop still answers once the thread died under us (SIGKILL
+// from outside), so GDB gets to resume it and hear how it ended.
+class RegisterCache {
+ public:
+  base::Result<const RawRegisters*> gprs(int tid);
+  base::Result<const RawRegisters*> all(int tid);
+  base::Result<uint64_t> pc(int tid);
+  base::Result<void> set_pc(int tid, uint64_t pc);
+  // Writes raw (from gprs() or all(), changed) to the thread.
+  base::Result<void> store(int tid, const RawRegisters& raw, bool xstate_changed);
+  void forget() { have_gprs_ = have_xstate_ = false; }
+
+ private:
+  RawRegisters raw_;
+  bool have_gprs_ = false;
+  bool have_xstate_ = false;
+};
+
 // `g`: all registers in target.xml order.
-base::Result<std::vector<uint8_t>> read_g_registers(int tid);
+base::Result<std::vector<uint8_t>> read_g_registers(int tid, RegisterCache& cache);
 // `G`: a full or prefix register block.
-base::Result<void> write_g_registers(int tid, const std::vector<uint8_t>& g);
+base::Result<void> write_g_registers(int tid, RegisterCache& cache, const std::vector<uint8_t>& g);
 // `p`: one register by GDB regnum.
-base::Result<std::vector<uint8_t>> read_one_register(int tid, int regno);
+base::Result<std::vector<uint8_t>> read_one_register(int tid, RegisterCache& cache, int regno);
 // `P`: one register by GDB regnum; value must be the register's size.
-base::Result<void> write_one_register(int tid, int regno, const std::vector<uint8_t>& value);
+base::Result<void> write_one_register(int tid, RegisterCache& cache, int regno,
+                                      const std::vector<uint8_t>& value);
 // qXfer:features:read:target.xml, consistent with the layout above.
 base::Result<std::string> target_description_xml(int tid);
 

@@ -28,6 +28,27 @@ const ThreadAction* action_for(const ResumePlan& plan, Pid pid, Tid tid) {
 
 }  // namespace
 
+// Processes that died while GDB had them stopped: resuming one of them reports how it ended.
+void LinuxTarget::report_ended(const ResumePlan& plan) {
+  std::vector<Pid> ended;
+  for (auto& [pid, p] : processes_) {
+    if (!p->ended) {
+      continue;
+    }
+    for (auto& [tid, t] : p->threads) {
+      if (const ThreadAction* a = action_for(plan, pid, tid); a != nullptr && a->kind != ResumeKind::Stop) {
+        ended.push_back(pid);
+        break;
+      }
+    }
+  }
+  for (Pid pid : ended) {
+    exits_.push_back(*process(pid)->ended);
+    exit_seqs_.push_back(++event_seq_);
+    forget_process(pid);
+  }
+}
+
 Result<void> LinuxTarget::resume(const ResumePlan& plan) {
   if (!has_process()) {
     return base::make_error(base::Errc::no_process, "no process");
@@ -35,6 +56,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
   if (all_stop() && running_) {
     return base::make_error(base::Errc::invalid, "already running");
   }
+  report_ended(plan);
   if (all_stop() && !exits_.empty()) {
     running_ = true;  // a process died while stopped: this resume reports its end
     events_.kick();
@@ -119,7 +141,7 @@ void LinuxTarget::proceed(Process& p) {
       // GDB steps over its own breakpoints itself (z0, step, Z0); one still inserted at the pc
       // GDB resumes from is meant to be hit (`jump *$pc`), as with gdbserver. The core steps
       // over only the int3s of others (a collector's), and only where the thread stopped.
-      if (auto pc = pt::get_pc(tid); pc && *pc == t.stop_pc && p.sites.contains(*pc) &&
+      if (auto pc = t.regs.pc(tid); pc && *pc == t.stop_pc && p.sites.contains(*pc) &&
                                      !p.sites.owned_by(*pc, SiteOwner::Gdb)) {
         start_step_over(p, t, *pc);
         return;
@@ -143,10 +165,11 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   const bool step = t.action.kind == ResumeKind::Step || t.action.kind == ResumeKind::RangeStep;
   bool collector_step = false;
   if (p.collector && p.collector->tracing(t.tid)) {
-    if (auto pc = pt::get_pc(t.tid)) {
+    if (auto pc = t.regs.pc(t.tid)) {
       collector_step = p.collector->wants_step(t.tid, *pc, sig);
     }
   }
+  t.regs.forget();
   auto res = pt::resume(t.tid, step || collector_step, sig);
   if (res || res.error().code == base::Errc::no_thread) {
     // (no_thread: it died under us, SIGKILL from outside; its exit status is on the way)
@@ -214,6 +237,7 @@ void LinuxTarget::try_begin_step_over(Process& p) {
   if (p.collector && p.collector->tracing(t->tid)) {
     (void)p.collector->wants_step(t->tid, addr, sig);  // the step is ours, its branch theirs
   }
+  t->regs.forget();
   if (auto res = pt::resume(t->tid, true, sig); !res && res.error().code != base::Errc::no_thread) {
     base::logf(base::LogCat::ptrace, "step-over {}: {}", t->tid, res.error().message());
     (void)p.memory.write(addr, Bytes{kInt3});

@@ -1,6 +1,5 @@
 // One traced thread as the core sees it: a small state machine driven by what waitpid says
-// and what the core asks of it. No ptrace here: the core makes the calls and records the
-// transitions, so every rule can be read (and tested) in one place.
+// and what the core asks of it. The core makes the ptrace calls and records the transitions, so every rule can be read (and tested) in one place.
 //
 //   Running ──request_stop──▶ StopRequested ──(any ptrace-stop)──▶ Stopped
 //      ▲                                                               │
@@ -13,6 +12,7 @@
 #include <optional>
 
 #include "tracer/linux/debug_registers.hpp"
+#include "tracer/linux/registers.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
@@ -49,6 +49,7 @@ struct LinuxThread {
   bool vfork_parent = false;         // waiting in vfork for its child: cannot stop until vforkdone
   int step_over_signal = 0;          // the signal the step-over delivers
   DrValues dr;                       // debug registers as last written to it
+  RegisterCache regs;                // its registers at this stop (forgotten when it runs)
 
   bool running() const { return state == ThreadState::Running || state == ThreadState::StopRequested ||
                                 state == ThreadState::SteppingOver; }
