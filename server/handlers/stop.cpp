@@ -67,8 +67,13 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
           reply.registers.emplace_back(regno, *value);
         }
       }
-      cx.state.general_thread = event.tid;
-      (void)cx.target.select_process(event.pid);
+      if (!cx.state.non_stop) {
+        // All-stop: the event thread becomes the general thread, as GDB assumes. In non-stop
+        // GDB keeps track of Hg itself: changing it behind its back would answer its next `g`
+        // with another thread's registers.
+        cx.state.general_thread = event.tid;
+        (void)cx.target.select_process(event.pid);
+      }
       break;
     }
   }

@@ -291,3 +291,130 @@ TEST_CASE("a program killed from outside while GDB has it stopped: continue tell
   CHECK_THAT(out.gdb, Contains("The program is not being run."));
   CHECK_THAT(out.gdb, !Contains("Could not read registers"));
 }
+
+TEST_CASE("QThreadEvents:1: each thread's exit is reported as `w`, then the process's as `W`",
+          "[e2e][core][threads][rsp]") {
+  e2e::Server server({.program = "mt", .args = {"life"}});
+  e2e::RspClient c(server.port());
+  REQUIRE(c.request("qSupported:multiprocess+;swbreak+").has_value());
+  REQUIRE(c.request("QThreadEvents:1") == std::optional<std::string>("OK"));
+  const auto leader = thread_ids(c).at(0);
+  // life-A, then life-B, exit before the leader does.
+  std::vector<std::string> replies;
+  for (int i = 0; i < 3; ++i) {
+    auto reply = c.request("vCont;c", 5000ms);
+    REQUIRE(reply.has_value());
+    replies.push_back(*reply);
+    if ((*reply)[0] == 'W') {
+      break;
+    }
+  }
+  INFO(replies.size());
+  REQUIRE(replies.size() == 3);
+  const std::regex thread_exit(R"(w00;p([0-9a-f]+)\.([0-9a-f]+))");
+  std::smatch m;
+  for (int i = 0; i < 2; ++i) {
+    INFO(replies[i]);
+    REQUIRE(std::regex_match(replies[i], m, thread_exit));
+    CHECK(std::stol(m[1], nullptr, 16) == leader.first);
+    CHECK(std::stol(m[2], nullptr, 16) != leader.second);
+  }
+  CHECK_THAT(replies[2], StartsWith("W00;process:"));
+}
+
+TEST_CASE("non-stop over raw RSP: another thread's stop does not change the thread Hg selected",
+          "[e2e][core][non-stop][rsp]") {
+  e2e::Server server({.program = "mt", .args = {"latesig"}});
+  e2e::RspClient c(server.port());
+  REQUIRE(c.request("qSupported:multiprocess+;swbreak+").has_value());
+  REQUIRE(c.request("QNonStop:1") == std::optional<std::string>("OK"));
+  REQUIRE(c.request("?").has_value());
+  REQUIRE(c.request("vStopped") == std::optional<std::string>("OK"));
+  const auto main_thread = thread_ids(c).at(0);
+  REQUIRE(c.request("vCont;c") == std::optional<std::string>("OK"));
+  std::this_thread::sleep_for(100ms);  // the worker is born and naps
+  char id[64];
+  std::snprintf(id, sizeof id, "p%lx.%lx", main_thread.first, main_thread.second);
+  REQUIRE(c.request(std::string("vCont;t:") + id) == std::optional<std::string>("OK"));
+  auto note = c.read_notification(3000ms);
+  REQUIRE(note.has_value());
+  REQUIRE_THAT(*note, StartsWith("Stop:T00"));
+  std::smatch m;
+  REQUIRE(std::regex_search(*note, m, std::regex(";10:([0-9a-f]{16});")));
+  const unsigned long main_pc = le_hex(m[1]);
+  CHECK(c.request("vStopped") == std::optional<std::string>("OK"));
+  REQUIRE(c.request(std::string("Hg") + id) == std::optional<std::string>("OK"));
+  // The worker's SIGUSR1 stops it (no QPassSignals here): a stop of another thread.
+  note = c.read_notification(3000ms);
+  REQUIRE(note.has_value());
+  CHECK_THAT(*note, StartsWith("Stop:T1e"));  // GDB's number for SIGUSR1
+  CHECK_THAT(*note, !Contains(std::string("thread:") + id));
+  CHECK(c.request("vStopped") == std::optional<std::string>("OK"));
+  // `g` still answers for the main thread: rip is the 17th 8-byte register.
+  auto g = c.request("g");
+  REQUIRE(g.has_value());
+  REQUIRE(g->size() >= 17 * 16);
+  CHECK(le_hex(g->substr(16 * 16, 16)) == main_pc);
+}
+
+TEST_CASE("two threads' signals at once: the one GDB passes while the other is reported is not lost",
+          "[e2e][core][signals][threads]") {
+  auto out = e2e::run_gdb({.program = "mt",
+                           .commands = {"handle SIGUSR1 nostop print pass", "continue"},
+                           .args = {"sigpair"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_out, Contains("usr1=100"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("`next` while another thread keeps hitting the breakpoint: no stray SIGTRAP reaches GDB",
+          "[e2e][core][threads]") {
+  std::vector<std::string> commands = {"break looper:bump", "continue"};
+  for (int i = 0; i < 20; ++i) {
+    commands.emplace_back("next");
+  }
+  auto out = e2e::run_gdb({.program = "mt", .commands = commands, .args = {"bploop"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("hit Breakpoint 1, looper"));
+  CHECK_THAT(out.gdb, !Contains("received signal SIGTRAP"));
+}
+
+TEST_CASE("Ctrl-C while GDB runs one thread alone: the stop is reported for that thread",
+          "[e2e][core][rsp]") {
+  e2e::Server server({.program = "blocker"});
+  e2e::RspClient c(server.port());
+  REQUIRE(c.request("qSupported:multiprocess+;swbreak+").has_value());
+  REQUIRE(c.send_packet("vCont;c"));
+  REQUIRE(c.read_ack() == '+');
+  std::this_thread::sleep_for(300ms);  // thread 2 is in read() by now
+  REQUIRE(c.send_raw("\x03"));
+  REQUIRE(c.read_packet(3000ms).has_value());
+  auto ids = thread_ids(c);
+  REQUIRE(ids.size() == 2);
+  const long reader = ids[0].second == ids[0].first ? ids[1].second : ids[0].second;
+  char resume[64];
+  std::snprintf(resume, sizeof resume, "vCont;c:p%lx.%lx", ids[0].first, reader);
+  // Only the reader runs (scheduler-locking, or GDB stepping it over a breakpoint), so GDB
+  // expects news of the reader alone.
+  REQUIRE(c.send_packet(resume));
+  REQUIRE(c.read_ack() == '+');
+  std::this_thread::sleep_for(200ms);
+  REQUIRE(c.send_raw("\x03"));
+  auto stop = c.read_packet(3000ms);
+  REQUIRE(stop.has_value());
+  CHECK_THAT(*stop, StartsWith("T02"));
+  char thread[64];
+  std::snprintf(thread, sizeof thread, "thread:p%lx.%lx;", ids[0].first, reader);
+  CHECK_THAT(*stop, Contains(thread));
+}
+
+TEST_CASE("the main thread exits alone under scheduler-locking: GDB hears no thread it resumed is left",
+          "[e2e][core][threads]") {
+  auto out = e2e::run_gdb({.program = "mt",
+                           .commands = {"break checkpoint", "continue", "set scheduler-locking on", "continue",
+                                        "info threads"},
+                           .args = {"leaderexit"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("No unwaited-for children left."));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(The current thread <Thread ID 1> has terminated)"));
+}

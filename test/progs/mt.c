@@ -3,6 +3,10 @@
    bp8      8 workers wait on a barrier; main calls all_started() once all are blocked
    watch    4 writers each add to `shared` 3 times (under a lock); a reader reads it
    signals  a worker sends itself SIGUSR1 (tgkill) 3 times, then SIGUSR2 once
+   latesig  a worker naps 300 ms, then sends itself SIGUSR1 once; main waits for it
+   sigpair  2 workers leave a barrier together and each send themselves SIGUSR1 50 times
+   leaderexit  a worker joins the main thread, which calls checkpoint(1) and pthread_exit()
+   bploop   2 workers bump a counter in a tight loop (label looper:bump), 2000000 times each
    segv     a worker named "crasher" writes through a bad pointer
    life     checkpoint() with worker A alive, then again after A exited and B started
    storm    200 threads created and joined, 10 at a time; main calls tick() each round
@@ -117,7 +121,7 @@ static int run_watch(void) {
 
 static void on_signal(int sig) {
   if (sig == SIGUSR1) {
-    usr1_count++;
+    __atomic_add_fetch(&usr1_count, 1, __ATOMIC_SEQ_CST);  /* two threads may count at once */
   } else {
     usr2_count++;
   }
@@ -131,6 +135,72 @@ static void* signaller(void* arg) {
   }
   syscall(SYS_tgkill, getpid(), tid, SIGUSR2);
   return 0;
+}
+
+static void* late_signaller(void* arg) {
+  (void)arg;
+  nap_ms(300);
+  syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGUSR1);
+  return 0;
+}
+
+static int run_late_signal(void) {
+  pthread_t t;
+  signal(SIGUSR1, on_signal);
+  pthread_create(&t, 0, late_signaller, 0);
+  pthread_join(t, 0);
+  return 0;
+}
+
+static void* pair_signaller(void* arg) {
+  (void)arg;
+  pthread_barrier_wait(&barrier);
+  for (int i = 0; i < 50; i++) {
+    syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGUSR1);
+  }
+  return 0;
+}
+
+static int run_signal_pair(void) {
+  pthread_t t[2];
+  signal(SIGUSR1, on_signal);
+  pthread_barrier_init(&barrier, 0, 2);
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, pair_signaller, 0);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
+  printf("usr1=%d\n", usr1_count);
+  return 0;
+}
+
+static void* looper(void* arg) {
+  volatile unsigned long* mine = &counters[(long)arg];
+  for (long i = 0; i < 2000000; i++) {
+  bump: __attribute__((unused));
+    (*mine)++;
+  }
+  return 0;
+}
+
+static int run_bp_loop(void) {
+  pthread_t t[2];
+  for (long i = 0; i < 2; i++) pthread_create(&t[i], 0, looper, (void*)(i + 1));
+  for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
+  return 0;
+}
+
+static pthread_t main_thread;
+
+static void* join_main(void* arg) {
+  (void)arg;
+  pthread_join(main_thread, 0);
+  return 0;
+}
+
+static int run_leader_exit(void) {
+  pthread_t t;
+  main_thread = pthread_self();
+  pthread_create(&t, 0, join_main, 0);
+  checkpoint(1);
+  pthread_exit(0);
 }
 
 static int run_signals(void) {
@@ -297,12 +367,16 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "bp8")) return run_bp8();
   if (!strcmp(mode, "watch")) return run_watch();
   if (!strcmp(mode, "signals")) return run_signals();
+  if (!strcmp(mode, "latesig")) return run_late_signal();
+  if (!strcmp(mode, "sigpair")) return run_signal_pair();
+  if (!strcmp(mode, "bploop")) return run_bp_loop();
+  if (!strcmp(mode, "leaderexit")) return run_leader_exit();
   if (!strcmp(mode, "segv")) return run_segv();
   if (!strcmp(mode, "life")) return run_life();
   if (!strcmp(mode, "storm")) return run_storm();
   if (!strcmp(mode, "steplock")) return run_steplock();
   if (!strcmp(mode, "stopcont")) return run_stopcont();
   if (!strcmp(mode, "many")) return run_many(argc > 2 ? atoi(argv[2]) : 50);
-  fprintf(stderr, "usage: mt pair|stopcont|bp8|watch|signals|segv|life|storm|steplock|many N\n");
+  fprintf(stderr, "usage: mt pair|stopcont|bp8|watch|signals|latesig|sigpair|bploop|leaderexit|segv|life|storm|steplock|many N\n");
   return 2;
 }

@@ -135,6 +135,7 @@ class LinuxTarget final : public Target {
   std::optional<StopEvent> non_stop_report();
   void request_stop(LinuxThread& t);
   bool settle();
+  LinuxThread* all_stop_event_thread();
   void report_ended(const ResumePlan& plan);
   // A running leader that called pthread_exit (or exited) before its threads is a zombie: it
   // leaves the thread list, as in gdbserver. Asked of /proc when GDB asks for threads.

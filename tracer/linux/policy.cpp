@@ -28,6 +28,11 @@ std::optional<StopEvent> LinuxTarget::poll() {
   const auto budget_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(25);
   for (;;) {
     handle_batch(events_.drain());
+    // A leader that exits before its threads sends SIGCHLD but no wait status: look for one
+    // at each wake-up, as gdbserver does.
+    for (auto& [pid, p] : processes_) {
+      notice_zombie_leader(*p);
+    }
     if (auto ev = next_report()) {
       return ev;
     }
@@ -179,19 +184,34 @@ StopEvent LinuxTarget::reported(StopEvent ev) {
   return ev;
 }
 
-std::optional<StopEvent> LinuxTarget::all_stop_report() {
-  if (!running_) {
-    return std::nullopt;
-  }
-  // The oldest event among the threads this resume let run, and the processes gone.
+// All-stop reports one event and keeps the rest pending. The thread GDB steps comes first, as
+// in gdbserver: a step's trap kept pending and reported after GDB continued that thread would
+// reach GDB as a random SIGTRAP. Otherwise the oldest event.
+LinuxThread* LinuxTarget::all_stop_event_thread() {
   LinuxThread* best = nullptr;
+  auto stepped = [](const LinuxThread& t) {
+    return t.action.kind == ResumeKind::Step || t.action.kind == ResumeKind::RangeStep;
+  };
   for (auto& [pid, p] : processes_) {
     for (auto& [tid, t] : p->threads) {
-      if (t.resumed && t.pending && (best == nullptr || t.pending_seq < best->pending_seq)) {
+      if (!t.resumed || !t.pending) {
+        continue;
+      }
+      if (best == nullptr || (stepped(t) && !stepped(*best)) ||
+          (stepped(t) == stepped(*best) && t.pending_seq < best->pending_seq)) {
         best = &t;
       }
     }
   }
+  return best;
+}
+
+std::optional<StopEvent> LinuxTarget::all_stop_report() {
+  if (!running_) {
+    return std::nullopt;
+  }
+  // The event of a thread this resume let run, and the processes gone.
+  LinuxThread* best = all_stop_event_thread();
   std::size_t exit_index = exits_.size();
   for (std::size_t i = 0; i < exits_.size(); ++i) {
     if (exit_index == exits_.size() || exit_seqs_[i] < exit_seqs_[exit_index]) {
@@ -225,15 +245,8 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
       p->step_over.reset();
     }
   }
-  // Re-pick: stopping may have produced older events (never newer ones first).
-  best = nullptr;
-  for (auto& [pid, p] : processes_) {
-    for (auto& [tid, t] : p->threads) {
-      if (t.resumed && t.pending && (best == nullptr || t.pending_seq < best->pending_seq)) {
-        best = &t;
-      }
-    }
-  }
+  // Re-pick: stopping may have produced other events.
+  best = all_stop_event_thread();
   StopEvent ev;
   const bool exit_first = exit_index < exits_.size() &&
                           (best == nullptr || exit_seqs_[exit_index] < best->pending_seq);
@@ -255,16 +268,18 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
     running_ = false;
     return std::nullopt;
   } else {
-    // interrupt(): report the stop as SIGINT, like a ^C at a terminal.
+    // interrupt(): report the stop as SIGINT, like a ^C at a terminal, for a thread this
+    // resume let run (GDB stepping one thread over a breakpoint expects news of that one only).
     Process* p = current() != nullptr ? current() : processes_.begin()->second.get();
+    auto may_report = [](const LinuxThread* x) {
+      return x != nullptr && x->resumed && x->state != ThreadState::Zombie;
+    };
     LinuxThread* t = p->find(p->pid);
-    if (t == nullptr || t->state == ThreadState::Zombie) {
-      for (auto& [tid, other] : p->threads) {
-        if (other.stopped()) {
-          t = &other;
-          break;
-        }
-      }
+    for (auto it = p->threads.begin(); !may_report(t) && it != p->threads.end(); ++it) {
+      t = &it->second;
+    }
+    if (!may_report(t)) {
+      t = p->any_stopped();
     }
     ev = StopEvent{StopReason::Signal, p->pid, t != nullptr ? t->tid : p->pid, SIGINT};
   }
@@ -274,6 +289,10 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
   running_ = false;
   for (auto& [pid, p] : processes_) {
     for (auto& [tid, t] : p->threads) {
+      if (t.action.signal != 0) {
+        t.held_signals.push_back(t.action.signal);  // not delivered yet: not lost either
+        t.action.signal = 0;
+      }
       t.resumed = false;
       t.paused_for_step_over = false;
     }

@@ -162,6 +162,13 @@ void LinuxTarget::proceed(Process& p) {
 
 Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   sync_debug_registers(p, t);
+  if (!t.held_signals.empty()) {
+    if (sig != 0) {
+      t.held_signals.push_back(sig);
+    }
+    sig = t.held_signals.front();
+    t.held_signals.pop_front();
+  }
   const bool step = t.action.kind == ResumeKind::Step || t.action.kind == ResumeKind::RangeStep;
   bool collector_step = false;
   if (p.collector && p.collector->tracing(t.tid)) {

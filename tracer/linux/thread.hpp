@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 
 #include "tracer/linux/debug_registers.hpp"
@@ -48,6 +49,9 @@ struct LinuxThread {
   bool paused_for_step_over = false; // stopped by the core for another thread's step-over
   bool vfork_parent = false;         // waiting in vfork for its child: cannot stop until vforkdone
   int step_over_signal = 0;          // the signal the step-over delivers
+  std::deque<int> held_signals;      // GDB resumed it with these, but it never ran (another
+                                     // thread's event was reported first): delivered, oldest
+                                     // first, each time it runs from now on
   DrValues dr;                       // debug registers as last written to it
   RegisterCache regs;                // its registers at this stop (forgotten when it runs)
 
