@@ -122,7 +122,7 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
              ev.reason == StopReason::Exited ? "exited with status" : "killed by signal",
              ev.reason == StopReason::Exited ? ev.status : ev.signal);
   const bool tell_gdb = p.known_to_gdb;
-  if (tell_gdb && !p.any_resumed() && p.vfork_parent == 0) {
+  if (tell_gdb && !p.frozen && !p.any_resumed() && p.vfork_parent == 0) {
     p.ended = ev;
     p.frozen = true;
     if (LinuxThread* leader = p.find(tid)) {
