@@ -1,5 +1,6 @@
 #include "server/server.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,15 @@ using asio::ip::tcp;
 using unix_socket = asio::local::stream_protocol;
 
 namespace {
+
+// The programs the server starts must not inherit its sockets: a detached program that
+// outlives the server would hold its port.
+void close_on_exec(int fd) {
+  const int flags = ::fcntl(fd, F_GETFD);
+  if (flags >= 0) {
+    (void)::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+}
 
 void say(const std::string& line) {
   std::fprintf(stderr, "%s\n", line.c_str());
@@ -63,7 +73,7 @@ struct Server::Impl {
     if (target.event_fd() < 0 || target_events.is_open()) {
       return;
     }
-    target_events.assign(::dup(target.event_fd()));
+    target_events.assign(::fcntl(target.event_fd(), F_DUPFD_CLOEXEC, 0));
     arm_target_watch();
   }
 
@@ -164,6 +174,7 @@ struct Server::Impl {
         if (ec) {
           return;
         }
+        close_on_exec(socket.native_handle());
         boost::system::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
         auto peer = socket.remote_endpoint(ignored);
@@ -175,6 +186,7 @@ struct Server::Impl {
         if (ec) {
           return;
         }
+        close_on_exec(socket.native_handle());
         say("Remote debugging using " + endpoint.path);
         serve(std::make_shared<unix_socket::socket>(std::move(socket)));
       });
@@ -199,6 +211,7 @@ struct Server::Impl {
       tcp_acceptor = std::make_unique<tcp::acceptor>(io);
       tcp_acceptor->open(where.protocol(), ec);
       if (!ec) {
+        close_on_exec(tcp_acceptor->native_handle());
         tcp_acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
         tcp_acceptor->bind(where, ec);
       }
@@ -228,6 +241,7 @@ struct Server::Impl {
       unix_acceptor = std::make_unique<unix_socket::acceptor>(io);
       unix_acceptor->open(unix_socket(), ec);
       if (!ec) {
+        close_on_exec(unix_acceptor->native_handle());
         unix_acceptor->bind(unix_socket::endpoint(endpoint.path), ec);
       }
       ::umask(old_mask);

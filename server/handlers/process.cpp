@@ -123,6 +123,9 @@ HandlerResult on_vattach(Context& cx, const std::optional<std::int64_t>& pid) {
   }
   cx.state.xfer_cache.clear();
   cx.notice("Attached; pid = " + std::to_string(*pid));
+  if (cx.state.non_stop) {
+    return Reply::ok();  // the threads run; their stops come as %Stop notifications
+  }
   tracer::StopEvent event;
   event.pid = cx.target.pid();
   event.tid = cx.target.pid();

@@ -36,3 +36,34 @@ TEST_CASE("--multi: run, kill, run again, monitor exit", "[e2e][extended]") {
   }
   e2e::kill_stray_children(before);
 }
+
+TEST_CASE("--multi: a program started by `run` inherits none of the server's descriptors",
+          "[e2e][extended]") {
+  e2e::require_server_exists();
+  e2e::become_subreaper();
+  auto before = e2e::current_children();
+  {
+    e2e::Child server({.argv = {e2e::server_path(), "--multi", ":0"}});
+    REQUIRE(server.wait_for_text("Listening on port", e2e::Clock::now() + std::chrono::seconds(5)));
+    std::string port_text = server.err().substr(server.err().find("Listening on port ") + 18);
+    port_text = port_text.substr(0, port_text.find('\n'));
+    const std::string list_fds =
+        "python import os; d = '/proc/%d/fd' % gdb.selected_inferior().pid; "
+        "print('FDS', sorted(os.readlink(d + '/' + f) for f in os.listdir(d)))";
+    e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off",
+                             "-ex", "target extended-remote 127.0.0.1:" + port_text,
+                             "-ex", "set remote exec-file " + e2e::prog_path("simple"),
+                             "-ex", "file " + e2e::prog_path("simple"), "-ex", "break main", "-ex", "run",
+                             "-ex", list_fds, "-ex", "kill", "-ex", "monitor exit"},
+                    .merge_stderr = true});
+    gdb.wait(e2e::Clock::now() + std::chrono::seconds(30));
+    INFO("gdb:\n" << gdb.out() << "\nserver:\n" << server.err());
+    REQUIRE_THAT(gdb.out(), Contains("FDS ["));
+    // The listening socket, GDB's connection and the SIGCHLD signalfd stay with the server.
+    CHECK_THAT(gdb.out(), !Contains("socket:"));
+    CHECK_THAT(gdb.out(), !Contains("signalfd"));
+    gdb.kill_and_reap();
+    server.kill_and_reap();
+  }
+  e2e::kill_stray_children(before);
+}

@@ -96,6 +96,17 @@ Result<void> LinuxTarget::attach(Pid pid) {
   }
   current_ = pid;
   base::logf(base::LogCat::ptrace, "attached to {} ({} threads)", pid, p.threads.size());
+  if (non_stop_) {
+    // Non-stop: GDB sees the threads running after vAttach (and stops them with vCont;t
+    // unless it was `attach&`), as with gdbserver. A signal caught while attaching is
+    // reported at once.
+    for (auto& [tid, t] : p.threads) {
+      t.resumed = true;
+      t.action = ThreadAction{tid, pid, ResumeKind::Continue};
+    }
+    proceed(p);
+    events_.kick();
+  }
   return base::success();
 }
 
@@ -135,6 +146,11 @@ Result<void> LinuxTarget::detach_one(Process& p) {
     return base::success();  // it exited meanwhile: nothing left to detach from
   }
   end_step_over(*still);
+  // Fork children GDB has not heard of (their fork event still pending) go with their parent.
+  for (Pid child : unreported_fork_children(pid)) {
+    release_fork_child(*process(child));
+  }
+  still = process(pid);
   // A vfork child shares its parent's memory: the int3s there are the parent's too. And a
   // vfork parent let go while its child runs keeps the int3s the child still wants.
   const Process* sharer = nullptr;
@@ -181,6 +197,16 @@ Result<void> LinuxTarget::detach() {
   return detach_one(*p);
 }
 
+std::vector<Pid> LinuxTarget::unreported_fork_children(Pid pid) const {
+  std::vector<Pid> out;
+  for (const auto& [other, q] : processes_) {
+    if (q->forked_by == pid && !q->known_to_gdb) {
+      out.push_back(other);
+    }
+  }
+  return out;
+}
+
 Result<void> LinuxTarget::detach_process(Pid pid) {
   Process* p = process(pid);
   if (p == nullptr) {
@@ -193,6 +219,13 @@ Result<void> LinuxTarget::kill_process(Pid pid) {
   Process* p = process(pid);
   if (p == nullptr) {
     return base::make_error(base::Errc::no_process, "no such process " + std::to_string(pid));
+  }
+  for (Pid child : unreported_fork_children(pid)) {
+    (void)kill_process(child);  // GDB never heard of it: it goes with its parent
+  }
+  p = process(pid);
+  if (p == nullptr) {
+    return base::success();
   }
   base::logf(base::LogCat::ptrace, "kill({}, SIGKILL)", pid);
   if (p->ended) {

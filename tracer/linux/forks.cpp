@@ -80,6 +80,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   c.attached = p.attached;
   c.known_to_gdb = false;
   c.vfork_parent = vfork ? p.pid : 0;
+  c.forked_by = p.pid;
   c.sites = p.sites;  // the child's memory holds our int3s too (the very bytes, after vfork)
   LinuxThread& ct = c.add_thread(child);
   ct.started = false;

@@ -34,6 +34,7 @@ struct Process {
   bool attached = false;        // qAttached: we did not create it (inherited by fork children)
   bool known_to_gdb = true;     // false for a fork child until its fork event is reported
   Pid vfork_parent = 0;         // a vfork child sharing its parent's memory until it execs/exits
+  Pid forked_by = 0;            // ProcessOrigin::Forked: the process whose fork made it
   bool release_when_started = false;  // a fork child nobody debugs: let go at its first stop
   ProcessMemory memory;
   SoftwareBreakpoints sites;
