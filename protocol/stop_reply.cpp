@@ -40,6 +40,9 @@ void append_why(std::string& out, const StopReply& reply, bool multiprocess) {
 }
 
 std::string encode_stopped(const StopReply& reply, bool multiprocess) {
+  if (reply.signal_only) {
+    return "S" + hex_byte(reply.gdb_signal);
+  }
   std::string out = "T" + hex_byte(reply.gdb_signal);
   if (!reply.exec_path.empty()) {
     out += "exec:" + to_hex(reply.exec_path) + ";";
@@ -52,7 +55,9 @@ std::string encode_stopped(const StopReply& reply, bool multiprocess) {
     }
     out += num + ":" + to_hex(bytes) + ";";
   }
-  out += "thread:" + format_thread_id(reply.thread, multiprocess) + ";";
+  if (reply.thread_field) {
+    out += "thread:" + format_thread_id(reply.thread, multiprocess) + ";";
+  }
   if (reply.core >= 0) {
     out += "core:" + hex_u64(static_cast<std::uint64_t>(reply.core)) + ";";
   }

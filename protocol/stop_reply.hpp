@@ -26,6 +26,8 @@ struct StopReply {
   ThreadId child;         // Fork / VFork: the new process's thread ("fork:p2.2;")
   std::string exec_path;  // not empty: the process exec'd this program ("exec:HEX;")
   int core = -1;        // -1: not sent
+  bool thread_field = true;  // false: no "thread:" (a server without it, --disable-packet=Tthread)
+  bool signal_only = false;  // "S05" instead of T (--disable-packet=T)
 };
 
 // "T05swbreak:;06:...;thread:p1.1;core:0;", "W00;process:1a", "X0b;process:1a",

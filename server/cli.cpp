@@ -57,6 +57,11 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& arg
                  "software), bts (Intel BTS via perf_event), soft (software, emulating), step (software, "
                  "single-stepping)")
       ->check(CLI::IsMember({"auto", "bts", "soft", "step"}));
+  app.add_option("--disable-packet", cl.disabled_packets,
+                 "Behave as a server without these packets (for testing GDB): vCont, T, Tthread, qC, "
+                 "qfThreadInfo, threads")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"vCont", "T", "Tthread", "qC", "qfThreadInfo", "threads"}));
   app.footer(kUsage);
 
   std::size_t split = first_positional(args);

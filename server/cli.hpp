@@ -22,6 +22,9 @@ struct CommandLine {
   bool debug = false;
   bool remote_debug = false;
   std::string btrace = "auto";        // --btrace=auto|bts|soft|step
+  // --disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads (gdbserver's testing option):
+  // the server behaves as one that lacks them.
+  std::vector<std::string> disabled_packets;
   // Set when the command line asks for text instead of a server (--help, --version);
   // exit_code says how to end.
   std::optional<std::string> output;

@@ -170,7 +170,22 @@ std::vector<std::string_view> supported_features() {
   return out;
 }
 
+namespace {
+
+// --disable-packet: what a server without these packets answers (the empty reply).
+bool disabled_by_option(const ServerOptions& options, std::string_view payload) {
+  return (options.disabled("vCont") && payload.starts_with("vCont")) ||
+         (options.disabled("qC") && payload == "qC") ||
+         (options.disabled("qfThreadInfo") && (payload == "qfThreadInfo" || payload == "qsThreadInfo")) ||
+         (options.disabled("threads") && payload.starts_with("qXfer:threads:"));
+}
+
+}  // namespace
+
 Reply dispatch_packet(Context& cx, std::string_view payload) {
+  if (disabled_by_option(cx.options, payload)) {
+    return Reply::empty();
+  }
   const Route* route = find_route(payload);
   if (route == nullptr) {
     return Reply::empty();

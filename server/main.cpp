@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   server::ServerOptions options;
   options.extended = cl->multi;
   options.startup_with_shell = cl->startup_with_shell;
+  options.disabled_packets = {cl->disabled_packets.begin(), cl->disabled_packets.end()};
   options.stdio_is_protocol = endpoint->kind == server::Endpoint::Kind::Stdio;
   options.btrace_backend_name = cl->btrace;
 

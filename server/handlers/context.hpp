@@ -47,6 +47,9 @@ struct ServerOptions {
   std::string btrace_backend_name = "auto";
   // Why the process is stopped now, for '?' (also for a GDB that connects later).
   std::optional<tracer::StopEvent> last_stop;
+  // --disable-packet: "vCont", "T", "Tthread", "qC", "qfThreadInfo", "threads".
+  std::set<std::string, std::less<>> disabled_packets;
+  bool disabled(std::string_view packet) const { return disabled_packets.count(packet) != 0; }
 };
 
 // Everything a GDB connection negotiated or selected. No globals: one per session.

@@ -55,7 +55,9 @@ HandlerResult on_qsupported(Context& cx, const std::vector<std::string>& gdb_fea
         (feature == "exec-events+" && !cx.state.exec_events) ||
         (feature == "fork-events+" && !cx.state.fork_events) ||
         (feature == "vfork-events+" && !cx.state.vfork_events) ||
-        (feature == "no-resumed+" && !cx.state.no_resumed)) {
+        (feature == "no-resumed+" && !cx.state.no_resumed) ||
+        (feature == "qXfer:threads:read+" && cx.options.disabled("threads")) ||
+        (feature == "vContSupported+" && cx.options.disabled("vCont"))) {
       continue;
     }
     reply += ';';

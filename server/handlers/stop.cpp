@@ -62,6 +62,8 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
       reply.watch_addr = event.watch_addr;
       reply.child = protocol::ThreadId{event.child_pid, event.child_pid};
       reply.exec_path = event.exec_path;
+      reply.thread_field = !cx.options.disabled("Tthread");
+      reply.signal_only = cx.options.disabled("T");
       for (int regno : kExpedited) {
         if (auto value = cx.target.read_register(event.tid, regno)) {
           reply.registers.emplace_back(regno, *value);

@@ -40,6 +40,11 @@ TEST_CASE("command line like gdbserver's", "[cli]") {
   CHECK_FALSE(parse_command_line({"--bogus", ":1", "p"}));
   CHECK_FALSE(parse_command_line({"--debug=nonsense", ":1", "p"}));
 
+  auto disabled = parse_command_line({"--once", "--disable-packet=Tthread,qC", ":1", "p"});
+  REQUIRE(disabled);
+  CHECK(disabled->disabled_packets == std::vector<std::string>{"Tthread", "qC"});
+  CHECK_FALSE(parse_command_line({"--disable-packet=bogus", ":1", "p"}));
+
   auto help = parse_command_line({"--help"});
   REQUIRE(help);
   REQUIRE(help->output);

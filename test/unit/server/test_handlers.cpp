@@ -159,6 +159,31 @@ TEST_CASE("stop reason and stop replies", "[handlers]") {
   CHECK(f.send("?") == "W00");
 }
 
+TEST_CASE("--disable-packet: the server answers as one without those packets", "[handlers]") {
+  HandlerFixture f;
+  f.options.disabled_packets = {"vCont", "T", "qC", "qfThreadInfo", "threads"};
+  auto features = f.send("qSupported:multiprocess+;vContSupported+");
+  CHECK(features.find("qXfer:threads:read+") == std::string::npos);
+  CHECK(features.find("vContSupported+") == std::string::npos);
+  CHECK(f.send("vCont?") == "");
+  CHECK(f.send("vCont;c") == "");
+  CHECK(f.send("qC") == "");
+  CHECK(f.send("qfThreadInfo") == "");
+  CHECK(f.send("qsThreadInfo") == "");
+  CHECK(f.send("qXfer:threads:read::0,fff") == "");
+  tracer::StopEvent ev;
+  ev.pid = 100;
+  ev.tid = 101;
+  ev.signal = 5;
+  f.options.last_stop = ev;
+  CHECK(f.send("?") == "S05");
+  f.options.disabled_packets = {"Tthread"};
+  auto reply = f.send("?");
+  CHECK(reply.starts_with("T05"));
+  CHECK(reply.find("thread:") == std::string::npos);
+  CHECK_FALSE(f.send("qC").empty());
+}
+
 TEST_CASE("qXfer objects in chunks", "[handlers]") {
   HandlerFixture f;
   auto first = f.send("qXfer:features:read:target.xml:0,a");  // offsets and lengths are hex
