@@ -136,14 +136,15 @@ void LinuxTarget::flush_sigstop(LinuxThread& t, int& deliver) {
 // if GDB never saw it).
 Result<void> LinuxTarget::detach_one(Process& p) {
   const Pid pid = p.pid;
-  if (p.ended) {
-    forget_process(pid);  // dead and reaped already
-    return base::success();
-  }
   stop_now(&p);
   Process* still = process(pid);
-  if (still == nullptr) {
-    return base::success();  // it exited meanwhile: nothing left to detach from
+  if (still == nullptr || still->ended) {
+    // Dead already, or it exited meanwhile: nothing left to detach from, nothing to report.
+    if (still != nullptr) {
+      forget_process(pid);
+    }
+    drop_exits(pid);
+    return base::success();
   }
   end_step_over(*still);
   // Fork children GDB has not heard of (their fork event still pending) go with their parent.
@@ -197,6 +198,15 @@ Result<void> LinuxTarget::detach() {
   return detach_one(*p);
 }
 
+void LinuxTarget::drop_exits(Pid pid) {
+  for (std::size_t i = exits_.size(); i-- > 0;) {
+    if (exits_[i].pid == pid) {
+      exits_.erase(exits_.begin() + static_cast<std::ptrdiff_t>(i));
+      exit_seqs_.erase(exit_seqs_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+}
+
 std::vector<Pid> LinuxTarget::unreported_fork_children(Pid pid) const {
   std::vector<Pid> out;
   for (const auto& [other, q] : processes_) {
@@ -228,28 +238,20 @@ Result<void> LinuxTarget::kill_process(Pid pid) {
     return base::success();
   }
   base::logf(base::LogCat::ptrace, "kill({}, SIGKILL)", pid);
-  if (p->ended) {
-    forget_process(pid);  // dead and reaped already
-    return base::success();
-  }
   p->frozen = true;
-  ::kill(pid, SIGKILL);
+  if (!p->ended) {  // else dead and reaped already
+    ::kill(pid, SIGKILL);
+  }
   // Reap: the leader's status comes last. Other processes' events are handled meanwhile.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (process(pid) != nullptr && std::chrono::steady_clock::now() < deadline) {
+  while (process(pid) != nullptr && !process(pid)->ended && std::chrono::steady_clock::now() < deadline) {
     events_.wait_readable(std::chrono::milliseconds(50));
     handle_batch(events_.drain());
   }
   if (process(pid) != nullptr) {
     forget_process(pid);
   }
-  // GDB asked for it: no exit report follows.
-  for (std::size_t i = exits_.size(); i-- > 0;) {
-    if (exits_[i].pid == pid) {
-      exits_.erase(exits_.begin() + static_cast<std::ptrdiff_t>(i));
-      exit_seqs_.erase(exit_seqs_.begin() + static_cast<std::ptrdiff_t>(i));
-    }
-  }
+  drop_exits(pid);  // GDB asked for it: no exit report follows
   if (processes_.empty() && exits_.empty()) {
     running_ = stopping_ = interrupt_requested_ = false;  // nothing left to report on
   }

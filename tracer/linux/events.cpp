@@ -122,12 +122,19 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
              ev.reason == StopReason::Exited ? "exited with status" : "killed by signal",
              ev.reason == StopReason::Exited ? ev.status : ev.signal);
   const bool tell_gdb = p.known_to_gdb;
-  if (tell_gdb && !p.frozen && !p.any_resumed() && p.vfork_parent == 0) {
+  if (tell_gdb && !p.frozen && p.vfork_parent == 0) {
+    // GDB still sees the process until it hears of its end (as with gdbserver, which keeps it
+    // until it is mourned): its threads stay listed, their registers readable.
     p.ended = ev;
     p.frozen = true;
     if (LinuxThread* leader = p.find(tid)) {
-      leader->state = ThreadState::Stopped;  // its registers stay readable
+      leader->state = ThreadState::Stopped;
     }
+    if (p.any_resumed()) {
+      p.end_queued = true;  // reported like any other event
+      exits_.push_back(ev);
+      exit_seqs_.push_back(++event_seq_);
+    }  // else GDB had it stopped (killed from outside): its next resume reports the end
     return;
   }
   // A vfork child that exits gives its parent back its memory: the parent reports vforkdone.

@@ -138,6 +138,7 @@ class LinuxTarget final : public Target {
   LinuxThread* all_stop_event_thread();
   void report_ended(const ResumePlan& plan);
   std::vector<Pid> unreported_fork_children(Pid pid) const;
+  void drop_exits(Pid pid);  // exits of pid not reported yet are not reported at all
   // A running leader that called pthread_exit (or exited) before its threads is a zombie: it
   // leaves the thread list, as in gdbserver. Asked of /proc when GDB asks for threads.
   void notice_zombie_leader(Process& p);

@@ -179,6 +179,10 @@ StopEvent LinuxTarget::reported(StopEvent ev) {
       (void)t->regs.all(t->tid);
     }
   }
+  if ((ev.reason == StopReason::Exited || ev.reason == StopReason::Killed) && process(ev.pid) != nullptr &&
+      process(ev.pid)->ended) {
+    forget_process(ev.pid);  // GDB has heard of its end
+  }
   base::logf(base::LogCat::ptrace, "report: {}.{} reason {} signal {}", ev.pid, ev.tid,
              static_cast<int>(ev.reason), ev.signal);
   return ev;

@@ -44,10 +44,11 @@ struct Process {
   std::optional<StepOver> step_over;  // at most one per address space at a time
   std::unique_ptr<Collector> collector;  // set while branch tracing is on
   bool frozen = false;  // being detached or killed: nothing of it runs again
-  // It died (SIGKILL from outside) while GDB had it stopped. Kept, with the registers read at
-  // its last stop, until GDB resumes it: that resume reports how it ended (gdbserver only
-  // learns of the death at the next resume too).
+  // It died. Kept, with the registers read at its last stop, until GDB hears how it ended:
+  // at once if it was running (end_queued), else (SIGKILL from outside while GDB had it
+  // stopped) at the next resume, as with gdbserver.
   std::optional<StopEvent> ended;
+  bool end_queued = false;
 
   bool any_resumed() const {
     for (const auto& [tid, t] : threads) {

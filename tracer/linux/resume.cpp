@@ -32,7 +32,7 @@ const ThreadAction* action_for(const ResumePlan& plan, Pid pid, Tid tid) {
 void LinuxTarget::report_ended(const ResumePlan& plan) {
   std::vector<Pid> ended;
   for (auto& [pid, p] : processes_) {
-    if (!p->ended) {
+    if (!p->ended || p->end_queued) {
       continue;
     }
     for (auto& [tid, t] : p->threads) {
@@ -43,9 +43,10 @@ void LinuxTarget::report_ended(const ResumePlan& plan) {
     }
   }
   for (Pid pid : ended) {
-    exits_.push_back(*process(pid)->ended);
+    Process* p = process(pid);
+    p->end_queued = true;
+    exits_.push_back(*p->ended);
     exit_seqs_.push_back(++event_seq_);
-    forget_process(pid);
   }
 }
 
@@ -105,6 +106,11 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
     }
   }
   if (!any) {
+    if (non_stop_) {
+      // The threads named are gone, their exits on the way (GDB stopping everything after one
+      // process exited, say): nothing to do, as with gdbserver.
+      return base::success();
+    }
     return base::make_error(base::Errc::invalid, "no thread to resume");
   }
   if (all_stop()) {
