@@ -103,8 +103,11 @@ HandlerResult on_vcont_query(Context& /*cx*/, std::string_view /*body*/) {
 }
 
 HandlerResult on_vcont(Context& cx, const std::vector<protocol::VContAction>& actions) {
+  // Non-stop: GDB may name threads whose exit it has just been told of (stopping everything
+  // after a process exited); as gdbserver, they are skipped, and nothing left to do is OK.
+  const bool lenient = cx.state.non_stop;
   if (auto ok = require_process(cx); !ok) {
-    return ok.error();
+    return lenient ? HandlerResult(Reply::ok()) : ok.error();
   }
   tracer::ResumePlan plan;
   for (const auto& a : actions) {
@@ -112,6 +115,9 @@ HandlerResult on_vcont(Context& cx, const std::vector<protocol::VContAction>& ac
       continue;
     }
     if (a.thread && a.thread->tid > 0 && !cx.target.thread_alive(static_cast<tracer::Tid>(a.thread->tid))) {
+      if (lenient) {
+        continue;
+      }
       return base::make_error(base::Errc::no_thread, "vCont names a thread that does not exist");
     }
     auto action = to_thread_action(a);
@@ -121,6 +127,9 @@ HandlerResult on_vcont(Context& cx, const std::vector<protocol::VContAction>& ac
     plan.actions.push_back(*action);
   }
   if (plan.actions.empty()) {
+    if (lenient) {
+      return Reply::ok();
+    }
     return base::make_error(base::Errc::invalid, "vCont resumes nothing of this process");
   }
   return start(cx, plan);
