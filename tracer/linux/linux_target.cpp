@@ -165,11 +165,9 @@ Result<std::string> LinuxTarget::target_description(const std::string& annex) {
   if (p == nullptr) {
     return no_process_error();
   }
-  LinuxThread* t = p->any_stopped();
-  if (t == nullptr) {
-    return base::make_error(base::Errc::no_thread, "no stopped thread");
-  }
-  return target_description_xml(t->tid);
+  // The layout is the CPU's: no thread needs to be stopped (non-stop attach asks while the
+  // threads run).
+  return target_description_xml(p->pid);
 }
 
 Result<Bytes> LinuxTarget::read_registers(Tid tid) {
