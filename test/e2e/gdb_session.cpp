@@ -82,6 +82,8 @@ Server::Server(const ServerOptions& opts) {
     if (opts.attach_pid > 0) {
       argv.insert(argv.end(),
                   {"--attach", ":" + std::to_string(port_), std::to_string(opts.attach_pid)});
+    } else if (opts.program.empty()) {
+      argv.push_back(":" + std::to_string(port_));  // --multi: no program yet
     } else {
       argv.insert(argv.end(), {":" + std::to_string(port_), prog_path(opts.program)});
       argv.insert(argv.end(), opts.args.begin(), opts.args.end());

@@ -37,7 +37,7 @@ void require_server_exists();
 std::string prog_path(const std::string& name);
 
 struct ServerOptions {
-  std::string program{};                   // test/progs name or absolute path
+  std::string program{};                   // test/progs name or absolute path; none with --multi
   std::vector<std::string> args{};         // the program's arguments
   pid_t attach_pid = 0;                    // > 0: --attach instead of starting `program`
   bool remote_debug = false;               // pass --remote-debug

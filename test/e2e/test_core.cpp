@@ -418,3 +418,38 @@ TEST_CASE("the main thread exits alone under scheduler-locking: GDB hears no thr
   CHECK_THAT(out.gdb, Contains("No unwaited-for children left."));
   CHECK_THAT(out.gdb, ContainsRegex(R"(The current thread <Thread ID 1> has terminated)"));
 }
+
+TEST_CASE("non-stop over raw RSP: vAttach answers OK, vCont;t stops every thread with T00, D lets go",
+          "[e2e][core][non-stop][attach][rsp]") {
+  e2e::Child program({.argv = {e2e::prog_path("mt"), "many", "3"}});
+  REQUIRE(program.wait_for_text("pid=", e2e::Clock::now() + 5s, true));
+  e2e::Server server({.extra_flags = {"--multi"}});
+  e2e::RspClient c(server.port());
+  REQUIRE(c.request("qSupported:multiprocess+;swbreak+").has_value());
+  REQUIRE(c.request("!") == std::optional<std::string>("OK"));
+  REQUIRE(c.request("QNonStop:1") == std::optional<std::string>("OK"));
+  char attach[64];
+  std::snprintf(attach, sizeof attach, "vAttach;%x", static_cast<unsigned>(program.pid()));
+  REQUIRE(c.request(attach) == std::optional<std::string>("OK"));  // no stop reply in non-stop
+  REQUIRE(thread_ids(c).size() == 4);
+  char stop_all[64];
+  std::snprintf(stop_all, sizeof stop_all, "vCont;t:p%x.-1", static_cast<unsigned>(program.pid()));
+  REQUIRE(c.request(stop_all) == std::optional<std::string>("OK"));
+  std::vector<std::string> stops;
+  auto note = c.read_notification(3000ms);
+  REQUIRE(note.has_value());
+  stops.push_back(note->substr(5));  // "Stop:"
+  for (auto reply = c.request("vStopped"); reply && *reply != "OK"; reply = c.request("vStopped")) {
+    stops.push_back(*reply);
+  }
+  REQUIRE(stops.size() == 4);
+  for (const auto& s : stops) {
+    CHECK_THAT(s, StartsWith("T00"));
+  }
+  char detach[64];
+  std::snprintf(detach, sizeof detach, "D;%x", static_cast<unsigned>(program.pid()));
+  CHECK(c.request(detach) == std::optional<std::string>("OK"));
+  std::this_thread::sleep_for(50ms);
+  const char state = e2e::proc_state(program.pid());
+  CHECK((state == 'S' || state == 'R'));  // runs on after the detach
+}

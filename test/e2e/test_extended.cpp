@@ -1,7 +1,10 @@
 // Extended-remote (--multi): GDB runs, kills and runs again, attaches, and ends the server.
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include "test/e2e/gdb_session.hpp"
+#include "test/e2e/process.hpp"
 
 using Catch::Matchers::Contains;
 
