@@ -57,18 +57,23 @@ int first_number_after(const std::string& text, const std::string& re) {
   return 0;
 }
 
+// test/progs/blocker: continue until thread 2 is blocked in read(), then ^C. The stop reply.
+std::optional<std::string> run_blocker_until_read_then_interrupt(e2e::RspClient& c) {
+  REQUIRE(c.request("qSupported:multiprocess+;swbreak+").has_value());
+  REQUIRE(c.send_packet("vCont;c"));
+  REQUIRE(c.read_ack() == '+');
+  std::this_thread::sleep_for(300ms);  // thread 2 is in read() by now
+  REQUIRE(c.send_raw("\x03"));
+  return c.read_packet(3000ms);
+}
+
 }  // namespace
 
 TEST_CASE("a breakpoint at a thread blocked in read(): Ctrl-C still stops it, SIGTERM ends the server",
           "[e2e][core][rsp]") {
   e2e::Server server({.program = "blocker"});
   e2e::RspClient c(server.port());
-  REQUIRE(c.request("qSupported:multiprocess+;swbreak+").has_value());
-  REQUIRE(c.send_packet("vCont;c"));
-  REQUIRE(c.read_ack() == '+');
-  std::this_thread::sleep_for(300ms);  // thread 2 is in read() by now
-  REQUIRE(c.send_raw("\x03"));
-  auto stop = c.read_packet(3000ms);
+  auto stop = run_blocker_until_read_then_interrupt(c);
   REQUIRE(stop.has_value());
   CHECK_THAT(*stop, StartsWith("T02"));
   auto ids = thread_ids(c);
@@ -383,12 +388,7 @@ TEST_CASE("Ctrl-C while GDB runs one thread alone: the stop is reported for that
           "[e2e][core][rsp]") {
   e2e::Server server({.program = "blocker"});
   e2e::RspClient c(server.port());
-  REQUIRE(c.request("qSupported:multiprocess+;swbreak+").has_value());
-  REQUIRE(c.send_packet("vCont;c"));
-  REQUIRE(c.read_ack() == '+');
-  std::this_thread::sleep_for(300ms);  // thread 2 is in read() by now
-  REQUIRE(c.send_raw("\x03"));
-  REQUIRE(c.read_packet(3000ms).has_value());
+  REQUIRE(run_blocker_until_read_then_interrupt(c).has_value());
   auto ids = thread_ids(c);
   REQUIRE(ids.size() == 2);
   const long reader = ids[0].second == ids[0].first ? ids[1].second : ids[0].second;

@@ -8,15 +8,24 @@
 
 using Catch::Matchers::Contains;
 
+namespace {
+
+// The port a server started with ":0" says it listens on.
+std::string listening_port(e2e::Child& server) {
+  REQUIRE(server.wait_for_text("Listening on port", e2e::Clock::now() + std::chrono::seconds(5)));
+  std::string port_text = server.err().substr(server.err().find("Listening on port ") + 18);
+  return port_text.substr(0, port_text.find('\n'));
+}
+
+}  // namespace
+
 TEST_CASE("--multi: run, kill, run again, monitor exit", "[e2e][extended]") {
   e2e::require_server_exists();
   e2e::become_subreaper();
   auto before = e2e::current_children();
   {
     e2e::Child server({.argv = {e2e::server_path(), "--multi", ":0"}});
-    REQUIRE(server.wait_for_text("Listening on port", e2e::Clock::now() + std::chrono::seconds(5)));
-    std::string port_text = server.err().substr(server.err().find("Listening on port ") + 18);
-    port_text = port_text.substr(0, port_text.find('\n'));
+    const std::string port_text = listening_port(server);
     e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off",
                              "-ex", "target extended-remote 127.0.0.1:" + port_text,
                              "-ex", "set remote exec-file " + e2e::prog_path("simple"),
@@ -47,9 +56,7 @@ TEST_CASE("--multi: a program started by `run` inherits none of the server's des
   auto before = e2e::current_children();
   {
     e2e::Child server({.argv = {e2e::server_path(), "--multi", ":0"}});
-    REQUIRE(server.wait_for_text("Listening on port", e2e::Clock::now() + std::chrono::seconds(5)));
-    std::string port_text = server.err().substr(server.err().find("Listening on port ") + 18);
-    port_text = port_text.substr(0, port_text.find('\n'));
+    const std::string port_text = listening_port(server);
     const std::string list_fds =
         "python import os; d = '/proc/%d/fd' % gdb.selected_inferior().pid; "
         "print('FDS', sorted(os.readlink(d + '/' + f) for f in os.listdir(d)))";
