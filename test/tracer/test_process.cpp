@@ -58,13 +58,13 @@ TEST_CASE("a program that cannot run gives a clear error", "[tracer][process]") 
     tracer::LinuxTarget target;
     auto res = target.launch({"/nonexistent/dir/prog", {}, shell, true});
     REQUIRE_FALSE(res.ok());
-    CHECK(res.error().message() == "cannot run '/nonexistent/dir/prog': No such file or directory");
+    CHECK(res.error().message() == "Cannot exec /nonexistent/dir/prog: No such file or directory.");
     auto res2 = target.launch({noexec, {}, shell, true});
     REQUIRE_FALSE(res2.ok());
-    CHECK(res2.error().message() == "cannot run '" + noexec + "': Permission denied");
+    CHECK(res2.error().message() == "Cannot exec " + noexec + ": Permission denied.");
     auto res3 = target.launch({"no-such-program-anywhere", {}, shell, true});
     REQUIRE_FALSE(res3.ok());
-    CHECK(res3.error().message() == "cannot run 'no-such-program-anywhere': No such file or directory");
+    CHECK(res3.error().message() == "Cannot exec no-such-program-anywhere: No such file or directory.");
     CHECK_FALSE(target.has_process());
   }
   ::unlink(path);

@@ -22,9 +22,10 @@ constexpr long kLaunchOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRAC
                                 PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
                                 PTRACE_O_TRACEVFORKDONE;
 
+// In gdbserver's words ("Cannot exec PROG", then the reason): scripts and GDB's testsuite
+// look for them.
 base::Error cannot_run(const std::string& prog, int err) {
-  return base::Error{base::Errc::system, 0,
-                     "cannot run '" + prog + "': " + std::strerror(err)};
+  return base::Error{base::Errc::system, 0, "Cannot exec " + prog + ": " + std::strerror(err) + "."};
 }
 
 // 0 when path names an executable regular file, else the errno exec would give.
