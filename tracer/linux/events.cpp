@@ -100,8 +100,7 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
     if (report_thread_exits_ && p.known_to_gdb) {
       StopEvent ev{StopReason::ThreadExited, p.pid, tid, 0};
       ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-      exits_.push_back(ev);
-      exit_seqs_.push_back(++event_seq_);
+      queue_exit(ev);
     }
     if (p.step_over && !p.step_over->started) {
       try_begin_step_over(p);  // it may have been waiting for this thread to stop
@@ -132,16 +131,14 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
     }
     if (p.any_resumed()) {
       p.end_queued = true;  // reported like any other event
-      exits_.push_back(ev);
-      exit_seqs_.push_back(++event_seq_);
+      queue_exit(ev);
     }  // else GDB had it stopped (killed from outside): its next resume reports the end
     return;
   }
   // A vfork child that exits gives its parent back its memory: the parent reports vforkdone.
   forget_process(p.pid);
   if (tell_gdb) {
-    exits_.push_back(ev);
-    exit_seqs_.push_back(++event_seq_);
+    queue_exit(ev);
   }
 }
 
@@ -266,6 +263,11 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     ev.reason = StopReason::SingleStep;
   }
   return ev;
+}
+
+void LinuxTarget::queue_exit(const StopEvent& ev) {
+  exits_.push_back(ev);
+  exit_seqs_.push_back(++event_seq_);
 }
 
 void LinuxTarget::make_pending(LinuxThread& t, StopEvent ev) {

@@ -117,6 +117,7 @@ class LinuxTarget final : public Target {
   std::optional<StopEvent> classify_trap(Process& p, LinuxThread& t);
   std::optional<StopEvent> end_of_step(Process& p, LinuxThread& t, Addr pc);
   void make_pending(LinuxThread& t, StopEvent ev);
+  void queue_exit(const StopEvent& ev);  // an exit (W, X, w) for the next report, in order
   // Lets a thread go on after a stop that is not reported, if GDB wants it running.
   void keep_going(Process& p, LinuxThread& t);
 

@@ -26,13 +26,13 @@ std::optional<StopEvent> LinuxTarget::poll() {
   // Single-stepping collectors stop once per instruction: stay here for a moment while their
   // steps come, rather than going back to the server's loop for each one.
   const auto budget_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(25);
+  handle_batch(events_.drain());
+  // A leader that exits before its threads sends SIGCHLD but no wait status: look for one at
+  // each wake-up, as gdbserver does (not at each collector step below).
+  for (auto& [pid, p] : processes_) {
+    notice_zombie_leader(*p);
+  }
   for (;;) {
-    handle_batch(events_.drain());
-    // A leader that exits before its threads sends SIGCHLD but no wait status: look for one
-    // at each wake-up, as gdbserver does.
-    for (auto& [pid, p] : processes_) {
-      notice_zombie_leader(*p);
-    }
     if (auto ev = next_report()) {
       return ev;
     }
@@ -40,6 +40,7 @@ std::optional<StopEvent> LinuxTarget::poll() {
       return std::nullopt;
     }
     events_.wait_readable(std::chrono::milliseconds(5));
+    handle_batch(events_.drain());
   }
 }
 

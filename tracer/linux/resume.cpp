@@ -45,8 +45,7 @@ void LinuxTarget::report_ended(const ResumePlan& plan) {
   for (Pid pid : ended) {
     Process* p = process(pid);
     p->end_queued = true;
-    exits_.push_back(*p->ended);
-    exit_seqs_.push_back(++event_seq_);
+    queue_exit(*p->ended);
   }
 }
 
