@@ -155,7 +155,8 @@ std::vector<std::string> btrace_status_lines(Context& cx) {
     auto s = tracer->stats();
     lines.push_back("  thread " + std::to_string(t.tid) + ": " + s.backend + ", " + std::to_string(s.kept) + " of " +
                     std::to_string(s.capacity) + " branches kept, " + std::to_string(s.recorded) + " recorded, " +
-                    std::to_string(s.lost) + " lost");
+                    std::to_string(s.lost) + " lost, " + std::to_string(s.gaps) + " gaps; " +
+                    std::to_string(s.emulated) + " performed, " + std::to_string(s.stepped) + " stepped");
   }
   return lines;
 }

@@ -151,6 +151,7 @@ SessionResult run_gdb(const SessionOptions& opts) {
     if (opts.remote_debug) {
       words.push_back("--remote-debug");
     }
+    words.insert(words.end(), opts.server_flags.begin(), opts.server_flags.end());
     words.insert(words.end(), {"-", prog_path(opts.program)});
     words.insert(words.end(), opts.args.begin(), opts.args.end());
     target = "|";
@@ -163,6 +164,7 @@ SessionResult run_gdb(const SessionOptions& opts) {
         .args = opts.args,
         .attach_pid = opts.transport == Transport::attach ? opts.attach_pid : 0,
         .remote_debug = opts.remote_debug,
+        .extra_flags = opts.server_flags,
     });
     target = "127.0.0.1:" + std::to_string(server->port());
   }

@@ -75,6 +75,7 @@ struct SessionOptions {
   bool remote_debug = false;                 // pass --remote-debug to the server
   std::vector<std::string> init_commands{};  // -ex commands before `target remote`
   std::chrono::milliseconds timeout{20000};  // the whole session, GDB and server
+  std::vector<std::string> server_flags{};   // more server options (e.g. --btrace=soft)
 };
 
 struct SessionResult {

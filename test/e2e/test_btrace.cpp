@@ -40,16 +40,25 @@ void check_clean(const std::string& gdb) {
   CHECK_THAT(gdb, !ContainsRegex(R"(\(([1-9]\d*) gaps\))"));
 }
 
+// The software collector a test runs with, named on the server's command line: each test
+// below runs once per collector.
+std::vector<std::string> collector_flags(const std::string& collector) {
+  return {"--btrace=" + collector};
+}
+
 }  // namespace
 
 TEST_CASE("record btrace, continue to a breakpoint: the call history in order", "[e2e][btrace]") {
+  const std::string collector = GENERATE("step", "soft");
+  INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break main", "continue", "record btrace",
                                         "set record function-call-history-size 100", "break done",
                                         "continue", "info record", "record function-call-history",
                                         "record function-call-history /c 1,14",
                                         "record function-call-history /l 1,3",
-                                        "record function-call-history /i 1,3"}});
+                                        "record function-call-history /i 1,3"},
+                           .server_flags = collector_flags(collector)});
   INFO(out.transcript());
   check_clean(out.gdb);
   CHECK_THAT(out.gdb, Contains("Breakpoint 2, done () at"));
@@ -64,10 +73,13 @@ TEST_CASE("record btrace, continue to a breakpoint: the call history in order", 
 
 TEST_CASE("record instruction-history lists what ran, the first instruction at the start",
           "[e2e][btrace]") {
+  const std::string collector = GENERATE("step", "soft");
+  INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break main", "continue", "print $pc", "record btrace",
                                         "break leaf", "continue", "record instruction-history",
-                                        "record instruction-history 1,3"}});
+                                        "record instruction-history 1,3"},
+                           .server_flags = collector_flags(collector)});
   INFO(out.transcript());
   check_clean(out.gdb);
   const auto start = e2e::find_hex_after(out.gdb, "$1 = (void (*)()) ");
@@ -80,11 +92,14 @@ TEST_CASE("record instruction-history lists what ran, the first instruction at t
 }
 
 TEST_CASE("reverse execution and record goto replay the recorded branches", "[e2e][btrace]") {
+  const std::string collector = GENERATE("step", "soft");
+  INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break main", "continue", "record btrace", "break done",
                                         "continue", "break leaf", "reverse-continue", "reverse-finish",
                                         "reverse-next", "reverse-step", "record goto begin",
-                                        "record goto end", "record goto 12", "info record"}});
+                                        "record goto end", "record goto 12", "info record"},
+                           .server_flags = collector_flags(collector)});
   INFO(out.transcript());
   check_clean(out.gdb);
   // reverse-continue from done stops in the last leaf call, which outer made directly.
@@ -98,11 +113,14 @@ TEST_CASE("reverse execution and record goto replay the recorded branches", "[e2
 }
 
 TEST_CASE("a second continue appends to the history (delta reads)", "[e2e][btrace]") {
+  const std::string collector = GENERATE("step", "soft");
+  INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break main", "continue", "record btrace", "break done",
                                         "continue", "info record", "continue", "info record",
                                         "record function-call-history 27,28"},
-                           .remote_debug = true});
+                           .remote_debug = true,
+                           .server_flags = collector_flags(collector)});
   INFO(out.transcript());
   check_clean(out.gdb);
   const auto counts = recorded_counts(out.gdb);
@@ -115,11 +133,14 @@ TEST_CASE("a second continue appends to the history (delta reads)", "[e2e][btrac
 }
 
 TEST_CASE("a small buffer overflows: only the newest history is kept, quietly", "[e2e][btrace]") {
+  const std::string collector = GENERATE("step", "soft");
+  INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break main", "continue", "set record btrace bts buffer-size 240",
                                         "record btrace", "break done", "continue", "info record",
                                         "record function-call-history"},
-                           .args = {"loop", "500"}});
+                           .args = {"loop", "500"},
+                           .server_flags = collector_flags(collector)});
   INFO(out.transcript());
   check_clean(out.gdb);
   CHECK_THAT(out.gdb, Contains("Buffer size: 240."));
@@ -133,12 +154,15 @@ TEST_CASE("a small buffer overflows: only the newest history is kept, quietly", 
 }
 
 TEST_CASE("two threads traced: each has its own history", "[e2e][btrace][threads]") {
+  const std::string collector = GENERATE("step", "soft");
+  INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break ready", "continue", "record btrace", "break leaf if x == 3",
                                         "continue", "info record", "record function-call-history /c",
                                         "continue", "info record", "record function-call-history /c",
                                         "continue"},
-                           .args = {"threads"}});
+                           .args = {"threads"},
+                           .server_flags = collector_flags(collector)});
   INFO(out.transcript());
   check_clean(out.gdb);
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread 2 )"));
@@ -151,11 +175,14 @@ TEST_CASE("two threads traced: each has its own history", "[e2e][btrace][threads
 }
 
 TEST_CASE("tracing across a signal handler keeps the history whole", "[e2e][btrace][signals]") {
+  const std::string collector = GENERATE("step", "soft");
+  INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break main", "continue", "record btrace", "break done",
                                         "continue", "continue", "info record",
                                         "record function-call-history /c"},
-                           .args = {"signal"}});
+                           .args = {"signal"},
+                           .server_flags = collector_flags(collector)});
   INFO(out.transcript());
   check_clean(out.gdb);
   CHECK_THAT(out.gdb, Contains("Program received signal SIGUSR1"));
@@ -164,9 +191,12 @@ TEST_CASE("tracing across a signal handler keeps the history whole", "[e2e][btra
 }
 
 TEST_CASE("record stop ends tracing; the program runs on untraced", "[e2e][btrace]") {
+  const std::string collector = GENERATE("step", "soft");
+  INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break main", "continue", "record btrace", "break done",
-                                        "continue", "record stop", "info record", "delete", "continue"}});
+                                        "continue", "record stop", "info record", "delete", "continue"},
+                           .server_flags = collector_flags(collector)});
   INFO(out.transcript());
   check_clean(out.gdb);
   CHECK_THAT(out.gdb, Contains("Process record is stopped and all execution logs are deleted."));
@@ -176,9 +206,12 @@ TEST_CASE("record stop ends tracing; the program runs on untraced", "[e2e][btrac
 
 TEST_CASE("a watchpoint stops a traced thread as it stops an untraced one", "[e2e][btrace][watch]") {
   REQUIRE_DEBUG_REGISTERS();
+  const std::string collector = GENERATE("step", "soft");
+  INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break outer", "continue", "record btrace", "watch sink", "continue",
-                                        "continue", "bt 2", "info record", "delete", "record stop", "continue"}});
+                                        "continue", "bt 2", "info record", "delete", "record stop", "continue"},
+                           .server_flags = collector_flags(collector)});
   INFO(out.transcript());
   check_clean(out.gdb);
   // leaf(1) adds 1 to sink: the first write is in leaf, called from middle.
@@ -192,15 +225,38 @@ TEST_CASE("a watchpoint stops a traced thread as it stops an untraced one", "[e2
 }
 
 TEST_CASE("monitor btrace shows the backend and what each thread's ring holds", "[e2e][btrace]") {
+  const std::string collector = GENERATE("step", "soft");
+  INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break outer", "continue", "monitor btrace", "record btrace",
                                         "break done", "continue",
-                                        "monitor btrace", "record stop", "monitor btrace", "delete", "continue"}});
+                                        "monitor btrace", "record stop", "monitor btrace", "delete", "continue"},
+                           .server_flags = collector_flags(collector)});
   INFO(out.transcript());
   check_clean(out.gdb);
-  CHECK_THAT(out.gdb, ContainsRegex(R"(branch tracing: backend auto, buffer 65536 bytes per thread\n)"));
-  // While recording: the software backend, the default ring of 65536 / 24 branches.
-  CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: step, (\d+) of 2730 branches kept, \1 recorded, 0 lost)"));
+  CHECK_THAT(out.gdb, Contains("branch tracing: backend " + collector + ", buffer 65536 bytes per thread\n"));
+  // While recording: the backend, the default ring of 65536 / 24 branches, and how the
+  // branches were seen: SoftEmulate performs them, SoftStep steps every instruction.
+  CHECK_THAT(out.gdb, ContainsRegex("thread \\d+: " + collector +
+                                    R"(, (\d+) of 2730 branches kept, \1 recorded, 0 lost, 0 gaps; (\d+) performed, (\d+) stepped)"));
+  std::smatch m;
+  REQUIRE(std::regex_search(out.gdb, m, std::regex(R"(\d+ recorded, 0 lost, 0 gaps; (\d+) performed, (\d+) stepped)")));
+  if (collector == "soft") {
+    CHECK(std::stol(m[1]) > std::stol(m[2]));  // branches performed, only GDB's steps stepped
+  } else {
+    CHECK(std::stol(m[1]) == 0);
+  }
   CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: not traced)"));  // before and after
   CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("auto takes BTS where the kernel gives it, else SoftEmulate", "[e2e][btrace]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break outer", "continue", "record btrace", "break done", "continue",
+                                        "monitor btrace", "info record"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.gdb, Contains("branch tracing: backend auto, buffer 65536 bytes per thread\n"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: (bts|soft), )"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread 1)"));
 }

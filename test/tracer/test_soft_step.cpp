@@ -1,6 +1,7 @@
-// SoftStep on real processes: the recorded branches of hand-written code (btrace_code.S)
-// compared with the ones its control flow dictates; breakpoints inside traced code, a signal
-// handler, two traced threads; backend choice and teardown.
+// The software collectors on real processes, each test run with SoftStep and SoftEmulate: the
+// recorded branches of hand-written code (btrace_code.S) compared with the ones its control
+// flow dictates; breakpoints inside traced code, a signal handler, two traced threads; backend
+// choice and teardown.
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
@@ -33,13 +34,20 @@ std::uint64_t pc_of(int tid) {
   return regs.rip;
 }
 
-// A launched tracer_btrace stopped at `where` (untraced so far), step backend chosen.
+using tracer::BtraceBackend;
+
+const char* name_of(BtraceBackend b) {
+  return b == BtraceBackend::Soft ? "soft" : "step";
+}
+
+// A launched tracer_btrace stopped at `where` (untraced so far), the given backend chosen.
 struct Session {
   tracer::LinuxTarget target;
   int pid = 0;
 
-  explicit Session(const char* where, std::vector<std::string> args = {}) {
-    target.set_btrace_backend(tracer::BtraceBackend::Step);
+  explicit Session(const char* where, std::vector<std::string> args = {},
+                   BtraceBackend backend = BtraceBackend::Step) {
+    target.set_btrace_backend(backend);
     auto launched = target.launch({prog("btrace"), std::move(args), false, true});
     REQUIRE(launched.ok());
     pid = *launched;
@@ -70,11 +78,13 @@ std::vector<BtraceBlock> expected(const std::vector<BranchSample>& samples, std:
 
 }  // namespace
 
-TEST_CASE("SoftStep records exactly the taken branches of known code", "[tracer][btrace]") {
+TEST_CASE("software collectors record exactly the taken branches of known code", "[tracer][btrace]") {
   REQUIRE_PTRACE();
-  Session s("bt_run");
+  const auto backend = GENERATE(BtraceBackend::Step, BtraceBackend::Soft);
+  INFO("collector " << name_of(backend));
+  Session s("bt_run", {}, backend);
   REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
-  CHECK(s.target.branch_tracer(s.pid)->stats().backend == "step");
+  CHECK(s.target.branch_tracer(s.pid)->stats().backend == name_of(backend));
   s.run_to("bt_end");
 
   const BranchSample call{sym("bt_call"), sym("bt_leaf")};
@@ -92,9 +102,12 @@ TEST_CASE("SoftStep records exactly the taken branches of known code", "[tracer]
   CHECK(s.target.branch_tracer(s.pid) == nullptr);
 }
 
-TEST_CASE("SoftStep: breakpoints inside traced code stop it as an untraced run", "[tracer][btrace]") {
+TEST_CASE("software collectors: breakpoints inside traced code stop it as an untraced run",
+          "[tracer][btrace]") {
   REQUIRE_PTRACE();
-  Session s("bt_run");
+  const auto backend = GENERATE(BtraceBackend::Step, BtraceBackend::Soft);
+  INFO("collector " << name_of(backend));
+  Session s("bt_run", {}, backend);
   REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
   const auto leaf = sym("bt_leaf");
   REQUIRE(s.target.insert_breakpoint(tracer::BreakpointType::Software, leaf, 1).ok());
@@ -144,9 +157,12 @@ TEST_CASE("SoftStep: breakpoints inside traced code stop it as an untraced run",
   CHECK(ev->reason == StopReason::Exited);
 }
 
-TEST_CASE("SoftStep: a signal handler is entered and left with consistent samples", "[tracer][btrace]") {
+TEST_CASE("software collectors: a signal handler is entered and left with consistent samples",
+          "[tracer][btrace]") {
   REQUIRE_PTRACE();
-  Session s("bt_raise");
+  const auto backend = GENERATE(BtraceBackend::Step, BtraceBackend::Soft);
+  INFO("collector " << name_of(backend));
+  Session s("bt_raise", {}, backend);
   REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
   REQUIRE(s.target.insert_breakpoint(tracer::BreakpointType::Software, sym("bt_raise_end"), 1).ok());
   REQUIRE(s.target.resume(plan_all()).ok());
@@ -173,9 +189,12 @@ TEST_CASE("SoftStep: a signal handler is entered and left with consistent sample
   CHECK(blocks[1].begin < blocks[1].end);
 }
 
-TEST_CASE("SoftStep: two traced threads both make progress and are both recorded", "[tracer][btrace]") {
+TEST_CASE("software collectors: two traced threads both make progress and are both recorded",
+          "[tracer][btrace]") {
   REQUIRE_PTRACE();
-  Session s("bt_ready", {"threads"});
+  const auto backend = GENERATE(BtraceBackend::Step, BtraceBackend::Soft);
+  INFO("collector " << name_of(backend));
+  Session s("bt_ready", {"threads"}, backend);
   std::vector<int> workers;
   for (const auto& th : s.target.threads()) {
     if (th.tid != s.pid) {
@@ -226,14 +245,14 @@ TEST_CASE("SoftStep: two traced threads both make progress and are both recorded
   CHECK(s.target.branch_tracer(workers[0]) == nullptr);  // torn down with the threads
 }
 
-TEST_CASE("btrace backends: soft is not there yet, errors say what to use", "[tracer][btrace]") {
+TEST_CASE("btrace backends: each as asked, auto falls back to soft, errors say what to use",
+          "[tracer][btrace]") {
   REQUIRE_PTRACE();
   Session s("bt_run");
   s.target.set_btrace_backend(tracer::BtraceBackend::Soft);
-  auto soft = s.target.enable_btrace(s.pid, {});
-  REQUIRE_FALSE(soft.ok());
-  CHECK(soft.error().code == base::Errc::unsupported);
-  CHECK(soft.error().message().find("--btrace=step") != std::string::npos);
+  REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
+  CHECK(s.target.branch_tracer(s.pid)->stats().backend == "soft");
+  REQUIRE(s.target.disable_btrace(s.pid).ok());
   s.target.set_btrace_backend(tracer::BtraceBackend::Bts);
   auto bts = s.target.enable_btrace(s.pid, {});
   if (!bts.ok()) {
@@ -244,6 +263,9 @@ TEST_CASE("btrace backends: soft is not there yet, errors say what to use", "[tr
   }
   s.target.set_btrace_backend(tracer::BtraceBackend::Auto);
   REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
+  if (!bts.ok()) {
+    CHECK(s.target.branch_tracer(s.pid)->stats().backend == "soft");
+  }
   CHECK(s.target.enable_btrace(s.pid, {}).error().message() == "Btrace already enabled.");
   CHECK(s.target.enable_btrace(424242, {}).error().code == base::Errc::no_thread);
 }

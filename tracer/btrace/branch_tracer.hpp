@@ -14,10 +14,17 @@ namespace tracer {
 
 // One taken control transfer in user space: `from` is the branch instruction, `to` the next
 // instruction executed.
+// A gap is a sample whose `from` is kGapFrom: the collector lost the thread's path there (code
+// it could not decode, an int3 of its own that vanished) and found the thread again at `to`.
+// History never fills a gap with a made-up branch.
+inline constexpr Addr kGapFrom = 0;
+
 struct BranchSample {
   Addr from = 0;
   Addr to = 0;
   bool operator==(const BranchSample&) const = default;
+  static BranchSample gap(Addr found_at) { return BranchSample{kGapFrom, found_at}; }
+  bool is_gap() const { return from == kGapFrom; }
 };
 
 // A run of sequentially executed instructions: begin = first instruction, end = first byte
@@ -27,6 +34,9 @@ struct BtraceBlock {
   Addr end = 0;
   bool operator==(const BtraceBlock&) const = default;
 };
+
+// What GDB decodes as a gap in a BTS trace: a block that ends before it begins.
+inline constexpr BtraceBlock kGapBlock{1, 0};
 
 enum class BtraceRead { All, New, Delta };
 
@@ -49,6 +59,9 @@ struct BtraceStats {
   std::uint64_t kept = 0;       // samples in the ring now
   std::uint64_t recorded = 0;   // samples ever recorded
   std::uint64_t lost = 0;       // samples overwritten or dropped
+  std::uint64_t gaps = 0;       // places where the collector lost the thread's path
+  std::uint64_t emulated = 0;   // SoftEmulate: branches performed by the server
+  std::uint64_t stepped = 0;    // software collectors: instructions single-stepped
 };
 
 // --btrace=auto|bts|soft|step: which collector Qbtrace:bts starts. Auto takes BTS when the

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "arch/x86/branch_emulation.hpp"
 #include "base/result.hpp"
 #include "tracer/btrace/branch_tracer.hpp"
 #include "tracer/types.hpp"
@@ -24,6 +25,22 @@ class CollectorHost {
   virtual base::Result<int> stop_si_code(Tid tid) = 0;
   // One of the core's int3s (GDB's breakpoints, step-overs) is at addr.
   virtual bool is_breakpoint_site(Addr addr) const = 0;
+
+  // For collectors that perform instructions themselves (SoftEmulate):
+  // the general registers of a stopped thread, and writing them back;
+  virtual base::Result<arch::x86::Gprs> registers(Tid tid) = 0;
+  virtual base::Result<void> set_registers(Tid tid, const arch::x86::Gprs& gpr) = 0;
+  // inferior memory, the core's int3s hidden on reads and kept on writes;
+  virtual base::Result<void> write_memory(Addr addr, const Bytes& data) = 0;
+  // an int3 of the collector's at addr, shared by every thread of the address space, until
+  // tracing stops. The core hands each trap on it to at_site().
+  virtual base::Result<void> plant(Addr addr) = 0;
+};
+
+// What the collector did with a thread standing on one of its int3s.
+enum class SiteVerdict {
+  Performed,  // it performed the instruction there: the thread is past it, registers written
+  StepOver,   // the core must step over it (the original byte back for one single-step)
 };
 
 // What the collector makes of a SIGTRAP stop of a thread it asked to single-step.
@@ -52,15 +69,27 @@ class Collector {
   virtual std::size_t retired_count() const = 0;
   virtual void forget_retired() = 0;
 
-  // The core is about to resume tid at pc delivering sig (0: none). True: resume it with a
-  // single-step instead of letting it run (SoftStep); the core then reports the step's trap
-  // through stepped() and resumes again until the thread's own action is done. Also called
-  // before the core's own step over one of its int3s (the answer is then ignored).
-  virtual bool wants_step(Tid tid, Addr pc, int sig) {
+  // The core is about to resume traced tid at pc delivering sig (0: none); core_steps: with a
+  // single-step of its own (GDB's step, a step-over). True: resume it with a single-step
+  // instead of letting it run (SoftStep); the core then reports the step's trap through
+  // stepped() and resumes again until the thread's own action is done. False: it runs (a
+  // collector may plant int3s ahead of it first). The answer is ignored when core_steps.
+  virtual bool wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) {
     (void)tid;
     (void)pc;
     (void)sig;
+    (void)core_steps;
+    (void)host;
     return false;
+  }
+  // tid (traced or not) stands at addr, on an int3 planted through host.plant(): it trapped
+  // there (trapped), or is about to run from there. The core never runs a thread from one.
+  virtual SiteVerdict at_site(Tid tid, Addr addr, bool trapped, CollectorHost& host) {
+    (void)tid;
+    (void)addr;
+    (void)trapped;
+    (void)host;
+    return SiteVerdict::StepOver;
   }
   // tid stopped with SIGTRAP at pc after a step the collector asked for.
   virtual StepVerdict stepped(Tid tid, Addr pc, CollectorHost& host) {

@@ -7,19 +7,31 @@
 namespace tracer {
 
 std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> oldest_first, Addr current_pc,
-                                             bool keep_start_unknown) {
+                                             bool keep_start_unknown, Addr previous_pc) {
   std::vector<BtraceBlock> blocks;
   blocks.reserve(oldest_first.size() + 1);
   Addr end = current_pc;
+  bool end_known = true;  // false right after (older than) a gap
   for (auto it = oldest_first.rbegin(); it != oldest_first.rend(); ++it) {
     if (is_kernel_address(it->from)) {
       continue;  // a return from the kernel: the user-space block goes on across it
     }
-    blocks.push_back(BtraceBlock{it->to, end});
+    if (end_known) {
+      blocks.push_back(BtraceBlock{it->to, end});
+    }
+    if (it->is_gap()) {
+      blocks.push_back(kGapBlock);
+      end_known = false;
+      continue;
+    }
     end = it->from;
+    end_known = true;
+  }
+  if (!end_known && !keep_start_unknown) {
+    blocks.pop_back();  // nothing older than the gap: the history starts after it
   }
   if (keep_start_unknown) {
-    blocks.push_back(BtraceBlock{0, end});
+    blocks.push_back(BtraceBlock{0, end_known ? end : previous_pc});
   }
   return blocks;
 }
@@ -36,6 +48,9 @@ HistoryRing::HistoryRing(std::uint64_t bts_size) : capacity_(ring_capacity(bts_s
 }
 
 void HistoryRing::push(const BranchSample& sample) {
+  if (sample.is_gap()) {
+    ++gaps_;
+  }
   if (buf_.size() < capacity_) {
     buf_.push_back(sample);  // grow lazily: a huge requested size costs nothing until used
   } else {
@@ -68,7 +83,7 @@ base::Result<BtraceData> HistoryRing::read(BtraceRead kind, Addr current_pc) {
         return btrace_overflow_error();
       }
       std::vector<BranchSample> fresh = samples_since(last_);
-      data.blocks = blocks_from_samples(fresh, current_pc, true);
+      data.blocks = blocks_from_samples(fresh, current_pc, true, last_read_pc_);
       break;
     }
     case BtraceRead::New:
@@ -83,6 +98,7 @@ base::Result<BtraceData> HistoryRing::read(BtraceRead kind, Addr current_pc) {
     }
   }
   last_ = head_;
+  last_read_pc_ = current_pc;
   fresh_reader_ = false;
   return data;
 }
@@ -93,6 +109,7 @@ BtraceStats HistoryRing::stats() const {
   s.kept = kept();
   s.recorded = head_;
   s.lost = head_ - kept();
+  s.gaps = gaps_;
   return s;
 }
 

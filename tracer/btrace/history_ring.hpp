@@ -22,8 +22,12 @@ constexpr bool is_kernel_address(Addr addr) {
 // each sample closes a block at its `to` and opens the next (older) one at its `from`.
 // Samples whose `from` is a kernel address are skipped: they neither end nor start a block.
 // keep_start_unknown: append the final {0, from of the oldest sample} block (delta only).
+// A gap sample closes the block it found the thread in and becomes kGapBlock; the block before
+// it has no known end and is left out. A delta whose oldest event is a gap still ends with the
+// start-unknown block GDB stitches on, {0, previous_pc} (the pc of the previous read).
+// An `all` read whose oldest event is a gap starts after it.
 std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> oldest_first, Addr current_pc,
-                                             bool keep_start_unknown);
+                                             bool keep_start_unknown, Addr previous_pc = 0);
 
 // The error of a delta read that lost data; the wire text is gdbserver's "E.Overflow.".
 base::Error btrace_overflow_error();
@@ -57,6 +61,8 @@ class HistoryRing {
 
  private:
   std::uint64_t capacity_;
+  std::uint64_t gaps_ = 0;
+  Addr last_read_pc_ = 0;  // current_pc of the previous successful read
   std::vector<BranchSample> buf_;  // grows up to capacity_, then sample n lives at n % capacity_
   std::uint64_t head_ = 0;
   std::uint64_t last_ = 0;

@@ -6,6 +6,7 @@
 namespace tracer {
 
 bool SoftStepTracer::stepped(const arch::x86::InstructionInfo& insn, Addr to) {
+  ++stepped_;
   const bool branch = arch::x86::step_took_branch(insn, from_, to);
   if (to == from_ && !branch) {
     return false;  // did not run (restart) or one rep iteration: nothing changes
@@ -28,6 +29,22 @@ void SoftStepTracer::entered_handler(Addr handler) {
   last_was_branch_ = true;
 }
 
+void SoftStepTracer::performed(Addr from, Addr to, std::uint8_t length) {
+  ++emulated_;
+  const bool branch = to != from + length;
+  if (branch) {
+    ring_.record(BranchSample{from, to});
+  }
+  last_ran_ = from;
+  last_was_branch_ = branch;
+}
+
+void SoftStepTracer::lost_track(Addr found_at) {
+  ring_.record(BranchSample::gap(found_at));
+  last_ran_.reset();
+  last_was_branch_ = false;
+}
+
 }  // namespace tracer
 
 // --- SoftStepCollector ---------------------------------------------------------------------
@@ -44,7 +61,7 @@ base::Result<std::unique_ptr<BranchTracer>> SoftStepCollector::make(Tid /*tid*/,
   return std::unique_ptr<BranchTracer>(std::make_unique<SoftStepTracer>(config));
 }
 
-bool SoftStepCollector::wants_step(Tid tid, Addr pc, int sig) {
+bool SoftStepCollector::wants_step(Tid tid, Addr pc, int sig, bool /*core_steps*/, CollectorHost& /*host*/) {
   SoftStepTracer* s = stepper(tid);
   if (s == nullptr) {
     return false;
@@ -74,13 +91,15 @@ bool SoftStepCollector::record(Tid tid, SoftStepTracer& s, Addr to, CollectorHos
     // Delivering a handled signal stops at the handler's entry (si_code SIGTRAP).
     if (auto code = host.stop_si_code(tid); code && *code == SIGTRAP) {
       s.entered_handler(to);
+      handler_entered(tid, host);
       return true;
     }
   }
   const arch::x86::InstructionInfo* insn = decode_at(from, host);
+  step_done(tid, insn);
   if (insn == nullptr) {
     if (to != from) {
-      s.stepped(arch::x86::InstructionInfo{0, arch::x86::InsnKind::Branch}, to);  // a block edge
+      s.lost_track(to);  // what ran there is unknown: a gap, never a made-up branch
     }
     return true;
   }

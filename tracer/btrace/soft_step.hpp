@@ -6,6 +6,8 @@
 
 #include <map>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "arch/x86/instruction_length.hpp"
 #include "tracer/btrace/instruction_cache.hpp"
@@ -17,7 +19,9 @@ namespace tracer {
 
 class SoftStepTracer final : public BranchTracer {
  public:
-  explicit SoftStepTracer(const BtraceConfig& config) : ring_("step", config) {}
+  // backend: "step", or "soft" when SoftEmulate uses it (it steps what it does not emulate).
+  explicit SoftStepTracer(const BtraceConfig& config, std::string backend = "step")
+      : ring_(std::move(backend), config) {}
 
   // About to PTRACE_SINGLESTEP from `from`, delivering sig (0: none).
   void begin_step(Addr from, int sig) {
@@ -34,38 +38,67 @@ class SoftStepTracer final : public BranchTracer {
   // Records (last instruction that ran, handler) so that the blocks stay sequential.
   void entered_handler(Addr handler);
 
+  // SoftEmulate: the server performed the branch at `from` (length bytes); the thread is at `to`.
+  // Recorded when `to` is not the next instruction, as a step of it would be.
+  void performed(Addr from, Addr to, std::uint8_t length);
+  // The thread ran straight-line code natively up to and including the instruction at `last`.
+  void ran_through(Addr last) {
+    last_ran_ = last;
+    last_was_branch_ = false;
+  }
+  // The path from the last record is unknown; the thread was found again at `found_at`.
+  void lost_track(Addr found_at);
+
   base::Result<BtraceData> read(BtraceRead kind, Addr current_pc) override {
     return ring_.read(kind, current_pc);
   }
   BtraceConfig conf() const override { return ring_.conf(); }
-  BtraceStats stats() const override { return ring_.stats(); }
+  BtraceStats stats() const override {
+    BtraceStats s = ring_.stats();
+    s.emulated = emulated_;
+    s.stepped = stepped_;
+    return s;
+  }
   void new_reader() override { ring_.new_reader(); }
 
  private:
   RingBufferTracer ring_;
+  std::uint64_t emulated_ = 0;
+  std::uint64_t stepped_ = 0;
   Addr from_ = 0;
   int step_signal_ = 0;
   std::optional<Addr> last_ran_;  // the last instruction that ran
   bool last_was_branch_ = false;  // ... and it branched to where the thread is now
 };
 
-class SoftStepCollector final : public PerThreadCollector {
+// Single-steps every traced thread. SoftEmulate builds on it: what it does not emulate, it
+// steps and records the same way.
+class SoftStepCollector : public PerThreadCollector {
  public:
   std::string_view backend() const override { return "step"; }
-  bool wants_step(Tid tid, Addr pc, int sig) override;
+  bool wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) override;
   StepVerdict stepped(Tid tid, Addr pc, CollectorHost& host) override;
   void stepped_over(Tid tid, Addr pc, CollectorHost& host) override;
   void code_changed() override { insn_cache_.clear(); }
 
  protected:
   base::Result<std::unique_ptr<BranchTracer>> make(Tid tid, const BtraceConfig& config) override;
-
- private:
   SoftStepTracer* stepper(Tid tid) const { return static_cast<SoftStepTracer*>(live(tid)); }
   const arch::x86::InstructionInfo* decode_at(Addr pc, CollectorHost& host);
   // What the finished step did, into the ring; false when the trap was not the step's.
   bool record(Tid tid, SoftStepTracer& s, Addr to, CollectorHost& host);
+  // A step delivered a signal and tid now stands at its handler's first instruction.
+  virtual void handler_entered(Tid tid, CollectorHost& host) {
+    (void)tid;
+    (void)host;
+  }
+  // The instruction a finished step ran (nullptr when it could not be decoded).
+  virtual void step_done(Tid tid, const arch::x86::InstructionInfo* insn) {
+    (void)tid;
+    (void)insn;
+  }
 
+ private:
   InstructionCache insn_cache_;
 };
 

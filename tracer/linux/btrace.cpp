@@ -5,26 +5,25 @@
 #include "base/log.hpp"
 #include "tracer/btrace/perf_bts.hpp"
 #include "tracer/btrace/perf_bts_collector.hpp"
+#include "tracer/btrace/soft_emulate.hpp"
 #include "tracer/btrace/soft_step.hpp"
 #include "tracer/linux/linux_target.hpp"
 
 namespace tracer {
 namespace {
 
-base::Error soft_unavailable() {
-  return base::make_error(base::Errc::unsupported,
-                          "the emulating software tracer (--btrace=soft) is not available yet; start "
-                          "hindsight with --btrace=step (single-stepping) or --btrace=auto");
+std::unique_ptr<Collector> soft_emulate() {
+  return std::make_unique<SoftEmulateCollector>();
 }
 
 }  // namespace
 
 // The backend --btrace asked for; auto: BTS when the kernel gives it for this thread, else
-// single-stepping.
+// SoftEmulate.
 Result<std::unique_ptr<Collector>> LinuxTarget::make_collector(Tid tid, const BtraceConfig& config) {
   switch (btrace_backend_) {
     case BtraceBackend::Soft:
-      return soft_unavailable();
+      return soft_emulate();
     case BtraceBackend::Step:
       return std::unique_ptr<Collector>(std::make_unique<SoftStepCollector>());
     case BtraceBackend::Bts:
@@ -36,11 +35,11 @@ Result<std::unique_ptr<Collector>> LinuxTarget::make_collector(Tid tid, const Bt
       if (btrace_backend_ == BtraceBackend::Bts) {
         return std::move(probe).error();
       }
-      base::logf(base::LogCat::perf, "thread {}: {}; tracing by single-stepping", tid, probe.error().message());
-      return std::unique_ptr<Collector>(std::make_unique<SoftStepCollector>());
+      base::logf(base::LogCat::perf, "thread {}: {}; tracing in software (soft)", tid, probe.error().message());
+      return soft_emulate();
     }
   }
-  return soft_unavailable();
+  return soft_emulate();
 }
 
 Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& config) {
@@ -80,6 +79,7 @@ Result<void> LinuxTarget::disable_btrace(Tid tid) {
   p.collector->stop(tid);
   unclaimed_.erase(tid);
   if (p.collector->traced_count() == 0) {
+    remove_collector_sites(p, p.memory);
     p.collector.reset();  // `record stop`: the last thread stopped recording
   }
   base::logf(base::LogCat::ptrace, "thread {}: branch tracing off", tid);

@@ -210,14 +210,14 @@ std::optional<StopEvent> LinuxTarget::end_of_step(Process& p, LinuxThread& t, Ad
   const ThreadAction& a = t.action;
   switch (a.kind) {
     case ResumeKind::Continue:
-      if (t.collector_step && p.sites.contains(pc)) {
+      if (t.collector_step && p.sites.owned_by(pc, SiteOwner::Gdb)) {
         // A traced thread reached one of our int3s by stepping: it has not run it, report it
         // as the int3 would.
         return StopEvent{StopReason::SoftwareBreakpoint, p.pid, t.tid, SIGTRAP};
       }
       return std::nullopt;
     case ResumeKind::RangeStep:
-      if (a.range_start <= pc && pc < a.range_end && !p.sites.contains(pc)) {
+      if (a.range_start <= pc && pc < a.range_end && !p.sites.owned_by(pc, SiteOwner::Gdb)) {
         return std::nullopt;  // keep stepping through the range
       }
       break;
@@ -239,6 +239,10 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     if (p.collector->stepped(t.tid, *pc, view) == StepVerdict::Stepped) {
       return end_of_step(p, t, *pc);
     }
+  } else if (!t.stepping && t.dr.dr7 == 0 && collector_site(p, *pc - 1)) {
+    // The collector's int3 (the fast path of SoftEmulate: no siginfo needed).
+    trapped_on_collector_site(p, t, *pc - 1);
+    return std::nullopt;
   }
   auto si = pt::get_siginfo(t.tid);
   if (!si) {
@@ -248,6 +252,10 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
   if (auto hw = debug_trap(p, t); hw.kind == DebugTrap::Kind::Report) {
     return hw.event;
   } else if (hw.kind == DebugTrap::Kind::Ignored && !t.stepping) {
+    return std::nullopt;
+  }
+  if ((code == SI_KERNEL || code == TRAP_BRKPT) && collector_site(p, *pc - 1)) {
+    trapped_on_collector_site(p, t, *pc - 1);
     return std::nullopt;
   }
   if ((code == SI_KERNEL || code == TRAP_BRKPT) && p.sites.contains(*pc - 1)) {

@@ -81,6 +81,11 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   c.known_to_gdb = false;
   c.vfork_parent = vfork ? p.pid : 0;
   c.forked_by = p.pid;
+  if (vfork) {
+    // The child runs in its parent's memory, untraced: the collector's int3s leave it (they
+    // come back as the parent's threads run again).
+    remove_collector_sites(p, p.memory);
+  }
   c.sites = p.sites;  // the child's memory holds our int3s too (the very bytes, after vfork)
   LinuxThread& ct = c.add_thread(child);
   ct.started = false;
@@ -105,6 +110,9 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   } else {
     while (::waitpid(child, &status, __WALL) < 0 && errno == EINTR) {
     }
+  }
+  if (!vfork) {
+    remove_collector_sites(c, c.memory);  // its copy of memory keeps GDB's int3s only
   }
   handle_status(child, status);
   if (!report) {

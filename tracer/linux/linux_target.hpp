@@ -151,11 +151,21 @@ class LinuxTarget final : public Target {
   // --- resuming (resume.cpp) ---
   void proceed(Process& p);
   Result<void> run_thread(Process& p, LinuxThread& t, int sig);
-  bool on_site(Process& p, LinuxThread& t);
-  void start_step_over(Process& p, LinuxThread& t, Addr addr);
+  void start_step_over(Process& p, LinuxThread& t, Addr addr, int sig);
   void try_begin_step_over(Process& p);
   void end_step_over(Process& p);
   bool collector_stepping() const;
+
+  // --- a collector's int3s (collector_sites.cpp) ---
+  enum class SitePass {
+    NotOnSite,  // the thread is not on one: run it
+    Performed,  // the instruction there was performed: look again where the thread is now
+    Held,       // do not run it: its step ended there, or a step-over of it began
+  };
+  bool collector_site(const Process& p, Addr addr) const;
+  SitePass pass_collector_site(Process& p, LinuxThread& t, int& sig);
+  void trapped_on_collector_site(Process& p, LinuxThread& t, Addr addr);
+  void remove_collector_sites(Process& p, ProcessMemory& memory);
 
   // --- attach, detach, kill (attach.cpp) ---
   Result<void> attach_thread(Process& p, Tid tid);

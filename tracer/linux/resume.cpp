@@ -6,11 +6,15 @@
 #include <csignal>
 
 #include "base/log.hpp"
+#include "tracer/linux/code_view.hpp"
 #include "tracer/linux/linux_target.hpp"
 #include "tracer/linux/ptrace_calls.hpp"
 
 namespace tracer {
 namespace {
+
+// Branches performed in a row before a thread runs (a loop of nothing but branches traps).
+constexpr int kPerformedPerRun = 64;
 
 const ThreadAction* action_for(const ResumePlan& plan, Pid pid, Tid tid) {
   for (const auto& a : plan.actions) {
@@ -141,25 +145,15 @@ void LinuxTarget::proceed(Process& p) {
     return;
   }
   for (auto& [tid, t] : p.threads) {
-    if (t.resumed && t.stopped() && !t.pending && t.from_gdb_resume) {
-      t.from_gdb_resume = false;
-      // GDB steps over its own breakpoints itself (z0, step, Z0); one still inserted at the pc
-      // GDB resumes from is meant to be hit (`jump *$pc`), as with gdbserver. The core steps
-      // over only the int3s of others (a collector's), and only where the thread stopped.
-      if (auto pc = t.regs.pc(tid); pc && *pc == t.stop_pc && p.sites.contains(*pc) &&
-                                     !p.sites.owned_by(*pc, SiteOwner::Gdb)) {
-        start_step_over(p, t, *pc);
-        return;
-      }
-    }
-  }
-  for (auto& [tid, t] : p.threads) {
     if (t.resumed && t.stopped() && !t.pending && t.started) {
       const int sig = t.action.signal;
       t.action.signal = 0;  // delivered once
       t.paused_for_step_over = false;
       if (auto res = run_thread(p, t, sig); !res) {
         base::logf(base::LogCat::ptrace, "resume {}: {}", tid, res.error().message());
+      }
+      if (p.step_over) {
+        return;  // it began a step-over: the others wait for its end
       }
     }
   }
@@ -176,9 +170,24 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   }
   const bool step = t.action.kind == ResumeKind::Step || t.action.kind == ResumeKind::RangeStep;
   bool collector_step = false;
-  if (p.collector && p.collector->tracing(t.tid)) {
-    if (auto pc = t.regs.pc(t.tid)) {
-      collector_step = p.collector->wants_step(t.tid, *pc, sig);
+  // Branches are performed in the server while the thread stands on one (up to a budget, so
+  // that `jmp .` cannot hold the server); then its collector may plant ahead or step it.
+  for (int budget = kPerformedPerRun; p.collector; --budget) {
+    const SitePass pass = pass_collector_site(p, t, sig);
+    if (pass == SitePass::Held) {
+      return base::success();
+    }
+    if (pass == SitePass::Performed && budget > 0) {
+      continue;
+    }
+    auto pc = t.regs.pc(t.tid);
+    if (!pc || !p.collector->tracing(t.tid)) {
+      break;
+    }
+    ProcessCodeView view(p);
+    collector_step = p.collector->wants_step(t.tid, *pc, sig, step, view);
+    if (collector_step || budget <= 0 || !collector_site(p, *pc)) {
+      break;  // (the run it planned starts on a branch: performed above, without a trap)
     }
   }
   t.regs.forget();
@@ -193,13 +202,14 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   return res;
 }
 
+// A traced thread runs that stops often (each step, each branch): worth waiting for in poll().
 bool LinuxTarget::collector_stepping() const {
   for (const auto& [pid, p] : processes_) {
     if (!p->collector) {
       continue;
     }
     for (const auto& [tid, t] : p->threads) {
-      if (t.collector_step && t.state == ThreadState::Running && t.resumed) {
+      if (t.state == ThreadState::Running && t.resumed && (t.collector_step || p->collector->tracing(tid))) {
         return true;
       }
     }
@@ -207,11 +217,10 @@ bool LinuxTarget::collector_stepping() const {
   return false;
 }
 
-void LinuxTarget::start_step_over(Process& p, LinuxThread& t, Addr addr) {
+void LinuxTarget::start_step_over(Process& p, LinuxThread& t, Addr addr, int sig) {
   base::logf(base::LogCat::ptrace, "thread {}: stepping over int3 at {:#x}", t.tid, addr);
   p.step_over = StepOver{t.tid, addr, false};
-  t.step_over_signal = t.action.signal;
-  t.action.signal = 0;
+  t.step_over_signal = sig;
   for (auto& [tid, o] : p.threads) {
     if (tid != t.tid && o.running()) {
       o.paused_for_step_over = true;
@@ -247,7 +256,8 @@ void LinuxTarget::try_begin_step_over(Process& p) {
   const int sig = t->step_over_signal;
   t->step_over_signal = 0;
   if (p.collector && p.collector->tracing(t->tid)) {
-    (void)p.collector->wants_step(t->tid, addr, sig);  // the step is ours, its branch theirs
+    ProcessCodeView view(p);
+    (void)p.collector->wants_step(t->tid, addr, sig, true, view);  // the step is ours, its branch theirs
   }
   t->regs.forget();
   if (auto res = pt::resume(t->tid, true, sig); !res && res.error().code != base::Errc::no_thread) {

@@ -42,7 +42,10 @@ void SoftwareBreakpoints::hide(Addr addr, Bytes& data) const {
   }
   const Addr end = addr + data.size();
   for (auto it = sites_.lower_bound(addr); it != sites_.end() && it->first < end; ++it) {
-    data[it->first - addr] = it->second.original;
+    // Only where our int3 still is: code unmapped and mapped again shows its own bytes.
+    if (data[it->first - addr] == kInt3) {
+      data[it->first - addr] = it->second.original;
+    }
   }
 }
 

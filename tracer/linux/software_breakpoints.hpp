@@ -37,7 +37,8 @@ class SoftwareBreakpoints {
   bool owned_by(Addr addr, SiteOwner owner) const;
   void clear() { sites_.clear(); }
 
-  // Replaces our int3s inside [addr, addr + data.size()) with the original bytes.
+  // Replaces our int3s inside [addr, addr + data.size()) with the original bytes (where data
+  // still holds an int3 there).
   void hide(Addr addr, Bytes& data) const;
   // For a write of data at addr: remembers the new bytes under our sites as their
   // originals and puts int3 back into data so the breakpoints stay in place.

@@ -71,3 +71,20 @@ TEST_CASE("blocks_from_samples: a branch to itself is a one-instruction block", 
   std::vector<BranchSample> s = {{0x5000, 0x5000}, {0x5000, 0x5000}};  // jmp . twice
   CHECK(blocks_from_samples(s, 0x5000, true) == Blocks{{0x5000, 0x5000}, {0x5000, 0x5000}, {0, 0x5000}});
 }
+
+TEST_CASE("blocks_from_samples: a gap becomes GDB's gap block, never a branch", "[blocks][gap]") {
+  using tracer::kGapBlock;
+  // 0x1000 -> 0x2000, then the path was lost; found again at 0x3000, then 0x3008 -> 0x4000.
+  std::vector<BranchSample> s = {{0x1000, 0x2000}, BranchSample::gap(0x3000), {0x3008, 0x4000}};
+  // The block after 0x2000 has no known end: it is left out; the gap stands in for it.
+  CHECK(blocks_from_samples(s, 0x4004, true) ==
+        Blocks{{0x4000, 0x4004}, {0x3000, 0x3008}, kGapBlock, {0, 0x1000}});
+  CHECK(blocks_from_samples(s, 0x4004, false) == Blocks{{0x4000, 0x4004}, {0x3000, 0x3008}, kGapBlock});
+  // The oldest event a gap: `all` starts after it; a delta still ends with the block GDB
+  // stitches on, at the pc of the previous read.
+  std::vector<BranchSample> g = {BranchSample::gap(0x3000), {0x3008, 0x4000}};
+  CHECK(blocks_from_samples(g, 0x4004, false) == Blocks{{0x4000, 0x4004}, {0x3000, 0x3008}});
+  CHECK(blocks_from_samples(g, 0x4004, true, 0x2010) ==
+        Blocks{{0x4000, 0x4004}, {0x3000, 0x3008}, kGapBlock, {0, 0x2010}});
+  CHECK(kGapBlock.end < kGapBlock.begin);  // what GDB's BTS decoder takes for a gap
+}

@@ -2,6 +2,7 @@
 // their threads until tracing stops.
 #include <catch2/catch.hpp>
 
+#include "test/support/fake_collector_host.hpp"
 #include "tracer/btrace/soft_step.hpp"
 
 using tracer::BtraceConfig;
@@ -28,6 +29,7 @@ TEST_CASE("collector: a thread's history outlives it until recording stops", "[c
 TEST_CASE("collector: only traced threads are single-stepped", "[collector]") {
   SoftStepCollector c;
   REQUIRE(c.start(10, BtraceConfig{}).ok());
-  CHECK(c.wants_step(10, 0x1000, 0));
-  CHECK_FALSE(c.wants_step(12, 0x1000, 0));
+  test_support::FakeCollectorHost host;
+  CHECK(c.wants_step(10, 0x1000, 0, false, host));
+  CHECK_FALSE(c.wants_step(12, 0x1000, 0, false, host));
 }
