@@ -52,12 +52,11 @@ class FakeCollectorHost final : public tracer::CollectorHost {
     load(addr, data);
     return base::success();
   }
-  base::Result<void> plant(tracer::Addr addr) override {
+  base::Result<tracer::Planted> plant(tracer::Addr addr) override {
     if (memory.count(addr) == 0) {
       return base::make_error(base::Errc::system, "unmapped");
     }
-    planted.insert(addr);
-    return base::success();
+    return planted.insert(addr).second ? tracer::Planted::Fresh : tracer::Planted::Present;
   }
 };
 

@@ -14,7 +14,12 @@
 
 namespace test_tracer {
 
-inline std::optional<std::uint64_t> elf_symbol(const std::string& path, const std::string& name) {
+struct ElfSymbol {
+  std::uint64_t addr = 0;
+  std::uint64_t size = 0;
+};
+
+inline std::optional<ElfSymbol> elf_symbol_entry(const std::string& path, const std::string& name) {
   std::ifstream in(path, std::ios::binary);
   std::vector<char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (file.size() < sizeof(Elf64_Ehdr)) {
@@ -37,11 +42,19 @@ inline std::optional<std::uint64_t> elf_symbol(const std::string& path, const st
       Elf64_Sym sym;
       std::memcpy(&sym, file.data() + sh.sh_offset + off, sizeof sym);
       if (name == file.data() + strtab.sh_offset + sym.st_name && sym.st_value != 0) {
-        return sym.st_value;
+        return ElfSymbol{sym.st_value, sym.st_size};
       }
     }
   }
   return std::nullopt;
+}
+
+inline std::optional<std::uint64_t> elf_symbol(const std::string& path, const std::string& name) {
+  auto entry = elf_symbol_entry(path, name);
+  if (!entry) {
+    return std::nullopt;
+  }
+  return entry->addr;
 }
 
 }  // namespace test_tracer

@@ -14,6 +14,15 @@
 
 namespace tracer {
 
+// What plant() found at the address.
+enum class Planted {
+  Fresh,    // an int3 put there now
+  Present,  // our int3 was there already
+  Stale,    // the table had one there but memory did not (code rewritten, a library mapped
+            // again): forgotten, nothing planted; what the collector learnt of that code is
+            // out of date
+};
+
 // What a collector may ask of the core about a stopped thread of its process.
 class CollectorHost {
  public:
@@ -34,7 +43,7 @@ class CollectorHost {
   virtual base::Result<void> write_memory(Addr addr, const Bytes& data) = 0;
   // an int3 of the collector's at addr, shared by every thread of the address space, until
   // tracing stops. The core hands each trap on it to at_site().
-  virtual base::Result<void> plant(Addr addr) = 0;
+  virtual base::Result<Planted> plant(Addr addr) = 0;
 };
 
 // What the collector did with a thread standing on one of its int3s.

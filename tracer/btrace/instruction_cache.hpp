@@ -19,6 +19,7 @@ class InstructionCache {
     return map_.insert_or_assign(addr, info).first->second;
   }
   void clear() { map_.clear(); }
+  void erase(Addr addr) { map_.erase(addr); }
   std::size_t size() const { return map_.size(); }
 
  private:

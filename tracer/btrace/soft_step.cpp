@@ -96,6 +96,11 @@ bool SoftStepCollector::record(Tid tid, SoftStepTracer& s, Addr to, CollectorHos
     }
   }
   const arch::x86::InstructionInfo* insn = decode_at(from, host);
+  if (insn != nullptr && to != from + insn->length) {
+    // Not where the decoded instruction leads: the code may have been rewritten since.
+    insn_cache_.erase(from);
+    insn = decode_at(from, host);
+  }
   step_done(tid, insn);
   if (insn == nullptr) {
     if (to != from) {

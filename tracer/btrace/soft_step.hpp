@@ -60,6 +60,8 @@ class SoftStepTracer final : public BranchTracer {
     return s;
   }
   void new_reader() override { ring_.new_reader(); }
+  // Every sample kept, oldest first (tests compare collectors with it).
+  std::vector<BranchSample> samples() const { return ring_.ring().samples_since(0); }
 
  private:
   RingBufferTracer ring_;

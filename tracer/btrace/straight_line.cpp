@@ -38,8 +38,8 @@ class CodeWindow {
 }  // namespace
 
 base::Result<Addr> StraightLineMap::stop_from(Addr start, CollectorHost& host) {
-  if (auto hit = stops_.find(start); hit != stops_.end()) {
-    return hit->second;
+  if (auto hit = runs_.find(start); hit != runs_.end()) {
+    return hit->second.stop;
   }
   CodeWindow code(host);
   Addr pc = start;
@@ -60,8 +60,28 @@ base::Result<Addr> StraightLineMap::stop_from(Addr start, CollectorHost& host) {
     }
     pc += insn->length;
   }
-  stops_.emplace(start, pc);
+  Run run{pc, {}};
+  if (pc > start) {
+    auto bytes = host.read_code(start, pc - start);
+    if (!bytes || bytes->size() != pc - start) {
+      return base::make_error(base::Errc::system, "code unreadable");
+    }
+    run.code = std::move(*bytes);
+  }
+  runs_.emplace(start, std::move(run));
   return pc;
+}
+
+bool StraightLineMap::unchanged(Addr start, CollectorHost& host) const {
+  auto hit = runs_.find(start);
+  if (hit == runs_.end()) {
+    return false;
+  }
+  if (hit->second.code.empty()) {
+    return true;
+  }
+  auto now = host.read_code(start, hit->second.code.size());
+  return now && *now == hit->second.code;
 }
 
 std::optional<Addr> StraightLineMap::previous(Addr start, Addr at, CollectorHost& host) {

@@ -23,6 +23,12 @@ class StraightLineMap {
   // call). System calls, string instructions and the program's own traps run inside a run.
   base::Result<Addr> stop_from(Addr start, CollectorHost& host);
 
+  // Whether the code of the cached run from start is still what was decoded (code written at
+  // run time, a library mapped again); false also when start has no cached run.
+  bool unchanged(Addr start, CollectorHost& host) const;
+  bool cached(Addr start) const { return runs_.count(start) != 0; }
+  void forget_branch(Addr addr) { branches_.erase(addr); }
+
   // The instruction just before `at` on the run from start, or nothing when `at` is start or
   // is not an instruction boundary of that run.
   std::optional<Addr> previous(Addr start, Addr at, CollectorHost& host);
@@ -31,13 +37,17 @@ class StraightLineMap {
   const std::optional<arch::x86::BranchInstruction>& branch_at(Addr addr, CollectorHost& host);
 
   void clear() {
-    stops_.clear();
+    runs_.clear();
     branches_.clear();
   }
-  std::size_t runs() const { return stops_.size(); }
+  std::size_t runs() const { return runs_.size(); }
 
  private:
-  std::unordered_map<Addr, Addr> stops_;
+  struct Run {
+    Addr stop = 0;
+    Bytes code;  // [start, stop) as decoded
+  };
+  std::unordered_map<Addr, Run> runs_;
   std::unordered_map<Addr, std::optional<arch::x86::BranchInstruction>> branches_;
 };
 

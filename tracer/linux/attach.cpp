@@ -163,7 +163,7 @@ Result<void> LinuxTarget::detach_one(Process& p) {
   if (still->vfork_parent == 0 || process(still->vfork_parent) == nullptr) {
     for (const auto& [addr, site] : still->sites.sites()) {
       if (sharer == nullptr || !sharer->sites.contains(addr)) {
-        (void)still->memory.write(addr, Bytes{site.original});
+        (void)still->memory.restore_int3(addr, site.original);
       }
     }
   }

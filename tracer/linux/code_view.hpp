@@ -58,20 +58,30 @@ class ProcessCodeView final : public CollectorHost {
     p_.sites.absorb_write(addr, bytes);
     return p_.memory.write(addr, bytes);
   }
-  base::Result<void> plant(Addr addr) override {
-    if (p_.sites.contains(addr)) {
-      p_.sites.add(addr, 0, SiteOwner::Collector);  // the int3 is there: one more owner
-      return base::success();
+  base::Result<Planted> plant(Addr addr) override {
+    if (p_.step_over && p_.step_over->addr == addr) {
+      p_.sites.add(addr, 0, SiteOwner::Collector);  // its original is in memory for the step
+      return Planted::Present;
     }
-    auto original = p_.memory.read(addr, 1);
-    if (!original) {
-      return std::move(original).error();
+    auto now = p_.memory.read(addr, 1);
+    if (!now) {
+      return std::move(now).error();
+    }
+    if (p_.sites.contains(addr)) {
+      if ((*now)[0] == kInt3) {
+        p_.sites.add(addr, 0, SiteOwner::Collector);  // one more owner of the int3 there
+        return Planted::Present;
+      }
+      // Our int3 is gone (code rewritten, a library mapped again): whatever is there now is
+      // code we have not decoded; forget the site without writing anything.
+      (void)p_.sites.release(addr, SiteOwner::Collector);
+      return Planted::Stale;
     }
     if (auto ok = p_.memory.write(addr, Bytes{kInt3}); !ok) {
-      return ok;
+      return std::move(ok).error();
     }
-    p_.sites.add(addr, (*original)[0], SiteOwner::Collector);
-    return base::success();
+    p_.sites.add(addr, (*now)[0], SiteOwner::Collector);
+    return Planted::Fresh;
   }
 
  private:

@@ -66,7 +66,7 @@ void LinuxTarget::remove_collector_sites(Process& p, ProcessMemory& memory) {
     if (!original || (stepping_over && p.step_over->addr == addr)) {
       continue;  // GDB's too, or its original byte is in memory for a step-over
     }
-    if (auto ok = memory.write(addr, Bytes{*original}); !ok) {
+    if (auto ok = memory.restore_int3(addr, *original); !ok) {
       base::logf(base::LogCat::ptrace, "process {}: restoring {:#x} failed: {}", p.pid, addr, ok.error().message());
     }
   }

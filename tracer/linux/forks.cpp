@@ -125,7 +125,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
 void LinuxTarget::release_fork_child(Process& c) {
   if (c.vfork_parent == 0) {
     for (const auto& [addr, site] : c.sites.sites()) {
-      if (auto ok = c.memory.write(addr, Bytes{site.original}); !ok) {
+      if (auto ok = c.memory.restore_int3(addr, site.original); !ok) {
         base::logf(base::LogCat::ptrace, "fork child {}: restoring {:#x} failed: {}", c.pid, addr,
                    ok.error().message());
       }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "base/result.hpp"
 #include "tracer/types.hpp"
@@ -25,6 +26,9 @@ class ProcessMemory {
   base::Result<Bytes> read(Addr addr, std::size_t len) const;
   // All of data or an error.
   base::Result<void> write(Addr addr, const Bytes& data) const;
+  // Puts original back where one of our int3s is; where the byte is no longer an int3 (the
+  // program rewrote its code, a library was mapped there again) nothing is ours to undo.
+  base::Result<void> restore_int3(Addr addr, std::uint8_t original) const;
 
  private:
   Pid pid_ = 0;
