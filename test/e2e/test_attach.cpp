@@ -128,3 +128,38 @@ TEST_CASE("attach and detach without stopping anywhere", "[e2e][attach]") {
   INFO("process state after detach: " << state);
   CHECK((state == 'S' || state == 'R'));
 }
+
+TEST_CASE("attach to four running threads, trace them, detach: they finish right, no int3 left",
+          "[e2e][attach][btrace]") {
+  const std::string collector = GENERATE("step", "soft");
+  INFO("collector " << collector);
+  const std::string exe = e2e::prog_path("workers");
+  e2e::Child workers({.argv = {exe, "4"}});
+  REQUIRE(workers.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(5), true));
+  const pid_t pid = workers.pid();
+  auto out = e2e::run_gdb({.commands = {"info address checksum", "record btrace", "break checksum", "continue",
+                                        "continue", "info record", "record function-call-history /c", "delete",
+                                        "record stop", "detach"},
+                           .transport = e2e::Transport::attach,
+                           .attach_pid = pid,
+                           .server_flags = {"--btrace=" + collector}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Thread .* hit Breakpoint 1, checksum \(seed=\d\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\d+\t\s*checksum\n)"));
+  CHECK_THAT(out.gdb, Contains("Process record is stopped"));
+  CHECK_THAT(out.gdb, Contains("[Inferior 1 (process " + std::to_string(pid) + ") detached]"));
+  // Its code is the file's again, then it runs to its end and says its results held.
+  auto fn = e2e::find_hex_after(out.gdb, "Symbol \"checksum\" is a function at address");
+  REQUIRE(fn.has_value());
+  constexpr size_t kFnBytes = 64;
+  auto live = e2e::read_proc_mem(pid, *fn, kFnBytes);
+  auto file = file_bytes_at(pid, exe, *fn, kFnBytes);
+  REQUIRE(live.has_value());
+  REQUIRE(file.has_value());
+  CHECK(*live == *file);
+  const auto status = workers.wait(e2e::Clock::now() + std::chrono::seconds(20));
+  INFO("workers: " << e2e::describe_status(status) << "\n" << workers.out());
+  CHECK(e2e::exit_code(status) == 0);
+  CHECK_THAT(workers.out(), Contains("workers ok"));
+}

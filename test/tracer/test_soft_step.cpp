@@ -6,6 +6,10 @@
 #include <sys/user.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "base/log.hpp"
@@ -268,4 +272,67 @@ TEST_CASE("btrace backends: each as asked, auto falls back to soft, errors say w
   }
   CHECK(s.target.enable_btrace(s.pid, {}).error().message() == "Btrace already enabled.");
   CHECK(s.target.enable_btrace(424242, {}).error().code == base::Errc::no_thread);
+}
+
+namespace {
+
+// Every executable mapping of pid, byte for byte as it is in memory (int3s included).
+std::map<std::uint64_t, std::string> raw_code(int pid) {
+  std::map<std::uint64_t, std::string> out;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::ifstream mem("/proc/" + std::to_string(pid) + "/mem", std::ios::binary);
+  for (std::string line; std::getline(maps, line);) {
+    unsigned long lo = 0, hi = 0;
+    char perms[8] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[2] != 'x' ||
+        line.find("[vsyscall]") != std::string::npos) {
+      continue;
+    }
+    std::string bytes(hi - lo, '\0');
+    mem.clear();
+    mem.seekg(static_cast<std::streamoff>(lo));
+    mem.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out[lo] = bytes;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("SoftEmulate: GDB's breakpoint on a branch it patched stops; reads never show its int3s; "
+          "record stop leaves none",
+          "[tracer][btrace][soft]") {
+  REQUIRE_PTRACE();
+  Session s("bt_run", {}, BtraceBackend::Soft);
+  const auto before = raw_code(s.pid);
+  REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
+  // bt_jnz is a branch: passing it once plants SoftEmulate's int3 on it.
+  const auto jnz = sym("bt_jnz");
+  const auto leaf = sym("bt_leaf");
+  s.run_to("bt_leaf");
+  s.run_to("bt_after_call");
+  s.run_to("bt_leaf");
+  CHECK(raw_byte(s.pid, jnz) == 0xCC);
+  auto code = s.target.read_memory(jnz, 2);
+  REQUIRE(code.ok());
+  CHECK((*code)[0] != 0xCC);  // what the program wrote, not our int3
+  // GDB puts its own breakpoint on that very branch: the thread stops there.
+  REQUIRE(s.target.insert_breakpoint(tracer::BreakpointType::Software, jnz, 1).ok());
+  REQUIRE(s.target.resume(plan_all()).ok());
+  auto ev = wait_stop(s.target);
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::SoftwareBreakpoint);
+  CHECK(pc_of(s.pid) == jnz);
+  // GDB's z0: the int3 stays, ours; the thread performs the branch and goes on.
+  REQUIRE(s.target.remove_breakpoint(tracer::BreakpointType::Software, jnz, 1).ok());
+  CHECK(raw_byte(s.pid, jnz) == 0xCC);
+  s.run_to("bt_end");
+  const BranchSample call{sym("bt_call"), leaf};
+  const BranchSample ret{sym("bt_leaf_ret"), sym("bt_after_call")};
+  const BranchSample loop{jnz, sym("bt_loop")};
+  const BranchSample jmp{sym("bt_jmp"), sym("bt_jmp_target")};
+  CHECK(s.delta(s.pid) == expected({call, ret, loop, call, ret, loop, call, ret, jmp}, sym("bt_end")));
+  // Record stop: every byte of code is what it was before tracing.
+  REQUIRE(s.target.disable_btrace(s.pid).ok());
+  CHECK(raw_code(s.pid) == before);
 }
