@@ -24,6 +24,14 @@ elapsed = time.monotonic() - t0
 info = gdb.execute("info record", to_string=True)
 m = re.search(r"Recorded (\d+) instructions", info) or re.search(r"Log contains (\d+) instructions", info)
 insns = int(m.group(1)) if m else 0
-print("BENCH %s %d %.3f %.0f" % (mode, insns, elapsed, insns / elapsed if elapsed > 0 else 0))
+branches = 0
+if mode == "btrace":
+    try:
+        status = gdb.execute("monitor btrace", to_string=True)
+        b = re.search(r"(\d+) recorded", status)
+        branches = int(b.group(1)) if b else 0
+    except gdb.error:
+        pass  # not Hindsight
+print("BENCH %s %d %.3f %.0f %d" % (mode, insns, elapsed, insns / elapsed if elapsed > 0 else 0, branches))
 gdb.execute("record stop")
 gdb.execute("kill")

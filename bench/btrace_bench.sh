@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # btrace_bench.sh - branch-trace recording speed on a branchy program (bench/progs/branchy.c),
-# same machine, same run: Hindsight's `record btrace` (SoftStep where there is no BTS) beside
-# GDB's own `record full` (GDB steps and records; over GNU gdbserver and over Hindsight).
+# same machine, same run: Hindsight's `record btrace` with SoftEmulate and with SoftStep beside
+# GDB's own `record full` (GDB steps and records; over GNU gdbserver and over Hindsight), the
+# program's native time, and the ceiling of any int3-based collector on this machine: the raw
+# ptrace round trip PTRACE_CONT -> int3 -> waitpid -> GETREGS/SETREGS (bench/progs/int3_roundtrip.c).
 #
 #   bench/btrace_bench.sh [PATH_TO_HINDSIGHT]      (default: build/server/hindsight)
 #
@@ -18,6 +20,7 @@ RUNS=${RUNS:-3}
 WORK=$(mktemp -d /tmp/hindsight-btrace-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cc -O1 -g -fno-inline -o "$WORK/branchy" "$HERE/progs/branchy.c" || exit 1
+cc -O2 -o "$WORK/int3_roundtrip" "$HERE/progs/int3_roundtrip.c" || exit 1
 
 # one SERVER MODE: prints "INSNS SECONDS RATE" of one session, or nothing.
 one() {
@@ -25,7 +28,7 @@ one() {
   [ "$2" = full ] && n=$N_FULL
   BENCH_RECORD=$2 timeout 300 "$GDB" -batch -nx \
     -ex "target remote | $1 - $WORK/branchy $n" -x "$HERE/btrace_bench.py" 2>/dev/null |
-    awk '/^BENCH/ { print $3, $4, $5 }'
+    awk '/^BENCH/ { print $3, $4, $5, $6 }'
 }
 
 median_of() {  # SERVER MODE: the median line by rate
@@ -44,10 +47,18 @@ report() {  # LABEL SERVER MODE
     return
   fi
   set -- "$1" $r
-  printf '%-44s %9d insns  %7.3f s  %9.0f insns/s\n' "$1" "$2" "$3" "$4"
+  if [ "${5:-0}" -gt 0 ]; then
+    printf '%-44s %9d insns  %7.3f s  %9.0f insns/s  %8.0f branches/s\n' "$1" "$2" "$3" "$4" "$(awk -v b="$5" -v s="$3" 'BEGIN { print b / s }')"
+  else
+    printf '%-44s %9d insns  %7.3f s  %9.0f insns/s\n' "$1" "$2" "$3" "$4"
+  fi
 }
 
 echo "branchy: instructions recorded per second (median of $RUNS; btrace N=$N, full N=$N_FULL)"
-report "hindsight record btrace (SoftStep)" "$HINDSIGHT" btrace
+start=$(date +%s.%N); "$WORK/branchy" "$N" >/dev/null; end=$(date +%s.%N)
+printf '%-44s %7.3f s (whole program)\n' "native run" "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')"
+"$WORK/int3_roundtrip" 100000 | awk '{ printf "%-44s %9.0f round trips/s (the ceiling in branches/s)\n", "raw ptrace int3 round trip", $4 }'
+report "hindsight record btrace (SoftEmulate)" "$HINDSIGHT --btrace=soft" btrace
+report "hindsight record btrace (SoftStep)" "$HINDSIGHT --btrace=step" btrace
 report "gdbserver record full (GDB records)" "$GDBSERVER" full
 report "hindsight record full (GDB records)" "$HINDSIGHT" full

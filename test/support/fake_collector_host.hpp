@@ -52,7 +52,8 @@ class FakeCollectorHost final : public tracer::CollectorHost {
     load(addr, data);
     return base::success();
   }
-  base::Result<tracer::Planted> plant(tracer::Addr addr) override {
+  base::Result<tracer::Planted> plant(tracer::Addr addr, tracer::Addr /*run_start*/,
+                                      std::span<const std::uint8_t> /*run_code*/) override {
     if (memory.count(addr) == 0) {
       return base::make_error(base::Errc::system, "unmapped");
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string_view>
 
 #include "arch/x86/branch_emulation.hpp"
@@ -18,9 +19,9 @@ namespace tracer {
 enum class Planted {
   Fresh,    // an int3 put there now
   Present,  // our int3 was there already
-  Stale,    // the table had one there but memory did not (code rewritten, a library mapped
-            // again): forgotten, nothing planted; what the collector learnt of that code is
-            // out of date
+  Stale,    // the run's code is not what the collector decoded, or the table had an int3
+            // there but memory did not (code rewritten, a library mapped again): nothing
+            // planted; what the collector learnt of that code is out of date
 };
 
 // What a collector may ask of the core about a stopped thread of its process.
@@ -42,8 +43,10 @@ class CollectorHost {
   // inferior memory, the core's int3s hidden on reads and kept on writes;
   virtual base::Result<void> write_memory(Addr addr, const Bytes& data) = 0;
   // an int3 of the collector's at addr, shared by every thread of the address space, until
-  // tracing stops. The core hands each trap on it to at_site().
-  virtual base::Result<Planted> plant(Addr addr) = 0;
+  // tracing stops, for a run from run_start whose bytes [run_start, addr) the collector
+  // decoded as run_code (Stale when memory holds something else now). The core hands each
+  // trap on it to at_site().
+  virtual base::Result<Planted> plant(Addr addr, Addr run_start, std::span<const std::uint8_t> run_code) = 0;
 };
 
 // What the collector did with a thread standing on one of its int3s.

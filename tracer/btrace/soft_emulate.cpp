@@ -93,26 +93,28 @@ bool SoftEmulateCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps
     s->begin_step(pc, sig);
     return true;
   }
-  if (code_.cached(pc) && !code_.unchanged(pc, host)) {
-    code_.clear();  // the code changed since we decoded it (written at run time, mapped again)
-  }
-  auto stop = code_.stop_from(pc, host);
-  auto planted = stop ? host.plant(*stop) : base::Result<Planted>(std::move(stop).error());
+  auto plant_run = [&]() -> base::Result<Planted> {
+    auto stop = code_.stop_from(pc, host);
+    if (!stop) {
+      return std::move(stop).error();
+    }
+    r.stop = *stop;
+    return host.plant(*stop, pc, code_.code_of(pc));
+  };
+  auto planted = plant_run();
   if (planted && *planted == Planted::Stale) {
-    code_.clear();  // our int3 there is gone: so is what we knew of that code
-    stop = code_.stop_from(pc, host);
-    planted = stop ? host.plant(*stop) : base::Result<Planted>(std::move(stop).error());
+    code_.clear();  // the code changed since we decoded it (written at run time, mapped again)
+    planted = plant_run();
   }
   if (planted && *planted == Planted::Fresh) {
-    code_.forget_branch(*stop);  // decoded again at its first trap
+    code_.forget_branch(r.stop);  // decoded again at its first trap
   }
-  if (!planted) {
+  if (!planted || *planted == Planted::Stale) {
     s->begin_step(pc, 0);  // code we cannot read or patch: the CPU decides, a step at a time
     return true;
   }
   r.native = true;
   r.start = pc;
-  r.stop = *stop;
   return false;
 }
 

@@ -72,18 +72,6 @@ base::Result<Addr> StraightLineMap::stop_from(Addr start, CollectorHost& host) {
   return pc;
 }
 
-bool StraightLineMap::unchanged(Addr start, CollectorHost& host) const {
-  auto hit = runs_.find(start);
-  if (hit == runs_.end()) {
-    return false;
-  }
-  if (hit->second.code.empty()) {
-    return true;
-  }
-  auto now = host.read_code(start, hit->second.code.size());
-  return now && *now == hit->second.code;
-}
-
 std::optional<Addr> StraightLineMap::previous(Addr start, Addr at, CollectorHost& host) {
   CodeWindow code(host);
   Addr pc = start;

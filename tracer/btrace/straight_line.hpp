@@ -23,10 +23,11 @@ class StraightLineMap {
   // call). System calls, string instructions and the program's own traps run inside a run.
   base::Result<Addr> stop_from(Addr start, CollectorHost& host);
 
-  // Whether the code of the cached run from start is still what was decoded (code written at
-  // run time, a library mapped again); false also when start has no cached run.
-  bool unchanged(Addr start, CollectorHost& host) const;
-  bool cached(Addr start) const { return runs_.count(start) != 0; }
+  // The bytes [start, stop) of the run from start as decoded (empty when not cached).
+  std::span<const std::uint8_t> code_of(Addr start) const {
+    auto hit = runs_.find(start);
+    return hit == runs_.end() ? std::span<const std::uint8_t>() : std::span<const std::uint8_t>(hit->second.code);
+  }
   void forget_branch(Addr addr) { branches_.erase(addr); }
 
   // The instruction just before `at` on the run from start, or nothing when `at` is start or

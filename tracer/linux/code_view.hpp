@@ -2,6 +2,8 @@
 // with our int3s hidden, the si_code of a thread's stop, and int3s of its own.
 #pragma once
 
+#include <algorithm>
+
 #include "tracer/btrace/collector.hpp"
 #include "tracer/linux/process.hpp"
 #include "tracer/linux/ptrace_calls.hpp"
@@ -58,17 +60,27 @@ class ProcessCodeView final : public CollectorHost {
     p_.sites.absorb_write(addr, bytes);
     return p_.memory.write(addr, bytes);
   }
-  base::Result<Planted> plant(Addr addr) override {
+  base::Result<Planted> plant(Addr addr, Addr run_start, std::span<const std::uint8_t> run_code) override {
     if (p_.step_over && p_.step_over->addr == addr) {
       p_.sites.add(addr, 0, SiteOwner::Collector);  // its original is in memory for the step
       return Planted::Present;
     }
-    auto now = p_.memory.read(addr, 1);
+    // One read checks the run and the int3 at its end.
+    auto now = p_.memory.read(run_start, run_code.size() + 1);
     if (!now) {
       return std::move(now).error();
     }
+    if (now->size() != run_code.size() + 1) {
+      return base::make_error(base::Errc::system, "code unreadable");
+    }
+    const std::uint8_t at = now->back();
+    now->pop_back();
+    p_.sites.hide(run_start, *now);
+    if (!std::equal(now->begin(), now->end(), run_code.begin(), run_code.end())) {
+      return Planted::Stale;  // the run itself changed
+    }
     if (p_.sites.contains(addr)) {
-      if ((*now)[0] == kInt3) {
+      if (at == kInt3) {
         p_.sites.add(addr, 0, SiteOwner::Collector);  // one more owner of the int3 there
         return Planted::Present;
       }
@@ -80,7 +92,7 @@ class ProcessCodeView final : public CollectorHost {
     if (auto ok = p_.memory.write(addr, Bytes{kInt3}); !ok) {
       return std::move(ok).error();
     }
-    p_.sites.add(addr, (*now)[0], SiteOwner::Collector);
+    p_.sites.add(addr, at, SiteOwner::Collector);
     return Planted::Fresh;
   }
 
