@@ -15,7 +15,7 @@ namespace tracer {
 
 namespace {
 
-constexpr std::string_view kSoftHint = "; use the software tracer (--btrace=step)";
+constexpr std::string_view kSoftHint = "; use the software tracer (--btrace=soft)";
 
 // Family 6 models whose BTS records wrong `from` addresses after power-state changes
 // (erratum AAJ122): Nehalem, Westmere, Sandy Bridge, Ivy Bridge.

@@ -66,7 +66,7 @@ std::string perf_open_error_text(int err, int paranoid) {
       break;
     default: break;
   }
-  text += "; use the software tracer (--btrace=step)";
+  text += "; use the software tracer (--btrace=soft)";
   return text;
 }
 
