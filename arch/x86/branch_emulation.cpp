@@ -3,10 +3,10 @@
 
 #include <Zydis/Zydis.h>
 
+#include "arch/x86/zydis_decoder.hpp"
+
 namespace arch::x86 {
 namespace {
-
-constexpr std::size_t kMaxInsnLength = 15;
 
 constexpr std::uint64_t kCf = 1u << 0;
 constexpr std::uint64_t kPf = 1u << 2;
@@ -112,14 +112,10 @@ std::uint64_t effective_address(const MemoryOperand& m, std::uint64_t next_pc, c
 }  // namespace
 
 std::optional<BranchInstruction> decode_branch(std::span<const std::uint8_t> code) {
-  ZydisDecoder decoder;
-  if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
-    return std::nullopt;
-  }
+  const ZydisDecoder* decoder = long_mode_decoder();
   ZydisDecodedInstruction insn;
   ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-  const std::size_t len = code.size() < kMaxInsnLength ? code.size() : kMaxInsnLength;
-  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder, code.data(), len, &insn, ops))) {
+  if (decoder == nullptr || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder, code.data(), insn_window(code), &insn, ops))) {
     return std::nullopt;
   }
   // An operand-size prefix means 16-bit targets on AMD and nothing on Intel: left to the CPU.

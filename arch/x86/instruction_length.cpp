@@ -3,10 +3,10 @@
 
 #include <Zydis/Zydis.h>
 
+#include "arch/x86/zydis_decoder.hpp"
+
 namespace arch::x86 {
 namespace {
-
-constexpr std::size_t kMaxInsnLength = 15;
 
 InsnKind kind_of(const ZydisDecodedInstruction& insn) {
   switch (insn.mnemonic) {
@@ -48,13 +48,10 @@ InsnKind kind_of(const ZydisDecodedInstruction& insn) {
 }  // namespace
 
 std::optional<InstructionInfo> decode_instruction(std::span<const std::uint8_t> code) {
-  ZydisDecoder decoder;
-  if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
-    return std::nullopt;
-  }
+  const ZydisDecoder* decoder = long_mode_decoder();
   ZydisDecodedInstruction insn;
-  const std::size_t len = code.size() < kMaxInsnLength ? code.size() : kMaxInsnLength;
-  if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, nullptr, code.data(), len, &insn))) {
+  if (decoder == nullptr ||
+      !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder, nullptr, code.data(), insn_window(code), &insn))) {
     return std::nullopt;
   }
   return InstructionInfo{insn.length, kind_of(insn)};

@@ -46,6 +46,15 @@ std::optional<std::vector<unsigned char>> file_bytes_at(pid_t pid, const std::st
   return std::nullopt;
 }
 
+// Whether [addr, addr+len) of the running process is byte for byte the executable's file.
+void check_code_is_the_files(pid_t pid, const std::string& exe, unsigned long addr, size_t len) {
+  auto live = e2e::read_proc_mem(pid, addr, len);
+  auto file = file_bytes_at(pid, exe, addr, len);
+  REQUIRE(live.has_value());
+  REQUIRE(file.has_value());
+  CHECK(*live == *file);
+}
+
 std::optional<unsigned long> read_ticks(pid_t pid, unsigned long addr) {
   auto bytes = e2e::read_proc_mem(pid, addr, sizeof(unsigned long));
   if (!bytes) {
@@ -105,12 +114,7 @@ TEST_CASE("attach, break, bt, detach leaves the process running and intact", "[e
   auto at_bp = e2e::read_proc_mem(pid, *bp_addr, 1);
   REQUIRE(at_bp.has_value());
   CHECK(static_cast<int>((*at_bp)[0]) != 0xCC);
-  constexpr size_t kFnBytes = 16;
-  auto live = e2e::read_proc_mem(pid, *fn_addr, kFnBytes);
-  auto file = file_bytes_at(pid, exe, *fn_addr, kFnBytes);
-  REQUIRE(live.has_value());
-  REQUIRE(file.has_value());
-  CHECK(*live == *file);
+  check_code_is_the_files(pid, exe, *fn_addr, 16);
 }
 
 TEST_CASE("attach and detach without stopping anywhere", "[e2e][attach]") {
@@ -152,12 +156,7 @@ TEST_CASE("attach to four running threads, trace them, detach: they finish right
   // Its code is the file's again, then it runs to its end and says its results held.
   auto fn = e2e::find_hex_after(out.gdb, "Symbol \"checksum\" is a function at address");
   REQUIRE(fn.has_value());
-  constexpr size_t kFnBytes = 64;
-  auto live = e2e::read_proc_mem(pid, *fn, kFnBytes);
-  auto file = file_bytes_at(pid, exe, *fn, kFnBytes);
-  REQUIRE(live.has_value());
-  REQUIRE(file.has_value());
-  CHECK(*live == *file);
+  check_code_is_the_files(pid, exe, *fn, 64);
   const auto status = workers.wait(e2e::Clock::now() + std::chrono::seconds(20));
   INFO("workers: " << e2e::describe_status(status) << "\n" << workers.out());
   CHECK(e2e::exit_code(status) == 0);
