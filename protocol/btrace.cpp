@@ -22,15 +22,31 @@ base::Error bad(std::string_view text) {
 
 }  // namespace
 
+BtraceXml::BtraceXml(std::size_t expected_blocks)
+    : out_("<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\">\n") {
+  out_.reserve(out_.size() + expected_blocks * 48 + 12);
+}
+
+void BtraceXml::block(std::uint64_t begin, std::uint64_t end) {
+  out_ += "<block begin=\"";
+  out_ += hex_attr(begin);
+  out_ += "\" end=\"";
+  out_ += hex_attr(end);
+  out_ += "\"/>\n";
+}
+
+std::string BtraceXml::finish() && {
+  out_ += "</btrace>\n";
+  out_.push_back('\0');
+  return std::move(out_);
+}
+
 std::string btrace_xml(std::span<const XmlBtraceBlock> blocks) {
-  std::string out = "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\">\n";
-  out.reserve(out.size() + blocks.size() * 48 + 12);
+  BtraceXml xml(blocks.size());
   for (const XmlBtraceBlock& b : blocks) {
-    out += "<block begin=\"" + hex_attr(b.begin) + "\" end=\"" + hex_attr(b.end) + "\"/>\n";
+    xml.block(b.begin, b.end);
   }
-  out += "</btrace>\n";
-  out.push_back('\0');
-  return out;
+  return std::move(xml).finish();
 }
 
 Result<std::string> btrace_conf_xml(bool enabled, std::uint64_t bts_size) {

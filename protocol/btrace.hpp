@@ -36,6 +36,18 @@ struct BtraceConfSize {
 // </btrace>, newline and one NUL byte (GDB ignores it).
 std::string btrace_xml(std::span<const XmlBtraceBlock> blocks);
 
+// The same document written block by block, so a history is turned into text without an
+// intermediate copy: BtraceXml xml(n); xml.block(b, e) per block; std::move(xml).finish().
+class BtraceXml {
+ public:
+  explicit BtraceXml(std::size_t expected_blocks);
+  void block(std::uint64_t begin, std::uint64_t end);
+  std::string finish() &&;
+
+ private:
+  std::string out_;
+};
+
 // qXfer:btrace-conf:read document: <bts size="0x.." /> inside <btrace-conf version="1.0">,
 // ending in a NUL like gdbserver's. Not enabled: the error "Btrace not enabled.".
 Result<std::string> btrace_conf_xml(bool enabled, std::uint64_t bts_size);

@@ -57,6 +57,11 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& arg
                  "software), bts (Intel BTS via perf_event), soft (software, emulating), step (software, "
                  "single-stepping)")
       ->check(CLI::IsMember({"auto", "bts", "soft", "step"}));
+  app.add_option("--btrace-max-size", cl.btrace_max_size,
+                 "Most history per thread, in bytes of BTS records (24 per branch; K, M, G suffixes); "
+                 "larger sizes from GDB, and `unlimited`, get this (default 64M)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(std::uint64_t{24}, std::uint64_t{0xffffffff}));
   app.add_option("--disable-packet", cl.disabled_packets,
                  "Behave as a server without these packets (for testing GDB): vCont, T, Tthread, qC, "
                  "qfThreadInfo, threads")

@@ -4,6 +4,7 @@
 //   hindsight [OPTIONS] --multi COMM
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ struct CommandLine {
   bool debug = false;
   bool remote_debug = false;
   std::string btrace = "auto";        // --btrace=auto|bts|soft|step
+  std::uint64_t btrace_max_size = 64 * 1024 * 1024;  // --btrace-max-size=BYTES (suffixes K, M, G)
   // --disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads (gdbserver's testing option):
   // the server behaves as one that lacks them.
   std::vector<std::string> disabled_packets;

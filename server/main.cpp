@@ -1,4 +1,5 @@
 // hindsight: a drop-in replacement for gdbserver with per-thread branch-trace history.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -94,6 +95,8 @@ int main(int argc, char** argv) {
   options.disabled_packets = {cl->disabled_packets.begin(), cl->disabled_packets.end()};
   options.stdio_is_protocol = endpoint->kind == server::Endpoint::Kind::Stdio;
   options.btrace_backend_name = cl->btrace;
+  options.btrace_max_size = cl->btrace_max_size;
+  options.btrace_config.bts_size = std::min(options.btrace_config.bts_size, cl->btrace_max_size);
 
   tracer::LinuxTarget target;
   target.set_btrace_backend(btrace_backend(cl->btrace));

@@ -1,5 +1,7 @@
 // Qbtrace:bts|off, Qbtrace-conf:bts:size, qXfer:btrace:read and qXfer:btrace-conf:read
 // (btrace.md §4). Every one acts on the Hg thread; errors are E.text and GDB shows them.
+#include <algorithm>
+
 #include "protocol/btrace.hpp"
 #include "protocol/xml.hpp"
 #include "server/handlers/handlers.hpp"
@@ -64,12 +66,11 @@ base::Result<std::string> build_btrace(Context& cx, tracer::Tid tid, const std::
   if (!data) {
     return data.error();
   }
-  std::vector<protocol::XmlBtraceBlock> blocks;
-  blocks.reserve(data->blocks.size());
+  protocol::BtraceXml xml(data->blocks.size());
   for (const auto& b : data->blocks) {
-    blocks.push_back({b.begin, b.end});
+    xml.block(b.begin, b.end);
   }
-  return protocol::btrace_xml(blocks);
+  return std::move(xml).finish();
 }
 
 base::Result<std::string> build_btrace_conf(Context& cx, tracer::Tid tid, const std::string& annex) {
@@ -117,7 +118,8 @@ HandlerResult on_btrace_conf(Context& cx, const protocol::BtraceConfSize& conf) 
   if (conf.format != protocol::BtraceFormat::Bts) {
     return text_error("Bad Qbtrace configuration option.");
   }
-  cx.options.btrace_config.bts_size = conf.size;
+  // GDB's "unlimited" is 0xffffffff: every size above the cap (--btrace-max-size) is the cap.
+  cx.options.btrace_config.bts_size = std::min(conf.size, cx.options.btrace_max_size);
   return Reply::ok();
 }
 
@@ -141,7 +143,8 @@ HandlerResult on_xfer_btrace(Context& cx, const protocol::XferRead& req) {
 std::vector<std::string> btrace_status_lines(Context& cx) {
   std::vector<std::string> lines;
   lines.push_back("branch tracing: backend " + cx.options.btrace_backend_name + ", buffer " +
-                  std::to_string(cx.options.btrace_config.bts_size) + " bytes per thread");
+                  std::to_string(cx.options.btrace_config.bts_size) + " bytes per thread (at most " +
+                  std::to_string(cx.options.btrace_max_size) + ")");
   if (!cx.target.has_process()) {
     lines.push_back("  no process");
     return lines;

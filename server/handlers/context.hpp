@@ -44,6 +44,8 @@ struct ServerOptions {
   // Branch tracing: the configuration the next Qbtrace:bts uses (global, as in gdbserver),
   // and the backend name `monitor btrace` shows.
   tracer::BtraceConfig btrace_config;
+  // --btrace-max-size: the most Qbtrace-conf:bts:size gets per thread (GDB's "unlimited" too).
+  std::uint64_t btrace_max_size = tracer::kDefaultBtraceMaxSize;
   std::string btrace_backend_name = "auto";
   // Why the process is stopped now, for '?' (also for a GDB that connects later).
   std::optional<tracer::StopEvent> last_stop;

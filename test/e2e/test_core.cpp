@@ -453,3 +453,47 @@ TEST_CASE("non-stop over raw RSP: vAttach answers OK, vCont;t stops every thread
   const char state = e2e::proc_state(program.pid());
   CHECK((state == 'S' || state == 'R'));  // runs on after the detach
 }
+
+namespace {
+
+// The address of the second instruction of GDB's `x/2i $pc` output, and $N of `p/x $pc` after.
+struct StepiCheck {
+  std::optional<std::uint64_t> next_insn;
+  std::optional<std::uint64_t> pc_after;
+};
+
+StepiCheck stepi_check(const std::string& gdb) {
+  StepiCheck c;
+  std::smatch m;
+  if (std::regex_search(gdb, m, std::regex(R"(=> 0x[0-9a-f]+[^\n]*\n\s+(0x[0-9a-f]+))"))) {
+    c.next_insn = std::stoull(m[1].str(), nullptr, 16);
+  }
+  if (std::regex_search(gdb, m, std::regex(R"(\$1 = (0x[0-9a-f]+))"))) {
+    c.pc_after = std::stoull(m[1].str(), nullptr, 16);
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("stepi from the first stop (inside execve) runs exactly one instruction", "[e2e][core][step]") {
+  const auto flags = GENERATE(std::vector<std::string>{}, std::vector<std::string>{"--no-startup-with-shell"});
+  auto out = e2e::run_gdb({.program = "calls", .commands = {"x/2i $pc", "stepi", "p/x $pc"}, .server_flags = flags});
+  INFO(out.transcript());
+  const StepiCheck c = stepi_check(out.gdb);
+  REQUIRE(c.next_insn);
+  REQUIRE(c.pc_after);
+  CHECK(*c.pc_after == *c.next_insn);
+}
+
+TEST_CASE("stepi after a fork catchpoint (inside fork) runs exactly one instruction", "[e2e][core][fork][step]") {
+  auto out = e2e::run_gdb({.program = "forks",
+                           .commands = {"catch fork", "continue", "x/2i $pc", "stepi", "p/x $pc"},
+                           .args = {"fork"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Catchpoint \d+ \(forked process \d+\))"));
+  const StepiCheck c = stepi_check(out.gdb);
+  REQUIRE(c.next_insn);
+  REQUIRE(c.pc_after);
+  CHECK(*c.pc_after == *c.next_insn);
+}

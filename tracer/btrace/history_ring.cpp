@@ -8,25 +8,35 @@ namespace tracer {
 
 std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> oldest_first, Addr current_pc,
                                              bool keep_start_unknown, Addr previous_pc) {
+  return blocks_from_samples(oldest_first, {}, current_pc, keep_start_unknown, previous_pc);
+}
+
+std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> older,
+                                             std::span<const BranchSample> newer, Addr current_pc,
+                                             bool keep_start_unknown, Addr previous_pc) {
   std::vector<BtraceBlock> blocks;
-  blocks.reserve(oldest_first.size() + 1);
+  blocks.reserve(older.size() + newer.size() + 1);
   Addr end = current_pc;
   bool end_known = true;  // false right after (older than) a gap
-  for (auto it = oldest_first.rbegin(); it != oldest_first.rend(); ++it) {
-    if (is_kernel_address(it->from)) {
-      continue;  // a return from the kernel: the user-space block goes on across it
+  auto walk_back = [&](std::span<const BranchSample> piece) {
+    for (auto it = piece.rbegin(); it != piece.rend(); ++it) {
+      if (is_kernel_address(it->from)) {
+        continue;  // a return from the kernel: the user-space block goes on across it
+      }
+      if (end_known) {
+        blocks.push_back(BtraceBlock{it->to, end});
+      }
+      if (it->is_gap()) {
+        blocks.push_back(kGapBlock);
+        end_known = false;
+        continue;
+      }
+      end = it->from;
+      end_known = true;
     }
-    if (end_known) {
-      blocks.push_back(BtraceBlock{it->to, end});
-    }
-    if (it->is_gap()) {
-      blocks.push_back(kGapBlock);
-      end_known = false;
-      continue;
-    }
-    end = it->from;
-    end_known = true;
-  }
+  };
+  walk_back(newer);
+  walk_back(older);
   if (!end_known && !keep_start_unknown) {
     blocks.pop_back();  // nothing older than the gap: the history starts after it
   }
@@ -59,17 +69,26 @@ void HistoryRing::push(const BranchSample& sample) {
   ++head_;
 }
 
-std::vector<BranchSample> HistoryRing::samples_since(std::uint64_t since) const {
-  std::uint64_t oldest = head_ - kept();
-  std::uint64_t first = std::max(since, oldest);
-  std::vector<BranchSample> out;
+std::pair<std::span<const BranchSample>, std::span<const BranchSample>> HistoryRing::pieces_since(
+    std::uint64_t since) const {
+  std::uint64_t first = std::max(since, head_ - kept());
   if (first >= head_) {
-    return out;
+    return {};
   }
-  out.reserve(head_ - first);
-  for (std::uint64_t n = first; n < head_; ++n) {
-    out.push_back(buf_[n % capacity_]);
+  const std::span<const BranchSample> all(buf_);
+  auto at = [&](std::uint64_t n) { return static_cast<std::size_t>(n % capacity_); };
+  std::size_t begin = at(first);
+  std::size_t count = static_cast<std::size_t>(head_ - first);
+  if (begin + count <= all.size()) {
+    return {all.subspan(begin, count), {}};
   }
+  return {all.subspan(begin), all.first(count - (all.size() - begin))};
+}
+
+std::vector<BranchSample> HistoryRing::samples_since(std::uint64_t since) const {
+  auto [older, newer] = pieces_since(since);
+  std::vector<BranchSample> out(older.begin(), older.end());
+  out.insert(out.end(), newer.begin(), newer.end());
   return out;
 }
 
@@ -82,8 +101,8 @@ base::Result<BtraceData> HistoryRing::read(BtraceRead kind, Addr current_pc) {
         fresh_reader_ = false;
         return btrace_overflow_error();
       }
-      std::vector<BranchSample> fresh = samples_since(last_);
-      data.blocks = blocks_from_samples(fresh, current_pc, true, last_read_pc_);
+      auto [older, newer] = pieces_since(last_);
+      data.blocks = blocks_from_samples(older, newer, current_pc, true, last_read_pc_);
       break;
     }
     case BtraceRead::New:
@@ -92,8 +111,8 @@ base::Result<BtraceData> HistoryRing::read(BtraceRead kind, Addr current_pc) {
       }
       [[fallthrough]];
     case BtraceRead::All: {
-      std::vector<BranchSample> all = samples_since(0);
-      data.blocks = blocks_from_samples(all, current_pc, false);
+      auto [older, newer] = pieces_since(0);
+      data.blocks = blocks_from_samples(older, newer, current_pc, false);
       break;
     }
   }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "base/result.hpp"
@@ -28,6 +29,10 @@ constexpr bool is_kernel_address(Addr addr) {
 // An `all` read whose oldest event is a gap starts after it.
 std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> oldest_first, Addr current_pc,
                                              bool keep_start_unknown, Addr previous_pc = 0);
+// The same over samples held in two pieces (a ring that wrapped): `older`, then `newer`.
+std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> older,
+                                             std::span<const BranchSample> newer, Addr current_pc,
+                                             bool keep_start_unknown, Addr previous_pc = 0);
 
 // The error of a delta read that lost data; the wire text is gdbserver's "E.Overflow.".
 base::Error btrace_overflow_error();
@@ -47,7 +52,7 @@ class HistoryRing {
   base::Result<BtraceData> read(BtraceRead kind, Addr current_pc);
 
   // The kept samples written after position `since` (all of them if `since` is older), oldest
-  // first.
+  // first, as a copy (tests, differential runs).
   std::vector<BranchSample> samples_since(std::uint64_t since) const;
 
   std::uint64_t capacity() const { return capacity_; }
@@ -60,6 +65,9 @@ class HistoryRing {
   BtraceStats stats() const;
 
  private:
+  // The kept samples written after `since`, in place: the older piece and the newer one.
+  std::pair<std::span<const BranchSample>, std::span<const BranchSample>> pieces_since(std::uint64_t since) const;
+
   std::uint64_t capacity_;
   std::uint64_t gaps_ = 0;
   Addr last_read_pc_ = 0;  // current_pc of the previous successful read

@@ -1,8 +1,11 @@
 // Qbtrace:bts / Qbtrace:off for LinuxTarget: the collector of a process (one backend per
 // process, chosen at the first enable), and threads born while it records.
+#include <unistd.h>
+
 #include <utility>
 
 #include "base/log.hpp"
+#include "tracer/btrace/bts_decode.hpp"
 #include "tracer/btrace/perf_bts.hpp"
 #include "tracer/btrace/perf_bts_collector.hpp"
 #include "tracer/btrace/soft_emulate.hpp"
@@ -14,6 +17,14 @@ namespace {
 
 std::unique_ptr<Collector> soft_emulate() {
   return std::make_unique<SoftEmulateCollector>();
+}
+
+// Every backend's buffer as the kernel sizes a BTS buffer: a power-of-two number of pages
+// (GDB's `buffer-size 1` shows 4kB, whichever collector records).
+BtraceConfig as_kernel_sizes_it(BtraceConfig config) {
+  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  config.bts_size = bts_data_pages(config.bts_size, page) * page;
+  return config;
 }
 
 }  // namespace
@@ -42,7 +53,8 @@ Result<std::unique_ptr<Collector>> LinuxTarget::make_collector(Tid tid, const Bt
   return soft_emulate();
 }
 
-Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& config) {
+Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& requested) {
+  const BtraceConfig config = as_kernel_sizes_it(requested);
   if (!has_process()) {
     return base::make_error(base::Errc::no_process, "no process");
   }

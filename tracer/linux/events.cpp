@@ -6,6 +6,8 @@
 
 #include <csignal>
 
+#include <utility>
+
 #include "base/log.hpp"
 #include "tracer/linux/code_view.hpp"
 #include "tracer/linux/linux_target.hpp"
@@ -58,7 +60,8 @@ void LinuxTarget::handle_status(Tid tid, int status) {
     handle_exit(p, tid, status);
     return;
   }
-  const bool was_stepping_over = t.state == ThreadState::SteppingOver;
+  const ThreadState was = t.state;
+  const bool was_stepping_over = was == ThreadState::SteppingOver;
   t.state = ThreadState::Stopped;
   t.regs.forget();
   if (auto pc = t.regs.pc(tid)) {
@@ -66,6 +69,10 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   }
   const int sig = WSTOPSIG(status);
   const int event = status >> 16;
+  if (sig == SIGTRAP && event == 0 && step_on_past_syscall_exit(t)) {
+    t.state = was;
+    return;
+  }
   if (!t.started) {
     t.started = true;
     if (sig == SIGSTOP) {
@@ -273,12 +280,38 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
   return ev;
 }
 
+// The step a thread began inside a syscall stop was reported at the syscall's exit, where
+// nothing ran yet: it steps again, and nobody else sees that stop.
+bool LinuxTarget::step_on_past_syscall_exit(LinuxThread& t) {
+  if (!t.step_from_syscall_stop) {
+    return false;
+  }
+  const Addr from = *std::exchange(t.step_from_syscall_stop, std::nullopt);
+  if (t.stop_pc != from) {
+    return false;
+  }
+  auto si = pt::get_siginfo(t.tid);
+  if (!si || si->si_code != TRAP_BRKPT) {
+    return false;
+  }
+  base::logf(base::LogCat::ptrace, "thread {}: step reported at the syscall's exit; stepping on", t.tid);
+  t.regs.forget();
+  return static_cast<bool>(pt::resume(t.tid, true, 0));
+}
+
 void LinuxTarget::queue_exit(const StopEvent& ev) {
   exits_.push_back(ev);
   exit_seqs_.push_back(++event_seq_);
 }
 
 void LinuxTarget::make_pending(LinuxThread& t, StopEvent ev) {
+  switch (ev.reason) {
+    case StopReason::Exec:
+    case StopReason::Fork:
+    case StopReason::VFork:
+    case StopReason::VForkDone: t.in_syscall_stop = true; break;
+    default: break;
+  }
   base::logf(base::LogCat::ptrace, "thread {}: pending stop, reason {} signal {}", t.tid,
              static_cast<int>(ev.reason), ev.signal);
   t.pending = ev;

@@ -276,6 +276,7 @@ Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
   }
   LinuxThread& leader = add_process(child, ProcessOrigin::Launched).add_thread(child);
   leader.stop_pc = leader.regs.pc(child).value_or(0);
+  leader.in_syscall_stop = spec.startup_with_shell;  // stopped in execve (PTRACE_EVENT_EXEC)
   current_ = child;
   return child;
 }

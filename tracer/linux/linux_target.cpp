@@ -124,9 +124,11 @@ std::vector<ThreadInfo> LinuxTarget::threads() {
     notice_zombie_leader(*p);
     const std::size_t first = out.size();
     for (const auto& [tid, t] : p->threads) {
-      if (!t.started || t.state == ThreadState::Zombie) {
-        continue;  // not running its own code yet, or a leader gone before its threads
+      if (t.state == ThreadState::Zombie) {
+        continue;  // a leader gone before its threads
       }
+      // (A thread before its first stop is listed, running, as gdbserver lists it from the
+      // clone event on: in non-stop GDB may ask before that stop arrives.)
       ThreadInfo info;
       info.pid = pid;
       info.tid = tid;

@@ -115,6 +115,7 @@ class LinuxTarget final : public Target {
   void handle_signal(Process& p, LinuxThread& t, int sig);
   void step_over_stopped(Process& p, LinuxThread& t, int sig, int event);
   std::optional<StopEvent> classify_trap(Process& p, LinuxThread& t);
+  bool step_on_past_syscall_exit(LinuxThread& t);
   std::optional<StopEvent> end_of_step(Process& p, LinuxThread& t, Addr pc);
   void make_pending(LinuxThread& t, StopEvent ev);
   void queue_exit(const StopEvent& ev);  // an exit (W, X, w) for the next report, in order

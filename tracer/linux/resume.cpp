@@ -159,6 +159,21 @@ void LinuxTarget::proceed(Process& p) {
   }
 }
 
+namespace {
+
+// A step that begins inside a syscall stop is first reported at the syscall's exit.
+void note_step_start(LinuxThread& t, bool step) {
+  t.step_from_syscall_stop.reset();
+  if (step && t.in_syscall_stop) {
+    if (auto pc = t.regs.pc(t.tid)) {
+      t.step_from_syscall_stop = *pc;
+    }
+  }
+  t.in_syscall_stop = false;
+}
+
+}  // namespace
+
 Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   sync_debug_registers(p, t);
   if (!t.held_signals.empty()) {
@@ -190,6 +205,7 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
       break;  // (the run it planned starts on a branch: performed above, without a trap)
     }
   }
+  note_step_start(t, step || collector_step);
   t.regs.forget();
   auto res = pt::resume(t.tid, step || collector_step, sig);
   if (res || res.error().code == base::Errc::no_thread) {
@@ -259,6 +275,7 @@ void LinuxTarget::try_begin_step_over(Process& p) {
     ProcessCodeView view(p);
     (void)p.collector->wants_step(t->tid, addr, sig, true, view);  // the step is ours, its branch theirs
   }
+  note_step_start(*t, true);
   t->regs.forget();
   if (auto res = pt::resume(t->tid, true, sig); !res && res.error().code != base::Errc::no_thread) {
     base::logf(base::LogCat::ptrace, "step-over {}: {}", t->tid, res.error().message());

@@ -88,3 +88,16 @@ TEST_CASE("blocks_from_samples: a gap becomes GDB's gap block, never a branch", 
         Blocks{{0x4000, 0x4004}, {0x3000, 0x3008}, kGapBlock, {0, 0x2010}});
   CHECK(kGapBlock.end < kGapBlock.begin);  // what GDB's BTS decoder takes for a gap
 }
+
+TEST_CASE("blocks_from_samples: samples in two pieces (a wrapped ring) read as one list", "[blocks][gap]") {
+  const std::vector<BranchSample> s = {{0x1010, 0x2000}, BranchSample::gap(0x2800), {0x2810, 0x3000},
+                                       {0xffffffff81000000, 0x3004}, {0x3008, 0x4000}};
+  const std::span<const BranchSample> all(s);
+  for (bool delta : {true, false}) {
+    const Blocks whole = blocks_from_samples(all, 0x4004, delta, 0x900);
+    for (std::size_t split = 0; split <= s.size(); ++split) {
+      CAPTURE(delta, split);
+      CHECK(blocks_from_samples(all.first(split), all.subspan(split), 0x4004, delta, 0x900) == whole);
+    }
+  }
+}

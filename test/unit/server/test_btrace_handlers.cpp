@@ -99,3 +99,21 @@ TEST_CASE("enable errors reach GDB as text; monitor btrace reports", "[btrace]")
   f.state.general_thread = 99;
   CHECK(f.send("Qbtrace:bts") == "E.No such thread.");
 }
+
+TEST_CASE("bts:size above --btrace-max-size, GDB's unlimited too, gets the cap", "[btrace]") {
+  HandlerFixture f;
+  f.options.btrace_max_size = 0x100000;
+  f.send("Hg64");
+  CHECK(f.send("Qbtrace-conf:bts:size=0xffffffff") == "OK");  // set record btrace bts buffer-size unlimited
+  CHECK(f.send("Qbtrace:bts") == "OK");
+  CHECK(f.send("qXfer:btrace-conf:read::0,1000").find("<bts size=\"0x100000\" />") != std::string::npos);
+  f.send("qRcmd," + protocol::to_hex("btrace"));
+  std::string text;
+  for (const auto& line : f.cx.console) {
+    text += line;
+  }
+  CHECK(text.find("buffer 1048576 bytes per thread (at most 1048576)") != std::string::npos);
+  CHECK(text.find("0 of 43690 branches kept") != std::string::npos);
+  CHECK(f.send("Qbtrace-conf:bts:size=0x2000") == "OK");  // below the cap: as asked
+  CHECK(f.options.btrace_config.bts_size == 0x2000);
+}

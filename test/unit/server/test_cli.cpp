@@ -74,3 +74,19 @@ TEST_CASE("COMM forms", "[cli]") {
   CHECK_FALSE(parse_comm(":x"));
   CHECK_FALSE(parse_comm(":"));
 }
+
+TEST_CASE("--btrace and --btrace-max-size", "[cli]") {
+  auto cl = parse_command_line({"--btrace=soft", "--btrace-max-size=1M", ":1", "p"});
+  REQUIRE(cl);
+  CHECK(cl->btrace == "soft");
+  CHECK(cl->btrace_max_size == 1024 * 1024);
+  auto plain = parse_command_line({"--btrace-max-size=4096", ":1", "p"});  // options take =, as gdbserver's
+  REQUIRE(plain);
+  CHECK(plain->btrace_max_size == 4096);
+  auto byDefault = parse_command_line({":1", "p"});
+  REQUIRE(byDefault);
+  CHECK(byDefault->btrace_max_size == 64 * 1024 * 1024);
+  CHECK_FALSE(parse_command_line({"--btrace-max-size=lots", ":1", "p"}));
+  CHECK_FALSE(parse_command_line({"--btrace-max-size=8G", ":1", "p"}));  // the wire size is 32 bits
+  CHECK_FALSE(parse_command_line({"--btrace=pt", ":1", "p"}));
+}
