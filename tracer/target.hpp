@@ -145,6 +145,9 @@ class Target {
   }
   // The thread's tracer while tracing is on, else nullptr.
   virtual BranchTracer* branch_tracer(Tid) { return nullptr; }
+  // Why the last enable could not use Intel BTS (the kernel's answer and what to do), empty
+  // when it could or did not try: with --btrace=auto, why it recorded in software instead.
+  virtual std::string bts_problem() const { return {}; }
 };
 
 }  // namespace tracer

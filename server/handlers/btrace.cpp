@@ -145,6 +145,11 @@ std::vector<std::string> btrace_status_lines(Context& cx) {
   lines.push_back("branch tracing: backend " + cx.options.btrace_backend_name + ", buffer " +
                   std::to_string(cx.options.btrace_config.bts_size) + " bytes per thread (at most " +
                   std::to_string(cx.options.btrace_max_size) + ")");
+  if (std::string problem = cx.target.bts_problem(); !problem.empty()) {
+    lines.push_back(cx.options.btrace_backend_name == "auto"
+                        ? "  auto recorded in software (soft): " + problem
+                        : "  Intel BTS: " + problem);
+  }
   if (!cx.target.has_process()) {
     lines.push_back("  no process");
     return lines;

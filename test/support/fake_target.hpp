@@ -189,9 +189,12 @@ class FakeTarget : public tracer::Target {
   // Branch tracing: a RingBufferTracer per thread that tests feed with record().
   std::map<tracer::Tid, std::unique_ptr<tracer::RingBufferTracer>> tracers;
   bool btrace_available = true;
+  std::string problem;
+  std::string bts_problem() const override { return problem; }
   tracer::Result<void> enable_btrace(tracer::Tid tid, const tracer::BtraceConfig& config) override {
     if (!btrace_available) {
-      return base::make_error(base::Errc::unsupported, "fake backend unavailable: no such device");
+      problem = "fake backend unavailable: no such device";
+      return base::make_error(base::Errc::unsupported, problem);
     }
     if (tracers.count(tid) != 0) {
       return base::make_error(base::Errc::invalid, "Btrace already enabled.");

@@ -64,9 +64,30 @@ std::string perf_open_error_text(int err, int paranoid) {
     case EINVAL:
       text += " (the kernel does not accept a BTS event: sample_period 1 on branch-instructions)";
       break;
+    case EMFILE:
+      text += " (each traced thread holds one perf event file; raise `ulimit -n` or trace fewer threads)";
+      break;
+    case ENFILE: text += " (the system's file table is full: raise fs.file-max or close files)"; break;
+    case ENOMEM:
+      text += " (the kernel could not allocate the event; free memory or try a smaller "
+              "set record btrace bts buffer-size)";
+      break;
+    case EBUSY: text += " (another user holds the branch-tracing hardware: a perf session or the VM host)"; break;
     default: break;
   }
   text += "; use the software tracer (--btrace=soft)";
+  return text;
+}
+
+std::string perf_map_error_text(int err) {
+  std::string text = std::string("Failed to map the BTS trace buffer: ") + std::strerror(err);
+  if (err == EPERM || err == ENOMEM) {
+    text += " (the buffer counts against RLIMIT_MEMLOCK and /proc/sys/kernel/perf_event_mlock_kb; "
+            "raise them or";
+  } else {
+    text += " (";
+  }
+  text += " try a smaller set record btrace bts buffer-size)";
   return text;
 }
 
@@ -111,9 +132,7 @@ base::Result<PerfEvent> PerfEvent::open_bts(Tid tid, std::uint64_t requested_byt
     return PerfEvent(static_cast<int>(fd), map, len, data_offset, data_size);
   }
   ::close(static_cast<int>(fd));
-  return base::make_error(base::Errc::unsupported, std::string("Failed to map the BTS trace buffer: ") +
-                                                       std::strerror(map_errno) +
-                                                       " (try a smaller set record btrace bts buffer-size)");
+  return base::make_error(base::Errc::unsupported, perf_map_error_text(map_errno));
 }
 
 PerfEvent::PerfEvent(int fd, void* map, std::size_t map_len, std::size_t data_offset, std::uint64_t data_size)

@@ -46,6 +46,9 @@ class PerfEvent {
 // /proc/sys/kernel/perf_event_paranoid (-100 when unknown).
 std::string perf_open_error_text(int err, int paranoid);
 
+// What a user should read when mapping the BTS ring fails with errno `err` at every size.
+std::string perf_map_error_text(int err);
+
 // /proc/sys/kernel/perf_event_paranoid, or -100 when it cannot be read.
 int read_perf_event_paranoid();
 

@@ -41,8 +41,10 @@ Result<std::unique_ptr<Collector>> LinuxTarget::make_collector(Tid tid, const Bt
     case BtraceBackend::Auto: {
       auto probe = open_perf_bts(tid, config);
       if (probe) {
+        bts_problem_.clear();
         return std::unique_ptr<Collector>(std::make_unique<PerfBtsCollector>());
       }
+      bts_problem_ = probe.error().message();
       if (btrace_backend_ == BtraceBackend::Bts) {
         return std::move(probe).error();
       }

@@ -92,6 +92,7 @@ class LinuxTarget final : public Target {
   BranchTracer* branch_tracer(Tid tid) override;
   // --btrace=auto|bts|soft|step; applies to later enables.
   void set_btrace_backend(BtraceBackend backend) { btrace_backend_ = backend; }
+  std::string bts_problem() const override { return bts_problem_; }
 
  private:
   struct Located {
@@ -211,6 +212,7 @@ class LinuxTarget final : public Target {
   bool report_no_resumed_ = false;
   std::set<int> pass_signals_;
   BtraceBackend btrace_backend_ = BtraceBackend::Auto;
+  std::string bts_problem_;     // why the last try of Intel BTS failed
   BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it
   std::set<Tid> unclaimed_;     // traced since birth; GDB's Qbtrace:bts for them is a no-op
 };

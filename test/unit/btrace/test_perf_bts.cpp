@@ -56,6 +56,37 @@ TEST_CASE("perf_open_error_text: what was tried, why it failed, what to do", "[p
              Catch::Contains("Too many open files") && Catch::EndsWith("(--btrace=soft)"));
 }
 
+TEST_CASE("perf_open_error_text: each errno gets its own reason and remedy", "[perf]") {
+  struct Row {
+    int err;
+    const char* says;  // the kernel's word, strerror
+    const char* why;   // our explanation / what to do
+  };
+  const Row table[] = {
+      {ENOENT, "No such file or directory", "no branch-sampling PMU"},
+      {ENODEV, "No such device", "no branch-sampling PMU"},
+      {EOPNOTSUPP, "Operation not supported", "no branch-sampling PMU"},
+      {EACCES, "Permission denied", "perf_event_paranoid"},
+      {EPERM, "Operation not permitted", "seccomp"},
+      {ESRCH, "No such process", "the thread no longer exists"},
+      {EINVAL, "Invalid argument", "does not accept a BTS event"},
+      {EMFILE, "Too many open files", "raise `ulimit -n` or trace fewer threads"},
+      {ENFILE, "Too many open files in system", "fs.file-max"},
+      {ENOMEM, "Cannot allocate memory", "smaller set record btrace bts buffer-size"},
+      {EBUSY, "Device or resource busy", "another user holds the branch-tracing hardware"},
+  };
+  for (const Row& row : table) {
+    CAPTURE(row.err);
+    const std::string text = tracer::perf_open_error_text(row.err, 2);
+    CHECK_THAT(text, Catch::StartsWith(std::string("Intel BTS via perf_event_open failed: ") + row.says) &&
+                         Catch::Contains(row.why) && Catch::EndsWith("use the software tracer (--btrace=soft)"));
+  }
+  CHECK_THAT(tracer::perf_map_error_text(ENOMEM),
+             Catch::StartsWith("Failed to map the BTS trace buffer: Cannot allocate memory") &&
+                 Catch::Contains("perf_event_mlock_kb") && Catch::Contains("smaller set record btrace bts buffer-size"));
+  CHECK_THAT(tracer::perf_map_error_text(EPERM), Catch::Contains("RLIMIT_MEMLOCK"));
+}
+
 namespace {
 
 // A child that branches all the time; killed and reaped on scope exit.
