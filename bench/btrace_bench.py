@@ -1,5 +1,6 @@
-# GDB script for btrace_bench.sh: from bench_start, record with $BENCH_RECORD ("btrace" or
-# "full") and time the `continue` to bench_end; then count the recorded instructions.
+# GDB script for btrace_bench.sh: from $BENCH_START (default bench_start), record with
+# $BENCH_RECORD ("btrace" or "full") and time the `continue` to $BENCH_END (bench_end); then
+# count the recorded instructions.
 import os
 import re
 import time
@@ -9,7 +10,10 @@ import gdb
 mode = os.environ["BENCH_RECORD"]
 gdb.execute("set pagination off")
 gdb.execute("set confirm off")
-gdb.execute("break bench_start")
+start = os.environ.get("BENCH_START", "bench_start")
+end = os.environ.get("BENCH_END", "bench_end")
+gdb.execute("set breakpoint pending on")  # the markers may be in a library not loaded yet
+gdb.execute("break " + start)
 gdb.execute("continue")
 if mode == "btrace":
     gdb.execute("set record btrace bts buffer-size 67108864")
@@ -17,7 +21,7 @@ if mode == "btrace":
 else:
     gdb.execute("set record full insn-number-max unlimited")
     gdb.execute("record full")
-gdb.execute("break bench_end")
+gdb.execute("break " + end)
 t0 = time.monotonic()
 gdb.execute("continue", to_string=True)
 elapsed = time.monotonic() - t0

@@ -1,5 +1,7 @@
 #include "server/cli.hpp"
 
+#include "tracer/btrace/scope.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <charconv>
@@ -62,6 +64,10 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& arg
                  "larger sizes from GDB, and `unlimited`, get this (default 64M)")
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::Range(std::uint64_t{24}, std::uint64_t{0xffffffff}));
+  app.add_option("--btrace-scope", cl.btrace_scope,
+                 "Record only branches in these objects (software tracer): all, or a comma-separated "
+                 "list of exe and object paths or file names; a call out of them shows as a call and a "
+                 "return");
   app.add_option("--disable-packet", cl.disabled_packets,
                  "Behave as a server without these packets (for testing GDB): vCont, T, Tthread, qC, "
                  "qfThreadInfo, threads")
@@ -104,6 +110,11 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& arg
         return base::make_error(base::Errc::malformed, "unknown --debug kind '" + kind + "' (all, remote, ptrace)");
       }
     }
+  }
+  if (auto scope = tracer::parse_btrace_scope(cl.btrace_scope); !scope) {
+    return std::move(scope).error();
+  } else if (!scope->all && (cl.btrace == "step" || cl.btrace == "bts")) {
+    return base::make_error(base::Errc::malformed, "--btrace-scope needs the software tracer (--btrace=soft or auto)");
   }
   cl.startup_with_shell = !no_shell;
   if (positional.empty()) {

@@ -24,6 +24,7 @@ struct CommandLine {
   bool remote_debug = false;
   std::string btrace = "auto";        // --btrace=auto|bts|soft|step
   std::uint64_t btrace_max_size = 64 * 1024 * 1024;  // --btrace-max-size=BYTES (suffixes K, M, G)
+  std::string btrace_scope = "all";  // --btrace-scope=all|exe|PATH[,PATH...] (soft only)
   // --disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads (gdbserver's testing option):
   // the server behaves as one that lacks them.
   std::vector<std::string> disabled_packets;

@@ -144,7 +144,8 @@ std::vector<std::string> btrace_status_lines(Context& cx) {
   std::vector<std::string> lines;
   lines.push_back("branch tracing: backend " + cx.options.btrace_backend_name + ", buffer " +
                   std::to_string(cx.options.btrace_config.bts_size) + " bytes per thread (at most " +
-                  std::to_string(cx.options.btrace_max_size) + ")");
+                  std::to_string(cx.options.btrace_max_size) + ")" +
+                  (cx.options.btrace_scope_name == "all" ? "" : ", scope " + cx.options.btrace_scope_name));
   if (std::string problem = cx.target.bts_problem(); !problem.empty()) {
     lines.push_back(cx.options.btrace_backend_name == "auto"
                         ? "  auto recorded in software (soft): " + problem

@@ -47,6 +47,7 @@ struct ServerOptions {
   // --btrace-max-size: the most Qbtrace-conf:bts:size gets per thread (GDB's "unlimited" too).
   std::uint64_t btrace_max_size = tracer::kDefaultBtraceMaxSize;
   std::string btrace_backend_name = "auto";
+  std::string btrace_scope_name = "all";
   // Why the process is stopped now, for '?' (also for a GDB that connects later).
   std::optional<tracer::StopEvent> last_stop;
   // --disable-packet: "vCont", "T", "Tthread", "qC", "qfThreadInfo", "threads".

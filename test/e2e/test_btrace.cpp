@@ -278,3 +278,44 @@ TEST_CASE("--btrace=bts where the kernel has no BTS: GDB is told why and what to
   CHECK_THAT(out.gdb, ContainsRegex(R"(Could not enable branch tracing for Thread [^:]+: (Intel BTS is not available on this CPU|Intel BTS via perf_event_open failed: )[^\n]*use the software tracer \(--btrace=soft\))"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\n  Intel BTS: [^\n]+--btrace=soft\))"));
 }
+
+TEST_CASE("--btrace-scope=exe: a call into libc is a call and a return; libc and its callbacks unrecorded",
+          "[e2e][btrace][scope]") {
+  // (SoftEmulate: the scope is the software tracer's.)
+  const std::string scope = GENERATE("all", "exe");
+  INFO("scope " << scope);
+  auto out = e2e::run_gdb({.program = "scoped",
+                           .commands = {"break begin", "continue", "record btrace", "break done", "continue",
+                                        "set record function-call-history-size 1000",
+                                        "record function-call-history", "monitor btrace", "info record", "continue"},
+                           .server_flags = {"--btrace=soft", "--btrace-scope=" + scope}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.server_out, Contains("scoped: 0 9 330"));  // qsort still sorted through cmp
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\tmain\n\d+\ttally\n\d+\tmain\n\d+\tdone\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\tqsort@plt\n)"));
+  if (scope == "exe") {
+    CHECK_THAT(out.gdb, Contains(", scope exe\n"));
+    CHECK_THAT(out.gdb, !Contains("\tcmp\n"));             // called back from libc: not recorded
+    CHECK_THAT(out.gdb, !Contains("qsort_r"));             // libc's own functions: not recorded
+    CHECK_THAT(out.gdb, ContainsRegex(R"(\t__strlen\w*\n\d+\tmain\n)"));  // called, returned
+  } else {
+    CHECK_THAT(out.gdb, Contains("\tcmp\n"));
+    CHECK_THAT(out.gdb, Contains("qsort_r"));
+  }
+}
+
+TEST_CASE("--btrace-scope=libc.so: only libc's branches; the way back into it is a gap", "[e2e][btrace][scope]") {
+  auto out = e2e::run_gdb({.program = "scoped",
+                           .commands = {"break begin", "continue", "record btrace", "break done", "continue",
+                                        "set record function-call-history-size 1000",
+                                        "record function-call-history", "monitor btrace", "continue"},
+                           .server_flags = {"--btrace-scope=libc.so"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_out, Contains("scoped: 0 9 330"));
+  CHECK_THAT(out.gdb, Contains(", scope libc.so\n"));
+  CHECK_THAT(out.gdb, Contains("qsort_r"));
+  CHECK_THAT(out.gdb, !Contains("\ttally\n"));
+  CHECK_THAT(out.gdb, !Contains("\tbegin\n"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: soft, .*, [1-9]\d* gaps;)"));  // each way back from main
+}

@@ -149,6 +149,20 @@ TEST_CASE("--help and --version print and exit 0; a bad option exits 1", "[e2e][
   CHECK_THAT(bad.err, Contains("--help"));
 }
 
+TEST_CASE("--btrace-scope needs the software tracer; a bad scope or size is refused", "[e2e][cli][btrace]") {
+  for (const char* backend : {"--btrace=step", "--btrace=bts"}) {
+    auto r = run_server({backend, "--btrace-scope=exe", ":0", "/bin/true"});
+    CHECK(e2e::exit_code(r.status) == 1);
+    CHECK_THAT(r.err, Contains("--btrace-scope needs the software tracer"));
+  }
+  auto empty = run_server({"--btrace-scope=exe,,x", ":0", "/bin/true"});
+  CHECK(e2e::exit_code(empty.status) == 1);
+  CHECK_THAT(empty.err, Contains("--btrace-scope"));
+  auto size = run_server({"--btrace-max-size=lots", ":0", "/bin/true"});
+  CHECK(e2e::exit_code(size.status) == 1);
+  CHECK_THAT(size.err, Contains("--btrace-max-size"));
+}
+
 TEST_CASE("hindsight under another tracer refuses to run the program untraced", "[e2e][cli]") {
   if (::access("/usr/bin/strace", X_OK) != 0) {
     HS_SKIP("strace is not installed");

@@ -485,15 +485,3 @@ TEST_CASE("stepi from the first stop (inside execve) runs exactly one instructio
   REQUIRE(c.pc_after);
   CHECK(*c.pc_after == *c.next_insn);
 }
-
-TEST_CASE("stepi after a fork catchpoint (inside fork) runs exactly one instruction", "[e2e][core][fork][step]") {
-  auto out = e2e::run_gdb({.program = "forks",
-                           .commands = {"catch fork", "continue", "x/2i $pc", "stepi", "p/x $pc"},
-                           .args = {"fork"}});
-  INFO(out.transcript());
-  CHECK_THAT(out.gdb, ContainsRegex(R"(Catchpoint \d+ \(forked process \d+\))"));
-  const StepiCheck c = stepi_check(out.gdb);
-  REQUIRE(c.next_insn);
-  REQUIRE(c.pc_after);
-  CHECK(*c.pc_after == *c.next_insn);
-}

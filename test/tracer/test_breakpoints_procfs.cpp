@@ -53,3 +53,26 @@ TEST_CASE("procfs: stat parsing copes with odd thread names", "[procfs]") {
   CHECK(st->core == 5);
   CHECK_FALSE(tracer::procfs::parse_stat("garbage"));
 }
+
+TEST_CASE("find_mapping: the /proc/PID/maps line holding an address", "[scope]") {
+  const std::string maps =
+      "555555554000-555555555000 r--p 00000000 08:01 1234                       /home/u/prog\n"
+      "555555555000-555555556000 r-xp 00001000 08:01 1234                       /home/u/prog\n"
+      "7ffff7dd0000-7ffff7f25000 r-xp 00026000 08:01 99   /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+      "7ffff7fc1000-7ffff7fc5000 r--p 00000000 00:00 0                          [vvar]\n"
+      "7ffff7ff0000-7ffff7ff1000 rwxp 00000000 00:00 0 \n";
+  auto exe = tracer::procfs::find_mapping(maps, 0x555555555123);
+  REQUIRE(exe);
+  CHECK(exe->start == 0x555555555000);
+  CHECK(exe->end == 0x555555556000);
+  CHECK(exe->path == "/home/u/prog");
+  auto libc = tracer::procfs::find_mapping(maps, 0x7ffff7dd0000);
+  REQUIRE(libc);
+  CHECK(libc->path == "/usr/lib/x86_64-linux-gnu/libc.so.6");
+  auto anon = tracer::procfs::find_mapping(maps, 0x7ffff7ff0800);
+  REQUIRE(anon);
+  CHECK(anon->path.empty());
+  CHECK(tracer::procfs::find_mapping(maps, 0x7ffff7fc1000)->path == "[vvar]");
+  CHECK_FALSE(tracer::procfs::find_mapping(maps, 0x555555556000));  // end is exclusive
+  CHECK_FALSE(tracer::procfs::find_mapping(maps, 0x1000));
+}

@@ -11,6 +11,7 @@
 #include "arch/x86/branch_emulation.hpp"
 #include "base/result.hpp"
 #include "tracer/btrace/branch_tracer.hpp"
+#include "tracer/btrace/scope.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
@@ -47,6 +48,13 @@ class CollectorHost {
   // decoded as run_code (Stale when memory holds something else now). The core hands each
   // trap on it to at_site().
   virtual base::Result<Planted> plant(Addr addr, Addr run_start, std::span<const std::uint8_t> run_code) = 0;
+
+  // For --btrace-scope: the object mapped at addr, and the process's executable.
+  virtual base::Result<MappedObject> mapped_object(Addr addr) {
+    (void)addr;
+    return base::make_error(base::Errc::unsupported, "no memory map");
+  }
+  virtual std::string executable() { return {}; }
 };
 
 // What the collector did with a thread standing on one of its int3s.

@@ -62,7 +62,11 @@ void HistoryRing::push(const BranchSample& sample) {
     ++gaps_;
   }
   if (buf_.size() < capacity_) {
-    buf_.push_back(sample);  // grow lazily: a huge requested size costs nothing until used
+    // Grow lazily (a huge requested size costs nothing until used), never past the capacity.
+    if (buf_.size() == buf_.capacity()) {
+      buf_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(capacity_, std::max<std::uint64_t>(64, 2 * buf_.size()))));
+    }
+    buf_.push_back(sample);
   } else {
     buf_[head_ % capacity_] = sample;
   }
@@ -102,6 +106,11 @@ base::Result<BtraceData> HistoryRing::read(BtraceRead kind, Addr current_pc) {
         return btrace_overflow_error();
       }
       auto [older, newer] = pieces_since(last_);
+      const auto& oldest = older.empty() ? newer : older;
+      if (!oldest.empty() && oldest.front().is_gap() && last_read_pc_ == 0) {
+        // Nothing read yet, so no pc to stitch a gap-first delta onto: GDB reads it anew.
+        return btrace_overflow_error();
+      }
       data.blocks = blocks_from_samples(older, newer, current_pc, true, last_read_pc_);
       break;
     }

@@ -44,17 +44,55 @@ base::Result<std::unique_ptr<BranchTracer>> SoftEmulateCollector::make(Tid /*tid
 
 void SoftEmulateCollector::stop(Tid tid) {
   runs_.erase(tid);
+  outside_.erase(tid);
   SoftStepCollector::stop(tid);
 }
 
 void SoftEmulateCollector::thread_exited(Tid tid) {
   runs_.erase(tid);
+  outside_.erase(tid);
   SoftStepCollector::thread_exited(tid);
 }
 
 void SoftEmulateCollector::code_changed() {
   SoftStepCollector::code_changed();
   code_.clear();
+  scope_.clear();
+}
+
+void SoftEmulateCollector::leave_scope(Tid tid, SoftStepTracer& s, const Run& r, Addr target,
+                                       const arch::x86::Gprs& gpr, CollectorHost& host) {
+  const Addr sp = gpr[arch::x86::kRsp];
+  Outside o{target, 0, sp};
+  // Whoever it went to returns through the last call performed in scope, while that call's
+  // return address is still on the stack at or above sp: the call itself, a jump through the
+  // PLT (which pushes more first), a tail call. A return leaves the frame: no return point.
+  HostMemory memory(host);
+  if (r.call_return != 0 && r.call_sp >= sp) {
+    if (auto word = memory.read_u64(r.call_sp); word && *word == r.call_return) {
+      if (auto planted = host.plant(r.call_return, r.call_return, {}); planted && *planted != Planted::Stale) {
+        o.return_to = r.call_return;
+        o.sp = r.call_sp;
+      }
+    }
+  }
+  s.set_recording(false);
+  outside_[tid] = o;
+}
+
+bool SoftEmulateCollector::come_back(Tid tid, SoftStepTracer& s, Addr pc, Addr sp) {
+  auto it = outside_.find(tid);
+  const Outside o = it->second;
+  if (o.return_to != 0 && pc == o.return_to && sp > o.sp) {
+    s.came_back(o.entered, pc);
+  } else if (o.return_to == 0 || sp > o.sp) {
+    s.set_recording(true);
+    s.lost_track(pc);  // back by a way we did not watch (a return, an unwind, longjmp)
+  } else {
+    return false;  // deeper than where it left: code out of scope calling back into scope
+  }
+  outside_.erase(it);
+  return true;
 }
 
 void SoftEmulateCollector::settle(SoftStepTracer& s, Run& r, Addr pc, bool need_last, CollectorHost& host) {
@@ -86,6 +124,26 @@ bool SoftEmulateCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps
   }
   Run& r = runs_[tid];
   settle(*s, r, pc, sig != 0, host);
+  if (!scope_.everything()) {
+    const bool in = scope_.contains(pc, host);
+    auto gpr = host.registers(tid);
+    const Addr sp = gpr ? (*gpr)[arch::x86::kRsp] : 0;
+    if (!in && outside_.count(tid) == 0) {
+      // Out of scope with no branch of ours to say how (recording began there, a step of
+      // GDB's went there).
+      s->set_recording(false);
+      outside_[tid] = Outside{pc, 0, sp};
+    }
+    if (auto o = outside_.find(tid); o != outside_.end()) {
+      if (in && !come_back(tid, *s, pc, sp)) {
+        return false;  // a callback: natively, unrecorded
+      }
+      if (!in && o->second.return_to != 0) {
+        return false;  // natively until its return traps
+      }
+      // (no return point known: emulated as usual but unrecorded, until it is back)
+    }
+  }
   if (restorers_.count(pc) != 0) {
     r.sigreturn_steps = kSigreturnSteps;  // back from a handler: step into rt_sigreturn
   }
@@ -104,6 +162,7 @@ bool SoftEmulateCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps
   auto planted = plant_run();
   if (planted && *planted == Planted::Stale) {
     code_.clear();  // the code changed since we decoded it (written at run time, mapped again)
+    scope_.clear();
     planted = plant_run();
   }
   if (planted && *planted == Planted::Fresh) {
@@ -119,26 +178,37 @@ bool SoftEmulateCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps
 }
 
 SiteVerdict SoftEmulateCollector::at_site(Tid tid, Addr addr, bool trapped, CollectorHost& host) {
-  const auto& branch = code_.branch_at(addr, host);
-  if (!branch) {
-    return SiteVerdict::StepOver;
-  }
+  SoftStepTracer* s = stepper(tid);
   auto gpr = host.registers(tid);
-  if (!gpr) {
-    return SiteVerdict::StepOver;
+  bool back = false;  // it came back into scope right here
+  if (s != nullptr && gpr && outside_.count(tid) != 0 && scope_.contains(addr, host)) {
+    back = come_back(tid, *s, addr, (*gpr)[arch::x86::kRsp]);
+  }
+  const auto& branch = code_.branch_at(addr, host);
+  if (!branch || !gpr) {
+    return SiteVerdict::StepOver;  // (a return point that is no branch: the CPU runs it)
   }
   HostMemory memory(host);
   auto out = arch::x86::emulate_branch(*branch, addr, *gpr, memory);
   if (!out || !host.set_registers(tid, *gpr)) {
     return SiteVerdict::StepOver;  // a target or stack it cannot reach: the CPU faults on it
   }
-  if (SoftStepTracer* s = stepper(tid)) {
+  if (s != nullptr) {
     Run& r = runs_[tid];
-    if (trapped && (!r.native || addr != r.stop)) {
+    if (trapped && !back && s->recording() && (!r.native || addr != r.stop)) {
       s->lost_track(addr);  // it reached this int3 by a path we did not plan
     }
     r.native = false;
     s->performed(addr, out->next, branch->length);
+    if (s->recording() && !scope_.everything()) {
+      if (branch->kind == arch::x86::BranchKind::Call) {
+        r.call_return = addr + branch->length;
+        r.call_sp = (*gpr)[arch::x86::kRsp];
+      }
+      if (!scope_.contains(out->next, host)) {
+        leave_scope(tid, *s, r, out->next, *gpr, host);
+      }
+    }
   }
   return SiteVerdict::Performed;
 }

@@ -11,7 +11,7 @@ bool SoftStepTracer::stepped(const arch::x86::InstructionInfo& insn, Addr to) {
   if (to == from_ && !branch) {
     return false;  // did not run (restart) or one rep iteration: nothing changes
   }
-  if (branch) {
+  if (branch && recording_) {
     ring_.record(BranchSample{from_, to});
   }
   last_ran_ = from_;
@@ -24,7 +24,9 @@ void SoftStepTracer::entered_handler(Addr handler) {
   // led to it sequentially, the delivery is a branch from that one; otherwise (nothing ran
   // yet, or it branched to from()) from() stands in for it so that no block is left empty.
   const Addr src = last_ran_ && !last_was_branch_ ? *last_ran_ : from_;
-  ring_.record(BranchSample{src, handler});
+  if (recording_) {
+    ring_.record(BranchSample{src, handler});
+  }
   last_ran_ = src;
   last_was_branch_ = true;
 }
@@ -32,7 +34,7 @@ void SoftStepTracer::entered_handler(Addr handler) {
 void SoftStepTracer::performed(Addr from, Addr to, std::uint8_t length) {
   ++emulated_;
   const bool branch = to != from + length;
-  if (branch) {
+  if (branch && recording_) {
     ring_.record(BranchSample{from, to});
   }
   last_ran_ = from;

@@ -48,6 +48,18 @@ class SoftStepTracer final : public BranchTracer {
   }
   // The path from the last record is unknown; the thread was found again at `found_at`.
   void lost_track(Addr found_at);
+  // SoftEmulate's scope: while off, steps and performed branches keep the bookkeeping but
+  // record nothing (the thread is in code out of scope).
+  void set_recording(bool on) { recording_ = on; }
+  bool recording() const { return recording_; }
+  // Back in scope at `at` from code out of scope entered at `entered`: recorded as the branch
+  // entered -> at (the callee's first instruction, then its return), recording on again.
+  void came_back(Addr entered, Addr at) {
+    recording_ = true;
+    ring_.record(BranchSample{entered, at});
+    last_ran_ = entered;
+    last_was_branch_ = true;
+  }
 
   base::Result<BtraceData> read(BtraceRead kind, Addr current_pc) override {
     return ring_.read(kind, current_pc);
@@ -71,6 +83,7 @@ class SoftStepTracer final : public BranchTracer {
   int step_signal_ = 0;
   std::optional<Addr> last_ran_;  // the last instruction that ran
   bool last_was_branch_ = false;  // ... and it branched to where the thread is now
+  bool recording_ = true;
 };
 
 // Single-steps every traced thread. SoftEmulate builds on it: what it does not emulate, it

@@ -15,9 +15,6 @@
 namespace tracer {
 namespace {
 
-std::unique_ptr<Collector> soft_emulate() {
-  return std::make_unique<SoftEmulateCollector>();
-}
 
 // Every backend's buffer as the kernel sizes a BTS buffer: a power-of-two number of pages
 // (GDB's `buffer-size 1` shows 4kB, whichever collector records).
@@ -32,6 +29,12 @@ BtraceConfig as_kernel_sizes_it(BtraceConfig config) {
 // The backend --btrace asked for; auto: BTS when the kernel gives it for this thread, else
 // SoftEmulate.
 Result<std::unique_ptr<Collector>> LinuxTarget::make_collector(Tid tid, const BtraceConfig& config) {
+  auto soft_emulate = [&]() -> std::unique_ptr<Collector> {
+    return std::make_unique<SoftEmulateCollector>(btrace_scope_);
+  };
+  if (btrace_backend_ == BtraceBackend::Auto && !btrace_scope_.all) {
+    return soft_emulate();  // BTS records every branch: a scope asks for the software tracer
+  }
   switch (btrace_backend_) {
     case BtraceBackend::Soft:
       return soft_emulate();

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "tracer/btrace/collector.hpp"
+#include "tracer/linux/procfs.hpp"
 #include "tracer/linux/process.hpp"
 #include "tracer/linux/ptrace_calls.hpp"
 
@@ -55,6 +56,8 @@ class ProcessCodeView final : public CollectorHost {
     }
     return t->regs.store(tid, arch::x86::RawRegisters{gpr, {}}, false);
   }
+  base::Result<MappedObject> mapped_object(Addr addr) override { return procfs::mapping_at(p_.pid, addr); }
+  std::string executable() override { return procfs::executable(p_.pid); }
   base::Result<void> write_memory(Addr addr, const Bytes& data) override {
     Bytes bytes = data;
     p_.sites.absorb_write(addr, bytes);

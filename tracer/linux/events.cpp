@@ -305,13 +305,6 @@ void LinuxTarget::queue_exit(const StopEvent& ev) {
 }
 
 void LinuxTarget::make_pending(LinuxThread& t, StopEvent ev) {
-  switch (ev.reason) {
-    case StopReason::Exec:
-    case StopReason::Fork:
-    case StopReason::VFork:
-    case StopReason::VForkDone: t.in_syscall_stop = true; break;
-    default: break;
-  }
   base::logf(base::LogCat::ptrace, "thread {}: pending stop, reason {} signal {}", t.tid,
              static_cast<int>(ev.reason), ev.signal);
   t.pending = ev;

@@ -17,6 +17,7 @@
 #include <set>
 #include <vector>
 
+#include "tracer/btrace/scope.hpp"
 #include "tracer/linux/event_source.hpp"
 #include "tracer/linux/process.hpp"
 #include "tracer/target.hpp"
@@ -93,6 +94,8 @@ class LinuxTarget final : public Target {
   // --btrace=auto|bts|soft|step; applies to later enables.
   void set_btrace_backend(BtraceBackend backend) { btrace_backend_ = backend; }
   std::string bts_problem() const override { return bts_problem_; }
+  // --btrace-scope: which objects SoftEmulate records (auto then prefers it to BTS).
+  void set_btrace_scope(BtraceScope scope) { btrace_scope_ = std::move(scope); }
 
  private:
   struct Located {
@@ -213,6 +216,7 @@ class LinuxTarget final : public Target {
   std::set<int> pass_signals_;
   BtraceBackend btrace_backend_ = BtraceBackend::Auto;
   std::string bts_problem_;     // why the last try of Intel BTS failed
+  BtraceScope btrace_scope_;
   BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it
   std::set<Tid> unclaimed_;     // traced since birth; GDB's Qbtrace:bts for them is a no-op
 };

@@ -120,4 +120,61 @@ std::optional<Pid> thread_group_of(Tid tid) {
   return pid;
 }
 
+std::optional<MappedObject> find_mapping(std::string_view maps, Addr addr) {
+  while (!maps.empty()) {
+    const auto nl = maps.find('\n');
+    std::string_view line = maps.substr(0, nl);
+    maps = nl == std::string_view::npos ? std::string_view{} : maps.substr(nl + 1);
+    // start-end perms offset dev inode   path
+    const auto dash = line.find('-');
+    const auto space = line.find(' ');
+    if (dash == std::string_view::npos || space == std::string_view::npos || dash > space) {
+      continue;
+    }
+    const Addr start = std::strtoull(std::string(line.substr(0, dash)).c_str(), nullptr, 16);
+    const Addr end = std::strtoull(std::string(line.substr(dash + 1, space - dash - 1)).c_str(), nullptr, 16);
+    if (addr < start || addr >= end) {
+      continue;
+    }
+    MappedObject m{start, end, {}};
+    std::size_t field = 0;
+    std::size_t i = space;
+    while (field < 4 && i < line.size()) {  // skip perms, offset, dev, inode
+      while (i < line.size() && line[i] == ' ') {
+        ++i;
+      }
+      while (i < line.size() && line[i] != ' ') {
+        ++i;
+      }
+      ++field;
+    }
+    while (i < line.size() && line[i] == ' ') {
+      ++i;
+    }
+    m.path = std::string(line.substr(std::min(i, line.size())));
+    return m;
+  }
+  return std::nullopt;
+}
+
+std::string executable(Pid pid) {
+  const std::string link = "/proc/" + std::to_string(pid) + "/exe";
+  std::string buf(4096, '\0');
+  const ssize_t n = ::readlink(link.c_str(), buf.data(), buf.size());
+  buf.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return buf;
+}
+
+base::Result<MappedObject> mapping_at(Pid pid, Addr addr) {
+  auto maps = read_file("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) {
+    return std::move(maps).error();
+  }
+  auto m = find_mapping(std::string_view(reinterpret_cast<const char*>(maps->data()), maps->size()), addr);
+  if (!m) {
+    return base::make_error(base::Errc::invalid, "nothing mapped there");
+  }
+  return *m;
+}
+
 }  // namespace tracer::procfs

@@ -3,9 +3,11 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.hpp"
+#include "tracer/btrace/scope.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer::procfs {
@@ -23,6 +25,12 @@ struct TaskStat {
 // Parses the text of /proc/.../stat (the comm field may contain spaces and parentheses).
 std::optional<TaskStat> parse_stat(const std::string& text);
 std::optional<TaskStat> task_stat(Pid pid, Tid tid);
+// /proc/PID/exe: the file the process runs; empty when unreadable.
+std::string executable(Pid pid);
+// The line of /proc/PID/maps that maps addr: its range and file (empty: anonymous).
+base::Result<MappedObject> mapping_at(Pid pid, Addr addr);
+// Parses /proc/PID/maps text for the mapping holding addr.
+std::optional<MappedObject> find_mapping(std::string_view maps, Addr addr);
 // The thread group (process) a task belongs to, from the Tgid line of /proc/TID/status.
 std::optional<Pid> thread_group_of(Tid tid);
 

@@ -46,10 +46,12 @@ struct LinuxThread {
   bool from_gdb_resume = false;      // GDB resumed it where it stopped: an int3 of ours at its
                                      // pc is stepped over, not hit (unless GDB moved the pc)
   Addr stop_pc = 0;                  // pc at its last stop (after a breakpoint's rewind)
-  // Stopped inside a syscall at an event GDB hears of (exec, fork, vfork, vforkdone; the exec
-  // stop of a launch): the kernel reports a single-step from here at the syscall's exit, as a
-  // SIGTRAP (TRAP_BRKPT) before any instruction ran. step_from_syscall_stop: resumed with a
-  // step from such a stop at this pc; that report is not the step, which goes on.
+  // Stopped inside a syscall: the exec stop of a launch, where GDB first sees the program. The
+  // kernel reports a single-step from here at the syscall's exit, as a SIGTRAP (TRAP_BRKPT)
+  // before any instruction ran. step_from_syscall_stop: resumed with a step from such a stop
+  // at this pc; that report is not the step, which goes on. (Fork and exec events met while
+  // GDB steps over the syscall are left alone: there that report ends GDB's step, as with
+  // gdbserver.)
   bool in_syscall_stop = false;
   std::optional<Addr> step_from_syscall_stop;
   bool paused_for_step_over = false; // stopped by the core for another thread's step-over

@@ -236,3 +236,16 @@ TEST_CASE("a new reader of a history that began before it: the first delta overf
   empty.new_reader();
   CHECK_FALSE(is_overflow(empty, 0x1000));
 }
+
+TEST_CASE("a first delta that starts with a gap overflows (nothing to stitch it to); later ones stitch",
+          "[ring][gap]") {
+  HistoryRing ring;
+  ring.push(tracer::BranchSample::gap(0x3000));
+  ring.push({0x3008, 0x4000});
+  auto first = ring.read(BtraceRead::Delta, 0x4004);
+  REQUIRE_FALSE(first);
+  CHECK(first.error().code == base::Errc::overflow);
+  CHECK(read_ok(ring, BtraceRead::All, 0x4004) == Blocks{{0x4000, 0x4004}, {0x3000, 0x3008}});
+  ring.push(tracer::BranchSample::gap(0x5000));
+  CHECK(read_ok(ring, BtraceRead::Delta, 0x5004) == Blocks{{0x5000, 0x5004}, tracer::kGapBlock, {0, 0x4004}});
+}
