@@ -13,7 +13,7 @@
 # record`), divided by the time of that `continue`; median of $RUNS sessions. `record full` is
 # some 100 times slower, so it walks N_FULL numbers instead of N (same code).
 # Environment: N (2000 numbers, ~210k instructions), N_FULL (200), PY_N (3000), PY_N_FULL (30),
-# RUNS (3), PY_RUNS (1), PYTHON (python3), GDB, GDBSERVER.
+# RUNS (3), PY_RUNS (1), PYTHON (/usr/bin/python3), WORKLOADS ("branchy python"), GDB, GDBSERVER.
 set -u
 source "$(dirname "$0")/common.sh"
 N=${N:-2000}
@@ -22,7 +22,8 @@ RUNS=${RUNS:-3}
 PY_N=${PY_N:-3000}
 PY_N_FULL=${PY_N_FULL:-30}
 PY_RUNS=${PY_RUNS:-1}
-PYTHON=$(command -v "${PYTHON:-python3}")
+PYTHON=${PYTHON:-/usr/bin/python3}  # the distribution's, not a version manager's shim script
+WORKLOADS=${WORKLOADS:-branchy python}
 
 WORK=$(mktemp -d /tmp/hindsight-btrace-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
@@ -73,6 +74,7 @@ report() {  # LABEL SERVER MODE
   fi
 }
 
+if [[ " $WORKLOADS " == *" branchy "* ]]; then
 echo "branchy: instructions recorded per second (median of $RUNS; btrace N=$N, full N=$N_FULL)"
 start=$(date +%s.%N); "$WORK/branchy" "$N" >/dev/null; end=$(date +%s.%N)
 printf '%-44s %7.3f s (whole program)\n' "native run" "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')"
@@ -81,8 +83,10 @@ report "hindsight record btrace (SoftEmulate)" "$HINDSIGHT --btrace=soft" btrace
 report "hindsight record btrace (SoftStep)" "$HINDSIGHT --btrace=step" btrace
 report "gdbserver record full (GDB records)" "$GDBSERVER" full
 report "hindsight record full (GDB records)" "$HINDSIGHT" full
-
 echo
+fi
+
+if [[ " $WORKLOADS " == *" python "* ]]; then
 echo "python3 sorting $PY_N numbers with a key function (record full: $PY_N_FULL; median of $PY_RUNS)"
 WORKLOAD=python
 "$PYTHON" "$HERE/progs/sort.py" "$PY_N" | awk '{ printf "%-44s %7.4f s (the sort alone)\n", "native run", $4 }'
@@ -90,3 +94,4 @@ report "hindsight record btrace (SoftEmulate)" "$HINDSIGHT --btrace=soft" btrace
 report "hindsight record btrace (SoftStep)" "$HINDSIGHT --btrace=step" btrace
 report "gdbserver record full (GDB records)" "$GDBSERVER" full
 report "hindsight record full (GDB records)" "$HINDSIGHT" full
+fi

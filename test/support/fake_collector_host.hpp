@@ -4,6 +4,8 @@
 
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "tracer/btrace/collector.hpp"
 
@@ -15,6 +17,8 @@ class FakeCollectorHost final : public tracer::CollectorHost {
   std::map<tracer::Tid, arch::x86::Gprs> regs;
   std::map<tracer::Tid, int> si_codes;
   std::set<tracer::Addr> planted;
+  std::vector<tracer::MappedObject> maps;  // for --btrace-scope; none: nothing is mapped
+  std::string exe = "/prog";
 
   void load(tracer::Addr addr, const tracer::Bytes& bytes) {
     for (std::size_t i = 0; i < bytes.size(); ++i) {
@@ -52,6 +56,15 @@ class FakeCollectorHost final : public tracer::CollectorHost {
     load(addr, data);
     return base::success();
   }
+  base::Result<tracer::MappedObject> mapped_object(tracer::Addr addr) override {
+    for (const auto& m : maps) {
+      if (m.start <= addr && addr < m.end) {
+        return m;
+      }
+    }
+    return base::make_error(base::Errc::invalid, "nothing mapped there");
+  }
+  std::string executable() override { return exe; }
   base::Result<tracer::Planted> plant(tracer::Addr addr, tracer::Addr /*run_start*/,
                                       std::span<const std::uint8_t> /*run_code*/) override {
     if (memory.count(addr) == 0) {

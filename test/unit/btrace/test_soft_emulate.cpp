@@ -27,7 +27,7 @@ struct Fixture {
   test_support::FakeCollectorHost host;
   tracer::SoftEmulateCollector c;
 
-  Fixture() {
+  explicit Fixture(tracer::BtraceScope scope = {}) : c(std::move(scope)) {
     host.load(0x1000, {0x48, 0x89, 0xe5, 0x0f, 0x05, 0xe8, 0x16, 0x00, 0x00, 0x00, 0x75, 0xf4, 0xc3});
     host.load(0x1020, {0x90, 0xc3});
     host.load(kStack - 64, tracer::Bytes(128, 0));
@@ -124,4 +124,56 @@ TEST_CASE("SoftEmulate: what it cannot perform is stepped over by the core", "[s
   CHECK(f.c.tracer(kTid)->stats().recorded == 0);
   // Code it cannot read: stepped.
   CHECK(f.c.wants_step(kTid, 0x9000, 0, false, f.host));
+}
+
+namespace {
+
+// The fixture's code with 0x1000-0x1010 in the program and 0x1020-0x1030 in libc: the call at
+// 0x1005 leaves the scope "exe".
+struct ScopedFixture : Fixture {
+  ScopedFixture() : Fixture(*tracer::parse_btrace_scope("exe")) {
+    host.maps = {{0x1000, 0x1010, "/prog"}, {0x1020, 0x1030, "/lib/libc.so.6"}};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("SoftEmulate --btrace-scope: a call out runs natively, its return traps once: a call and a return",
+          "[soft][scope]") {
+  ScopedFixture f;
+  f.at(0x1000);
+  REQUIRE_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  CHECK(f.c.at_site(kTid, 0x1005, true, f.host) == SiteVerdict::Performed);  // call into libc
+  CHECK(f.host.planted.count(0x100a) == 1);                                 // its return point
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1020, 0, false, f.host));              // libc: natively,
+  CHECK(f.host.planted.count(0x1021) == 0);                                 // nothing planted
+  // libc calls back into the program (deeper on the stack): performed, not recorded.
+  f.host.regs[kTid][ax::kRsp] = kStack - 64;
+  f.host.load(kStack - 64, {0x30, 0x10, 0, 0, 0, 0, 0, 0});  // a return address into libc
+  f.at(0x100c);
+  CHECK(f.c.at_site(kTid, 0x100c, true, f.host) == SiteVerdict::Performed);  // the callback's ret
+  CHECK(f.host.regs[kTid][ax::kRip] == 0x1030);
+  CHECK(f.c.tracer(kTid)->stats().recorded == 1);
+  // libc returns (natively) to 0x100a and traps there: recorded as the callee returning.
+  f.host.regs[kTid][ax::kRsp] = kStack;
+  f.at(0x100a);
+  CHECK(f.c.at_site(kTid, 0x100a, true, f.host) == SiteVerdict::Performed);  // then the jne
+  const std::vector<BranchSample> want{{0x1005, 0x1020}, {0x1020, 0x100a}, {0x100a, 0x1000}};
+  CHECK(f.delta(0x1000) == tracer::blocks_from_samples(want, 0x1000, true));
+  CHECK(f.c.tracer(kTid)->stats().gaps == 0);
+}
+
+TEST_CASE("SoftEmulate --btrace-scope: back by a way it did not watch is a gap", "[soft][scope][gap]") {
+  ScopedFixture f;
+  f.at(0x1000);
+  REQUIRE_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  REQUIRE(f.c.at_site(kTid, 0x1005, true, f.host) == SiteVerdict::Performed);
+  // Found in the program above the frame it left (longjmp, an unwind): a gap, recording again.
+  f.host.regs[kTid][ax::kRsp] = kStack + 16;
+  f.at(0x1000);
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  auto s = f.c.tracer(kTid)->stats();
+  CHECK(s.gaps == 1);
+  CHECK(s.recorded == 2);  // the call, the gap
+  CHECK(f.host.planted.count(0x1005) == 1);  // planning runs in scope again
 }
