@@ -12,7 +12,8 @@
 # getppid and getpgrp, called right before and after the sort) by GDB's own count (`info
 # record`), divided by the time of that `continue`; median of $RUNS sessions. `record full` is
 # some 100 times slower, so it walks N_FULL numbers instead of N (same code).
-# Environment: N (2000 numbers, ~210k instructions), N_FULL (200), PY_N (3000), PY_N_FULL (30),
+# Environment: N (2000 numbers, ~210k instructions), N_FULL (200), PY_N (3000), PY_N_FULL (3),
+# FULL_TIMEOUT (300 s per record full session),
 # RUNS (3), PY_RUNS (1), PYTHON (/usr/bin/python3), WORKLOADS ("branchy python"), GDB, GDBSERVER.
 set -u
 source "$(dirname "$0")/common.sh"
@@ -20,7 +21,8 @@ N=${N:-2000}
 N_FULL=${N_FULL:-200}
 RUNS=${RUNS:-3}
 PY_N=${PY_N:-3000}
-PY_N_FULL=${PY_N_FULL:-30}
+PY_N_FULL=${PY_N_FULL:-3}
+FULL_TIMEOUT=${FULL_TIMEOUT:-300}  # seconds a record full session may take
 PY_RUNS=${PY_RUNS:-1}
 PYTHON=${PYTHON:-/usr/bin/python3}  # the distribution's, not a version manager's shim script
 WORKLOADS=${WORKLOADS:-branchy python}
@@ -44,7 +46,9 @@ program() {  # MODE: the command line to debug
 one() {
   local markers=()
   [ "$WORKLOAD" = python ] && markers=(BENCH_START=getppid BENCH_END=getpgrp)
-  env "${markers[@]}" BENCH_RECORD="$2" timeout 1200 "$GDB" -batch -nx \
+  local limit=1200
+  [ "$2" = full ] && limit=$FULL_TIMEOUT
+  env "${markers[@]}" BENCH_RECORD="$2" timeout "$limit" "$GDB" -batch -nx \
     -ex "target remote | $1 - $(program "$2")" -x "$HERE/btrace_bench.py" 2>/dev/null |
     awk '/^BENCH/ { print $3, $4, $5, $6 }'
 }
@@ -63,7 +67,11 @@ report() {  # LABEL SERVER MODE
   local r
   r=$(median_of "$2" "$3")
   if [ -z "$r" ]; then
-    printf '%-44s failed\n' "$1"
+    if [ "$3" = full ]; then
+      printf '%-44s failed or over %d s\n' "$1" "$FULL_TIMEOUT"
+    else
+      printf '%-44s failed\n' "$1"
+    fi
     return
   fi
   set -- "$1" $r

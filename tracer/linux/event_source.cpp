@@ -29,9 +29,11 @@ EventSource::~EventSource() {
 }
 
 std::vector<WaitStatus> EventSource::drain() {
-  signalfd_siginfo info;
-  while (::read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-  }
+  // SIGCHLD is a standard signal: at most one is pending for the process and one for this
+  // thread (kick()), so one read of two empties the signalfd (another would only say EAGAIN).
+  // The statuses themselves all come from waitpid below.
+  signalfd_siginfo info[2];
+  (void)::read(fd_, info, sizeof info);
   std::vector<WaitStatus> out;
   for (;;) {
     int st = 0;
