@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "tracer/btrace/branch_tracer.hpp"
 
 namespace server {
 
@@ -23,7 +24,7 @@ struct CommandLine {
   bool debug = false;
   bool remote_debug = false;
   std::string btrace = "auto";        // --btrace=auto|bts|soft|step
-  std::uint64_t btrace_max_size = 64 * 1024 * 1024;  // --btrace-max-size=BYTES (suffixes K, M, G)
+  std::uint64_t btrace_max_size = tracer::kDefaultBtraceMaxSize;  // --btrace-max-size=BYTES (K, M, G)
   std::string btrace_scope = "all";  // --btrace-scope=all|exe|PATH[,PATH...] (soft only)
   // --disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads (gdbserver's testing option):
   // the server behaves as one that lacks them.

@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
 
   tracer::LinuxTarget target;
   target.set_btrace_backend(btrace_backend(cl->btrace));
-  target.set_btrace_scope(*tracer::parse_btrace_scope(cl->btrace_scope));  // checked by the parser
-  options.btrace_scope_name = cl->btrace_scope;
+  const tracer::BtraceScope scope = *tracer::parse_btrace_scope(cl->btrace_scope);  // checked by the parser
+  options.btrace_scope_name = scope.text();
+  target.set_btrace_scope(scope);
   tracer::LinuxHostIo host;
   if (!start_inferior(*cl, options, target)) {
     return 1;

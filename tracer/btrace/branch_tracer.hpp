@@ -46,8 +46,8 @@ struct BtraceData {
 };
 
 inline constexpr std::uint64_t kDefaultBtsBufferSize = 64 * 1024;  // GDB's default (bytes)
-inline constexpr std::uint64_t kBtsSampleBytes = 24;
-inline constexpr std::uint64_t kDefaultBtraceMaxSize = 64 * 1024 * 1024;  // --btrace-max-size               // perf header + ip + addr
+inline constexpr std::uint64_t kBtsSampleBytes = 24;               // perf header + ip + addr
+inline constexpr std::uint64_t kDefaultBtraceMaxSize = 64 * 1024 * 1024;  // --btrace-max-size
 
 // What the ring holds, from Qbtrace-conf:bts:size (bytes of BTS samples).
 struct BtraceConfig {

@@ -64,7 +64,8 @@ void HistoryRing::push(const BranchSample& sample) {
   if (buf_.size() < capacity_) {
     // Grow lazily (a huge requested size costs nothing until used), never past the capacity.
     if (buf_.size() == buf_.capacity()) {
-      buf_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(capacity_, std::max<std::uint64_t>(64, 2 * buf_.size()))));
+      const std::uint64_t doubled = std::max<std::uint64_t>(64, 2 * buf_.size());
+      buf_.reserve(static_cast<std::size_t>(std::min(capacity_, doubled)));
     }
     buf_.push_back(sample);
   } else {

@@ -10,14 +10,11 @@ std::string_view file_name(std::string_view path) {
 }
 
 bool names(std::string_view wanted, std::string_view object) {
-  if (wanted == object) {
-    return true;
+  if (wanted == object || wanted.front() == '/') {
+    return wanted == object;  // an absolute path names one file only
   }
   const std::string_view want = file_name(wanted);
   const std::string_view have = file_name(object);
-  if (wanted.find('/') != std::string_view::npos && wanted.front() == '/') {
-    return false;  // an absolute path names one file only
-  }
   return have == want || (have.size() > want.size() && have.starts_with(want) && have[want.size()] == '.');
 }
 

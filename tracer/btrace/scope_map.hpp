@@ -16,7 +16,6 @@ class ScopeMap {
   explicit ScopeMap(BtraceScope scope) : scope_(std::move(scope)) {}
 
   bool everything() const { return scope_.all; }
-  const BtraceScope& scope() const { return scope_; }
   // Is the code at addr in scope? Unknown mappings are looked up once; an address nothing
   // maps counts as in scope (the CPU will fault there, and that is history worth keeping).
   bool contains(Addr addr, CollectorHost& host);

@@ -15,7 +15,6 @@
 namespace tracer {
 namespace {
 
-
 // Every backend's buffer as the kernel sizes a BTS buffer: a power-of-two number of pages
 // (GDB's `buffer-size 1` shows 4kB, whichever collector records).
 BtraceConfig as_kernel_sizes_it(BtraceConfig config) {

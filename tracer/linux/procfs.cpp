@@ -121,38 +121,24 @@ std::optional<Pid> thread_group_of(Tid tid) {
 }
 
 std::optional<MappedObject> find_mapping(std::string_view maps, Addr addr) {
-  while (!maps.empty()) {
-    const auto nl = maps.find('\n');
-    std::string_view line = maps.substr(0, nl);
-    maps = nl == std::string_view::npos ? std::string_view{} : maps.substr(nl + 1);
-    // start-end perms offset dev inode   path
-    const auto dash = line.find('-');
-    const auto space = line.find(' ');
-    if (dash == std::string_view::npos || space == std::string_view::npos || dash > space) {
+  std::istringstream in{std::string(maps)};
+  std::string line;
+  while (std::getline(in, line)) {
+    // start-end perms offset dev inode [path]
+    std::istringstream fields(line);
+    std::string range, perms, offset, dev, inode, path;
+    fields >> range >> perms >> offset >> dev >> inode;
+    const auto dash = range.find('-');
+    if (!fields || dash == std::string::npos) {
       continue;
     }
-    const Addr start = std::strtoull(std::string(line.substr(0, dash)).c_str(), nullptr, 16);
-    const Addr end = std::strtoull(std::string(line.substr(dash + 1, space - dash - 1)).c_str(), nullptr, 16);
+    const Addr start = std::strtoull(range.substr(0, dash).c_str(), nullptr, 16);
+    const Addr end = std::strtoull(range.substr(dash + 1).c_str(), nullptr, 16);
     if (addr < start || addr >= end) {
       continue;
     }
-    MappedObject m{start, end, {}};
-    std::size_t field = 0;
-    std::size_t i = space;
-    while (field < 4 && i < line.size()) {  // skip perms, offset, dev, inode
-      while (i < line.size() && line[i] == ' ') {
-        ++i;
-      }
-      while (i < line.size() && line[i] != ' ') {
-        ++i;
-      }
-      ++field;
-    }
-    while (i < line.size() && line[i] == ' ') {
-      ++i;
-    }
-    m.path = std::string(line.substr(std::min(i, line.size())));
-    return m;
+    std::getline(fields >> std::ws, path);
+    return MappedObject{start, end, path};
   }
   return std::nullopt;
 }
