@@ -13,6 +13,11 @@
 #include "base/log.hpp"
 
 namespace tracer {
+namespace {
+
+const int kTickSignal = SIGRTMIN;
+
+}  // namespace
 
 EventSource::EventSource() {
   sigset_t set;
@@ -20,12 +25,54 @@ EventSource::EventSource() {
   sigaddset(&set, SIGCHLD);
   sigprocmask(SIG_BLOCK, &set, nullptr);
   fd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  // The window's tick: a signal to this thread only, whose handler does nothing but end a
+  // waitpid (no SA_RESTART).
+  struct sigaction tick {};
+  tick.sa_handler = [](int) {};
+  sigemptyset(&tick.sa_mask);
+  sigaction(kTickSignal, &tick, nullptr);
+  sigevent to_me{};
+  to_me.sigev_notify = SIGEV_THREAD_ID;
+  to_me.sigev_signo = kTickSignal;
+  to_me._sigev_un._tid = ::gettid();
+  have_timer_ = timer_create(CLOCK_MONOTONIC, &to_me, &tick_timer_) == 0;
 }
 
 EventSource::~EventSource() {
+  if (have_timer_) {
+    timer_delete(tick_timer_);
+  }
   if (fd_ >= 0) {
     ::close(fd_);
   }
+}
+
+EventSource::Window::Window(EventSource& source, std::chrono::microseconds tick) : source_(source) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(tick).count();
+  const timespec every{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  const itimerspec spec{every, every};
+  if (source_.have_timer_) {
+    timer_settime(source_.tick_timer_, 0, &spec, nullptr);
+  }
+}
+
+EventSource::Window::~Window() {
+  if (source_.have_timer_) {
+    const itimerspec off{};
+    timer_settime(source_.tick_timer_, 0, &off, nullptr);
+  }
+}
+
+std::optional<WaitStatus> EventSource::wait_one() {
+  // Without a timer nothing would end the wait: look without blocking instead.
+  const int flags = have_timer_ ? __WALL : __WALL | WNOHANG;
+  int st = 0;
+  Tid tid = ::waitpid(-1, &st, flags);
+  if (tid <= 0) {
+    return std::nullopt;  // the tick (EINTR), or no children at all
+  }
+  base::logf(base::LogCat::ptrace, "waitpid: {} status {:#x}", tid, st);
+  return WaitStatus{tid, st};
 }
 
 std::vector<WaitStatus> EventSource::drain() {

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <vector>
+
+#include <ctime>
 
 #include "tracer/types.hpp"
 
@@ -32,8 +35,26 @@ class EventSource {
   // Makes the fd readable so the server calls poll() although no child changed.
   void kick() const;
 
+  // The hot path of collectors that stop at every branch (one system call per status, no
+  // signalfd read): while a window is open, wait_one() blocks in waitpid until a status comes
+  // or the window's timer ticks. SIGCHLDs still reach the fd: the server's loop drains what the
+  // window left.
+  class Window {
+   public:
+    Window(EventSource& source, std::chrono::microseconds tick);
+    ~Window();
+    Window(const Window&) = delete;
+    Window& operator=(const Window&) = delete;
+
+   private:
+    EventSource& source_;
+  };
+  std::optional<WaitStatus> wait_one();
+
  private:
   int fd_ = -1;
+  timer_t tick_timer_{};
+  bool have_timer_ = false;
 };
 
 }  // namespace tracer

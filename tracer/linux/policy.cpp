@@ -32,6 +32,7 @@ std::optional<StopEvent> LinuxTarget::poll() {
   for (auto& [pid, p] : processes_) {
     notice_zombie_leader(*p);
   }
+  std::optional<EventSource::Window> window;
   for (;;) {
     if (auto ev = next_report()) {
       return ev;
@@ -39,8 +40,12 @@ std::optional<StopEvent> LinuxTarget::poll() {
     if (!collector_stepping() || interrupt_requested_ || std::chrono::steady_clock::now() >= budget_end) {
       return std::nullopt;
     }
-    events_.wait_readable(std::chrono::milliseconds(5));
-    handle_batch(events_.drain());
+    if (!window) {
+      window.emplace(events_, std::chrono::milliseconds(5));
+    }
+    if (auto status = events_.wait_one()) {
+      handle_batch({*status});
+    }
   }
 }
 
