@@ -9,7 +9,7 @@ BUILD_DIR=${BUILD_DIR:-$HS_ROOT/build}
 HS_PACKAGES=(
   g++ clang libclang-rt-14-dev meson ninja-build pkg-config
   libboost-dev catch2 libfmt-dev libcli11-dev nlohmann-json3-dev libzydis-dev libdw-dev libunwind-dev
-  gdb gdbserver procps strace
+  gdb gdbserver procps strace valgrind
 )
 
 hs_install_packages() {

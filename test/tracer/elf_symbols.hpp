@@ -57,4 +57,29 @@ inline std::optional<std::uint64_t> elf_symbol(const std::string& path, const st
   return entry->addr;
 }
 
+// The executable code of a non-PIE program: its PF_X PT_LOAD segment, [lo, hi).
+struct CodeRange {
+  std::uint64_t lo = 0;
+  std::uint64_t hi = 0;
+  bool contains(std::uint64_t a) const { return a >= lo && a < hi; }
+};
+
+inline std::optional<CodeRange> elf_code_range(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (file.size() < sizeof(Elf64_Ehdr)) {
+    return std::nullopt;
+  }
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, file.data(), sizeof eh);
+  for (std::size_t i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, file.data() + eh.e_phoff + i * eh.e_phentsize, sizeof ph);
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) != 0) {
+      return CodeRange{ph.p_vaddr, ph.p_vaddr + ph.p_memsz};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace test_tracer

@@ -1,0 +1,121 @@
+// Recording a corpus program with one of the server's collectors, between diff_begin and
+// diff_end, for the differential tests (test_differential.cpp, test_dbt.cpp).
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test/tracer/elf_symbols.hpp"
+#include "test/tracer/live_support.hpp"
+#include "tracer/btrace/soft_step.hpp"
+
+#ifndef CORPUS_DIR
+#error "CORPUS_DIR must name the directory of the corpus programs"
+#endif
+
+namespace test_tracer {
+
+using tracer::BranchSample;
+using tracer::BtraceBackend;
+using tracer::StopReason;
+
+struct Recording {
+  std::vector<std::vector<BranchSample>> threads;  // leader first, then by tid
+  std::uint64_t vdso_lo = 0, vdso_hi = 0;          // where the vDSO was
+  std::uint64_t stepped = 0;                       // instructions the collector single-stepped
+  std::uint64_t emulated = 0;                      // branches it performed
+};
+
+inline std::string corpus(const std::string& name) { return std::string(CORPUS_DIR) + "/" + name; }
+
+// Branches whose `from` lies in [lo, hi): for threads whose libc paths depend on timing.
+inline std::vector<BranchSample> within(const std::vector<BranchSample>& all, std::uint64_t lo, std::uint64_t hi) {
+  std::vector<BranchSample> out;
+  std::copy_if(all.begin(), all.end(), std::back_inserter(out),
+               [&](const BranchSample& b) { return b.from >= lo && b.from < hi; });
+  return out;
+}
+
+// Runs `program args` to diff_begin, records every thread with `backend` to diff_end.
+inline Recording record(BtraceBackend backend, const std::string& program, std::vector<std::string> args) {
+  tracer::LinuxTarget target;
+  target.set_btrace_backend(backend);
+  auto launched = target.launch({program, std::move(args), false, true});
+  REQUIRE(launched.ok());
+  const int pid = *launched;
+  const auto begin = elf_symbol(program, "diff_begin");
+  const auto end = elf_symbol(program, "diff_end");
+  REQUIRE(begin);
+  REQUIRE(end);
+  REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, *begin, 1).ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  auto ev = wait_stop(target);
+  REQUIRE(ev);
+  REQUIRE(ev->reason == StopReason::SoftwareBreakpoint);
+  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, *begin, 1).ok());
+  tracer::BtraceConfig big;
+  big.bts_size = 64u << 20;
+  for (const auto& th : target.threads()) {
+    REQUIRE(target.enable_btrace(th.tid, big).ok());
+  }
+  REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, *end, 1).ok());
+  int deliver = 0;
+  for (;;) {
+    REQUIRE(target.resume(plan_all(tracer::ResumeKind::Continue, deliver)).ok());
+    ev = wait_stop(target, std::chrono::milliseconds(120000));
+    REQUIRE(ev);
+    if (ev->reason == StopReason::SoftwareBreakpoint) {
+      break;
+    }
+    REQUIRE(ev->reason == StopReason::Signal);  // the program's own signal: delivered
+    deliver = ev->signal;
+  }
+  Recording rec;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("[vdso]") != std::string::npos) {
+      std::sscanf(line.c_str(), "%lx-%lx", &rec.vdso_lo, &rec.vdso_hi);
+    }
+  }
+  std::vector<int> tids;
+  for (const auto& th : target.threads()) {
+    tids.push_back(th.tid);
+  }
+  std::sort(tids.begin(), tids.end(), [&](int a, int b) { return (a == pid) != (b == pid) ? a == pid : a < b; });
+  for (int tid : tids) {
+    auto* t = dynamic_cast<tracer::SoftStepTracer*>(target.branch_tracer(tid));
+    REQUIRE(t != nullptr);
+    rec.threads.push_back(t->samples());
+    CHECK(t->stats().gaps == 0);
+    CHECK(t->stats().lost == 0);
+    rec.stepped += t->stats().stepped;
+    rec.emulated += t->stats().emulated;
+  }
+  REQUIRE(target.kill().ok());
+  return rec;
+}
+
+// The two lists are equal, record for record; else where they part, four records of each.
+inline void check_same(const std::vector<BranchSample>& a, const std::vector<BranchSample>& b, const char* name_a,
+                       const char* name_b) {
+  CHECK(a.size() == b.size());
+  const auto mismatch = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  if (mismatch.first != a.end() || mismatch.second != b.end()) {
+    auto show = [](auto it, auto last) {
+      std::ostringstream o;
+      for (int n = 0; n < 4 && it != last; ++n, ++it) {
+        o << std::hex << " " << it->from << "->" << it->to;
+      }
+      return o.str();
+    };
+    FAIL("the collectors disagree at branch " << (mismatch.first - a.begin()) << " of " << a.size() << "\n"
+                                              << name_a << ":" << show(mismatch.first, a.end()) << "\n"
+                                              << name_b << ":" << show(mismatch.second, b.end()));
+  }
+}
+
+}  // namespace test_tracer

@@ -1,0 +1,242 @@
+// The dbt recorder (tracer/dbt, a Valgrind tool) and the server's reader of its rings: rings
+// laid out as the recorder lays them out, then the differential test: on the corpus, what
+// the recorder writes equals what SoftStep records, on the program's own code.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "test/support/skip.hpp"
+#include "test/tracer/recording.hpp"
+#include "tracer/btrace/dbt_ring.h"
+#include "tracer/btrace/dbt_ring_reader.hpp"
+
+#ifndef DBT_LIB_DIR
+#error "DBT_LIB_DIR must name the recorder's VALGRIND_LIB directory (empty: not built)"
+#endif
+
+using namespace test_tracer;
+using tracer::DbtRing;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char name[] = "/tmp/hsdbt-test.XXXXXX";
+    REQUIRE(::mkdtemp(name) != nullptr);
+    path = name;
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+// A ring file as the recorder writes it: header, then head samples n -> n + 0x1000 at n % cap.
+std::string write_ring(const std::string& dir, int pid, int tid, std::uint64_t cap, std::uint64_t head) {
+  const std::string path = dir + "/" + HS_DBT_RING_PREFIX + std::to_string(pid) + "." + std::to_string(tid);
+  std::vector<char> bytes(HS_DBT_RING_HEADER_SIZE + cap * sizeof(hs_dbt_sample));
+  hs_dbt_ring_header h{HS_DBT_RING_MAGIC, HS_DBT_RING_VERSION, HS_DBT_RING_HEADER_SIZE,
+                       static_cast<std::uint64_t>(pid), static_cast<std::uint64_t>(tid), cap, head, 1,
+                       HS_DBT_RING_RUNNING};
+  std::memcpy(bytes.data(), &h, sizeof h);
+  for (std::uint64_t n = head > cap ? head - cap : 0; n < head; ++n) {
+    hs_dbt_sample s{0x400000 + n, 0x401000 + n};
+    std::memcpy(bytes.data() + HS_DBT_RING_HEADER_SIZE + (n % cap) * sizeof s, &s, sizeof s);
+  }
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
+bool dbt_available(std::string* why) {
+  if (std::string(DBT_LIB_DIR).empty()) {
+    *why = "the dbt recorder is not built (valgrind's headers and core archives not found)";
+    return false;
+  }
+  if (std::system("valgrind --version >/dev/null 2>&1") != 0) {
+    *why = "valgrind is not installed";
+    return false;
+  }
+  return true;
+}
+
+struct DbtRun {
+  std::vector<std::vector<BranchSample>> threads;  // leader first, then by tid
+  std::uint64_t gaps = 0;
+  std::uint64_t lost = 0;
+};
+
+// Runs `program args` under the recorder to its end and reads every thread's ring.
+DbtRun record_dbt(const std::string& program, const std::vector<std::string>& args) {
+  TempDir dir;
+  const std::string ring_dir = "--ring-dir=" + dir.path;
+  std::vector<std::string> argv_s{"valgrind", "--tool=hsdbt", "-q", ring_dir, "--ring-size=67108864", program};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setenv("VALGRIND_LIB", DBT_LIB_DIR, 1);
+    std::vector<char*> argv;
+    for (auto& a : argv_s) {
+      argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    ::execvp("valgrind", argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  DbtRun run;
+  for (const auto& path : tracer::dbt_ring_paths(dir.path, pid)) {
+    auto ring = DbtRing::open(path);
+    REQUIRE(ring.ok());
+    CHECK(ring->exited());
+    std::uint64_t lost = 0;
+    run.threads.push_back(ring->samples_since(0, &lost));
+    run.gaps += ring->gaps();
+    run.lost += lost;
+  }
+  return run;
+}
+
+// The leader's branches from diff_begin's first instruction to the call of diff_end, as
+// SoftStep records them once GDB's breakpoint at diff_begin is hit.
+std::vector<BranchSample> between_markers(const std::vector<BranchSample>& all, std::uint64_t begin,
+                                          std::uint64_t end) {
+  auto first = std::find_if(all.begin(), all.end(), [&](const BranchSample& s) { return s.to == begin; });
+  REQUIRE(first != all.end());
+  auto last = std::find_if(first, all.end(), [&](const BranchSample& s) { return s.to == end; });
+  REQUIRE(last != all.end());
+  return {first + 1, last + 1};
+}
+
+// The program's own branches: those from its code, with targets outside it (libc, ld.so, the
+// vDSO, Valgrind's redirections: all at other addresses under Valgrind) written as 0.
+std::vector<BranchSample> own_code(const std::vector<BranchSample>& all, const CodeRange& code) {
+  std::vector<BranchSample> out;
+  for (const auto& s : all) {
+    if (code.contains(s.from)) {
+      out.push_back(BranchSample{s.from, code.contains(s.to) ? s.to : 0});
+    }
+  }
+  return out;
+}
+
+void compare_dbt(const std::string& program, const std::vector<std::string>& args, const std::string& function = {}) {
+  INFO(program << (args.empty() ? "" : " " + args[0]));
+  const auto code = elf_code_range(program);
+  const auto begin = elf_symbol(program, "diff_begin");
+  const auto end = elf_symbol(program, "diff_end");
+  REQUIRE(code);
+  REQUIRE(begin);
+  REQUIRE(end);
+  const Recording step = record(BtraceBackend::Step, program, args);
+  const DbtRun dbt = record_dbt(program, args);
+  CHECK(dbt.lost == 0);
+  REQUIRE(step.threads.size() == dbt.threads.size());
+  for (std::size_t i = 0; i < step.threads.size(); ++i) {
+    INFO("thread #" << i);
+    auto a = step.threads[i];
+    auto b = i == 0 ? between_markers(dbt.threads[i], *begin, *end) : dbt.threads[i];
+    if (!function.empty()) {
+      const auto f = elf_symbol_entry(program, function);
+      REQUIRE(f);
+      a = within(a, f->addr, f->addr + f->size);
+      b = within(b, f->addr, f->addr + f->size);
+    }
+    a = own_code(a, *code);
+    b = own_code(b, *code);
+    if (function.empty() || i > 0) {
+      CHECK(!a.empty());
+    }
+    check_same(a, b, "step", "dbt");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("dbt rings: read as the recorder lays them out", "[tracer][btrace][dbt]") {
+  TempDir dir;
+  SECTION("not yet wrapped") {
+    auto ring = DbtRing::open(write_ring(dir.path, 10, 10, 8, 5));
+    REQUIRE(ring.ok());
+    CHECK(ring->pid() == 10);
+    CHECK(ring->capacity() == 8);
+    CHECK(ring->head() == 5);
+    CHECK(ring->gaps() == 1);
+    CHECK_FALSE(ring->exited());
+    std::uint64_t lost = 9;
+    auto all = ring->samples_since(0, &lost);
+    REQUIRE(all.size() == 5);
+    CHECK(lost == 0);
+    CHECK(all.front() == BranchSample{0x400000, 0x401000});
+    CHECK(ring->samples_since(3).size() == 2);
+  }
+  SECTION("wrapped: the oldest are gone, counted as lost") {
+    auto ring = DbtRing::open(write_ring(dir.path, 10, 11, 8, 21));
+    REQUIRE(ring.ok());
+    std::uint64_t lost = 0;
+    auto all = ring->samples_since(0, &lost);
+    REQUIRE(all.size() == 8);
+    CHECK(lost == 13);
+    CHECK(all.front() == BranchSample{0x400000 + 13, 0x401000 + 13});
+    CHECK(all.back() == BranchSample{0x400000 + 20, 0x401000 + 20});
+    CHECK(ring->samples_since(19, &lost).size() == 2);
+    CHECK(lost == 0);
+  }
+  SECTION("anything else is refused") {
+    const std::string path = write_ring(dir.path, 10, 12, 8, 0);
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("NOTARING", 8);
+    f.close();
+    CHECK_FALSE(DbtRing::open(path).ok());
+    const std::string short_path = dir.path + "/short";
+    std::ofstream(short_path) << "x";
+    CHECK_FALSE(DbtRing::open(short_path).ok());
+    CHECK_FALSE(DbtRing::open(dir.path + "/missing").ok());
+  }
+  SECTION("a process's rings, the leader first") {
+    write_ring(dir.path, 20, 25, 8, 0);
+    write_ring(dir.path, 20, 20, 8, 0);
+    write_ring(dir.path, 20, 22, 8, 0);
+    write_ring(dir.path, 21, 21, 8, 0);
+    auto paths = tracer::dbt_ring_paths(dir.path, 20);
+    REQUIRE(paths.size() == 3);
+    CHECK(paths[0].ends_with(".20.20"));
+    CHECK(paths[1].ends_with(".20.22"));
+    CHECK(paths[2].ends_with(".20.25"));
+  }
+}
+
+TEST_CASE("differential: the dbt recorder records what SoftStep records", "[tracer][btrace][differential][dbt]") {
+  REQUIRE_PTRACE();
+  std::string why;
+  if (!dbt_available(&why)) {
+    HS_SKIP(why);
+  }
+  const std::string mode = GENERATE("loops", "recursion", "switch", "fptr", "tailcall", "longjmp", "signal", "plt",
+                                    "smc", "rep", "vdso");
+  compare_dbt(corpus("tracer_corpus"), {mode});
+}
+
+TEST_CASE("differential: dbt, four threads", "[tracer][btrace][differential][dbt][threads]") {
+  REQUIRE_PTRACE();
+  std::string why;
+  if (!dbt_available(&why)) {
+    HS_SKIP(why);
+  }
+  compare_dbt(corpus("tracer_corpus"), {"threads"}, "thread_work");
+}
+
+TEST_CASE("differential: dbt, dlopen and C++ exceptions", "[tracer][btrace][differential][dbt]") {
+  REQUIRE_PTRACE();
+  std::string why;
+  if (!dbt_available(&why)) {
+    HS_SKIP(why);
+  }
+  compare_dbt(corpus("tracer_corpus"), {"dlopen", corpus("libcorpus_plugin.so")});
+  compare_dbt(corpus("tracer_corpus_cxx"), {});
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* The dbt recorder's flight-recorder rings, one file per thread: the recorder (tracer/dbt, a
+ * Valgrind tool, GPL) writes them while the program runs, the server (MIT) maps and reads
+ * them. This layout is the only thing the two share. C, so both sides include it.
+ *
+ *   DIR/hsdbt.PID.TID    header (64 bytes), then `capacity` samples of {from, to}
+ *
+ * Sample n lives at n % capacity. The recorder writes a sample, then head = n + 1 (one thread
+ * writes a ring; x86 keeps stores in order). A reader copies the samples it wants and reads
+ * head again: samples older than head - capacity were overwritten meanwhile. All fields are
+ * little-endian, native x86-64. */
+#ifndef HINDSIGHT_DBT_RING_H
+#define HINDSIGHT_DBT_RING_H
+
+#include <stdint.h>
+
+#define HS_DBT_RING_MAGIC 0x474e495254424448ull /* "HDBTRING" */
+#define HS_DBT_RING_VERSION 1u
+#define HS_DBT_RING_HEADER_SIZE 64u
+#define HS_DBT_RING_PREFIX "hsdbt." /* file name: hsdbt.PID.TID */
+
+enum hs_dbt_ring_state {
+  HS_DBT_RING_RUNNING = 0, /* the thread lives */
+  HS_DBT_RING_EXITED = 1,  /* the thread exited: the ring holds its last branches */
+};
+
+struct hs_dbt_ring_header {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t header_size; /* the samples start here */
+  uint64_t pid;         /* kernel ids of the process and the thread */
+  uint64_t tid;
+  uint64_t capacity; /* samples; a power of two */
+  uint64_t head;     /* samples ever written */
+  uint64_t gaps;     /* control transfers the recorder could not describe: a gap sample each */
+  uint64_t state;    /* enum hs_dbt_ring_state */
+};
+
+/* A taken branch: from the branch instruction to its target. from == 0: a gap, the thread was
+ * next seen at `to` (the same convention as the other collectors' samples). */
+struct hs_dbt_sample {
+  uint64_t from;
+  uint64_t to;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(struct hs_dbt_ring_header) == HS_DBT_RING_HEADER_SIZE, "ring header layout");
+static_assert(sizeof(struct hs_dbt_sample) == 16, "sample layout");
+#endif
+
+#endif /* HINDSIGHT_DBT_RING_H */

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* hsdbt: Hindsight's branch recorder, a Valgrind tool. Every taken branch of every thread goes
+ * into that thread's flight-recorder ring (tracer/btrace/dbt_ring.h), a shared file mapping the
+ * server reads while the program runs. Branches are recorded by inline IR (a few loads and
+ * stores per branch, no helper call); control transfers the translated code does not show
+ * (signal delivery, sigreturn) are recorded when the thread next runs.
+ *
+ *   valgrind --tool=hsdbt [--ring-dir=DIR] [--ring-size=BYTES] PROG ARGS
+ *
+ * Copyright (C) 2026 the Hindsight authors. This program is free software; you can
+ * redistribute it and/or modify it under the terms of the GNU General Public License as
+ * published by the Free Software Foundation; either version 2 of the License, or (at your
+ * option) any later version. See tracer/dbt/LICENSE. */
+
+#include "pub_tool_basics.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_options.h"
+#include "pub_tool_threadstate.h"
+#include "pub_tool_tooliface.h"
+#include "pub_tool_vki.h"
+#include "pub_tool_mallocfree.h"
+#include "libvex_guest_amd64.h"
+
+#include "tracer/btrace/dbt_ring.h"
+
+/* Exported by the core (pub_core_aspacemgr.h) but not by the tool headers: a MAP_SHARED
+ * mapping of a file in Valgrind's own part of the address space (the core uses it for the
+ * memory it shares with vgdb). */
+extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd, Off64T offset);
+
+/* ---- options ---------------------------------------------------------------------------- */
+
+static const HChar* clo_ring_dir = NULL;      /* default: VG_(tmpdir)() */
+static ULong clo_ring_size = 8ull << 20;      /* bytes of samples per thread */
+
+static Bool hs_process_cmd_line_option(const HChar* arg) {
+  if VG_STR_CLO (arg, "--ring-dir", clo_ring_dir) {
+  } else if VG_BINT_CLO (arg, "--ring-size", clo_ring_size, 4096, 1ull << 34) {
+  } else {
+    return False;
+  }
+  return True;
+}
+
+static void hs_print_usage(void) {
+  VG_(printf)("    --ring-dir=DIR            where the rings go: DIR/hsdbt.PID.TID [$TMPDIR]\n"
+              "    --ring-size=BYTES         samples per thread, in bytes (16 each) [8M]\n");
+}
+
+static void hs_print_debug_usage(void) {}
+
+/* ---- rings ------------------------------------------------------------------------------ */
+
+typedef struct {
+  struct hs_dbt_ring_header* header; /* NULL: none yet */
+  Addr stopped_at;                   /* where the thread stood when it last left the CPU */
+  Bool was_in_syscall;               /* it left the CPU for a system call ... */
+  Addr syscall_at;                   /* ... this `syscall` instruction */
+  Bool delivering;                   /* a signal frame was pushed: the next run is its handler */
+  Addr delivered_from;               /* the branch the delivery is recorded from (0: a gap) */
+} ThreadRing;
+
+static ThreadRing* rings; /* by Valgrind's ThreadId, VG_N_THREADS of them */
+static ULong capacity; /* samples per ring, a power of two */
+
+/* The running thread's ring. Only one thread runs client code at a time: start_client_code
+ * points this at its ring and the translated code writes through it. */
+static struct hs_dbt_ring_header* hs_current;
+/* A ring to write into while no thread has one (a failed mapping): never read. */
+static struct {
+  struct hs_dbt_ring_header header;
+  struct hs_dbt_sample samples[1];
+} hs_scratch;
+
+static struct hs_dbt_sample* samples_of(struct hs_dbt_ring_header* h) {
+  return (struct hs_dbt_sample*)((UChar*)h + HS_DBT_RING_HEADER_SIZE);
+}
+
+static void push(struct hs_dbt_ring_header* h, Addr from, Addr to) {
+  struct hs_dbt_sample* s = &samples_of(h)[h->head & (h->capacity - 1)];
+  s->from = from;
+  s->to = to;
+  h->head++;
+}
+
+static void push_gap(struct hs_dbt_ring_header* h, Addr found_at) {
+  push(h, 0, found_at);
+  h->gaps++;
+}
+
+static struct hs_dbt_ring_header* open_ring(void) {
+  const Int pid = VG_(getpid)();
+  const Int tid = VG_(gettid)();
+  const HChar* dir = clo_ring_dir != NULL ? clo_ring_dir : VG_(tmpdir)();
+  HChar path[VKI_PATH_MAX];
+  VG_(snprintf)(path, sizeof path, "%s/%s%d.%d", dir, HS_DBT_RING_PREFIX, pid, tid);
+  const SizeT length = HS_DBT_RING_HEADER_SIZE + capacity * sizeof(struct hs_dbt_sample);
+  SysRes fd = VG_(open)(path, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_RDWR, 0600);
+  if (sr_isError(fd)) {
+    VG_(umsg)("hsdbt: cannot create %s: no history for thread %d\n", path, tid);
+    return NULL;
+  }
+  /* The file's pages are made as they are written: a sparse file, a ring costs what it holds. */
+  const UChar zero = 0;
+  const Bool sized = VG_(lseek)(sr_Res(fd), length - 1, VKI_SEEK_SET) == (Off64T)(length - 1) &&
+                     VG_(write)(sr_Res(fd), &zero, 1) == 1;
+  SysRes map = VG_(am_shared_mmap_file_float_valgrind)(length, VKI_PROT_READ | VKI_PROT_WRITE, sr_Res(fd), 0);
+  VG_(close)(sr_Res(fd));
+  if (!sized || sr_isError(map)) {
+    VG_(umsg)("hsdbt: cannot map %s (%lu bytes): no history for thread %d\n", path, (unsigned long)length, tid);
+    return NULL;
+  }
+  struct hs_dbt_ring_header* h = (struct hs_dbt_ring_header*)sr_Res(map);
+  h->version = HS_DBT_RING_VERSION;
+  h->header_size = HS_DBT_RING_HEADER_SIZE;
+  h->pid = pid;
+  h->tid = tid;
+  h->capacity = capacity;
+  h->head = 0;
+  h->gaps = 0;
+  h->state = HS_DBT_RING_RUNNING;
+  h->magic = HS_DBT_RING_MAGIC; /* last: a reader takes the ring once this is there */
+  return h;
+}
+
+/* ---- transfers the translated code does not show ----------------------------------------- */
+
+/* The thread moved while it was off the CPU (a signal handler entered, a sigreturn): record
+ * the move as a branch from the last instruction that ran, or a gap where that is unknown. */
+static void catch_up(ThreadId tid, ThreadRing* r) {
+  const Addr now = VG_(get_IP)(tid);
+  if (r->header == NULL || now == r->stopped_at) {
+    return;
+  }
+  if (r->delivering) {
+    if (r->delivered_from != 0) {
+      push(r->header, r->delivered_from, now);
+    } else {
+      push_gap(r->header, now);
+    }
+  } else if (r->was_in_syscall) {
+    push(r->header, r->syscall_at, now); /* rt_sigreturn: from its syscall instruction */
+  } else {
+    push_gap(r->header, now);
+  }
+  r->stopped_at = now;
+  r->delivering = False;
+  r->was_in_syscall = False;
+}
+
+static void hs_start_client_code(ThreadId tid, ULong blocks_done) {
+  (void)blocks_done;
+  ThreadRing* r = &rings[tid];
+  if (r->header == NULL) {
+    r->header = open_ring();
+    r->stopped_at = VG_(get_IP)(tid);
+  }
+  catch_up(tid, r);
+  r->was_in_syscall = False;
+  hs_current = r->header != NULL ? r->header : &hs_scratch.header;
+}
+
+static void hs_stop_client_code(ThreadId tid, ULong blocks_done) {
+  (void)blocks_done;
+  ThreadRing* r = &rings[tid];
+  r->stopped_at = VG_(get_IP)(tid);
+  hs_current = &hs_scratch.header;
+}
+
+/* The thread left the CPU for a system call (the guest pc is past the 2-byte `syscall`). */
+static void hs_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs) {
+  (void)sysno;
+  (void)args;
+  (void)nargs;
+  ThreadRing* r = &rings[tid];
+  r->was_in_syscall = True;
+  r->syscall_at = VG_(get_IP)(tid) - 2;
+}
+
+static void hs_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, SysRes res) {
+  (void)tid;
+  (void)sysno;
+  (void)args;
+  (void)nargs;
+  (void)res;
+}
+
+static void hs_pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack) {
+  (void)sig;
+  (void)alt_stack;
+  ThreadRing* r = &rings[tid];
+  if (r->header == NULL) {
+    return;
+  }
+  catch_up(tid, r); /* a sigreturn right before: recorded first */
+  /* The interrupted instruction at `at` has not run. The delivery is a branch from the last
+   * one that ran when that led to `at` sequentially (a system call), from `at` itself when a
+   * branch went there (as single-stepping records it), else unknown: a gap. */
+  const Addr at = VG_(get_IP)(tid);
+  const struct hs_dbt_ring_header* h = r->header;
+  const Bool branched_there = h->head > 0 && samples_of(r->header)[(h->head - 1) & (h->capacity - 1)].to == at;
+  if (branched_there) {
+    r->delivered_from = at;
+  } else if (r->was_in_syscall) {
+    r->delivered_from = r->syscall_at;
+  } else {
+    r->delivered_from = 0;
+  }
+  r->delivering = True;
+  r->stopped_at = at;
+}
+
+static void hs_thread_exit(ThreadId tid) {
+  ThreadRing* r = &rings[tid];
+  if (r->header != NULL) {
+    r->header->state = HS_DBT_RING_EXITED;
+  }
+  /* The mapping stays (a reused ThreadId gets a fresh one): the file outlives the thread. */
+  VG_(memset)(r, 0, sizeof *r);
+  if (hs_current != &hs_scratch.header) {
+    hs_current = &hs_scratch.header;
+  }
+}
+
+/* A fork child: its thread gets a ring of its own; the parent's rings are not its to write. */
+static void hs_fork_child(ThreadId tid) {
+  for (ThreadId t = 0; t < VG_N_THREADS; ++t) {
+    rings[t].header = NULL;
+  }
+  rings[tid].header = open_ring();
+  hs_current = rings[tid].header != NULL ? rings[tid].header : &hs_scratch.header;
+}
+
+/* ---- instrumentation ---------------------------------------------------------------------- */
+
+static IRExpr* tmp_of(IRSB* sb, IRType ty, IRExpr* e) {
+  IRTemp t = newIRTemp(sb->tyenv, ty);
+  addStmtToIRSB(sb, IRStmt_WrTmp(t, e));
+  return IRExpr_RdTmp(t);
+}
+
+static IRExpr* u64(ULong v) { return IRExpr_Const(IRConst_U64(v)); }
+
+/* Appends to sb: if guard (NULL: always), sample {from, to} into the running thread's ring. */
+static void add_record(IRSB* sb, Addr from, IRExpr* to, IRExpr* guard) {
+  IRExpr* ring = tmp_of(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((Addr)&hs_current)));
+  IRExpr* head_at = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, ring, u64(__builtin_offsetof(struct hs_dbt_ring_header, head))));
+  IRExpr* head = tmp_of(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, head_at));
+  IRExpr* index = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_And64, head, u64(capacity - 1)));
+  IRExpr* offset = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, index, IRExpr_Const(IRConst_U8(4))));
+  IRExpr* base = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, ring, u64(HS_DBT_RING_HEADER_SIZE)));
+  IRExpr* slot = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, base, offset));
+  IRExpr* slot_to = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, slot, u64(8)));
+  IRExpr* next_head;
+  if (guard == NULL) {
+    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, slot, u64(from)));
+    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, slot_to, to));
+    next_head = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, head, u64(1)));
+  } else {
+    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, slot, u64(from), guard));
+    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, slot_to, to, guard));
+    IRExpr* one_if = tmp_of(sb, Ity_I64, IRExpr_Unop(Iop_1Uto64, guard));
+    next_head = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, head, one_if));
+  }
+  addStmtToIRSB(sb, IRStmt_Store(Iend_LE, head_at, next_head));
+}
+
+/* Appends the record of a transfer to a target known only at run time: a branch unless it
+ * goes on to the next instruction (which single-stepping does not count as one either). */
+static void add_record_unless_next(IRSB* sb, Addr from, IRExpr* to, Addr next_insn) {
+  IRExpr* elsewhere = tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_CmpNE64, to, u64(next_insn)));
+  add_record(sb, from, to, elsewhere);
+}
+
+/* The instruction at addr repeats itself (rep/repne string instructions, a lock prefix's
+ * retried compare-and-swap): VEX shows that as a jump back to it, which is no branch. */
+static Bool repeats_itself(Addr addr, UInt len) {
+  const UChar* p = (const UChar*)addr;
+  for (UInt i = 0; i < len; ++i) {
+    switch (p[i]) {
+      case 0xf0: case 0xf2: case 0xf3:
+        return True;
+      case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65: case 0x66: case 0x67:
+        break;
+      default:
+        if ((p[i] & 0xf0) != 0x40) {
+          return False; /* the opcode, past legacy and REX prefixes */
+        }
+    }
+  }
+  return False;
+}
+
+static IRSB* hs_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestLayout* layout,
+                           const VexGuestExtents* extents, const VexArchInfo* arch, IRType gWordTy,
+                           IRType hWordTy) {
+  (void)closure;
+  (void)layout;
+  (void)extents;
+  (void)arch;
+  (void)hWordTy;
+  if (gWordTy != Ity_I64) {
+    VG_(tool_panic)("hsdbt: 64-bit guests only");
+  }
+  IRSB* out = deepCopyIRSBExceptStmts(in);
+  Addr insn = 0;  /* the guest instruction the statements belong to */
+  UInt insn_len = 0;
+  for (Int i = 0; i < in->stmts_used; ++i) {
+    IRStmt* st = in->stmts[i];
+    if (st == NULL) {
+      continue;
+    }
+    if (st->tag == Ist_IMark) {
+      insn = (Addr)st->Ist.IMark.addr;
+      insn_len = st->Ist.IMark.len;
+    } else if (st->tag == Ist_Exit && st->Ist.Exit.jk == Ijk_Boring && insn != 0) {
+      /* A side exit: a conditional branch, unless it only goes on to the next instruction
+       * (the condition inverted: the block's end is the branch then) or back to this one for
+       * a rep or lock prefix (the instruction repeats; no branch). */
+      const Addr dst = (Addr)st->Ist.Exit.dst->Ico.U64;
+      if (dst != insn + insn_len && !(dst == insn && repeats_itself(insn, insn_len))) {
+        add_record(out, insn, u64(dst), st->Ist.Exit.guard);
+      }
+    }
+    addStmtToIRSB(out, st);
+  }
+  /* The block's end: a call, a return, a jump (direct or not), or straight on. A transfer to
+   * the next instruction (a block split, `call .+5`, a jump through a lazy PLT slot) is none. */
+  const IRJumpKind jk = in->jumpkind;
+  if (insn != 0 && (jk == Ijk_Boring || jk == Ijk_Call || jk == Ijk_Ret)) {
+    IRExpr* next = in->next;
+    const Addr next_insn = insn + insn_len;
+    if (next->tag != Iex_Const) {
+      add_record_unless_next(out, insn, next, next_insn);
+    } else {
+      const Addr dst = (Addr)next->Iex.Const.con->Ico.U64;
+      if (dst != next_insn && !(dst == insn && repeats_itself(insn, insn_len))) {
+        add_record(out, insn, next, NULL);
+      }
+    }
+  }
+  return out;
+}
+
+/* ---- set-up ------------------------------------------------------------------------------- */
+
+static void hs_post_clo_init(void) {
+  capacity = 1;
+  while (capacity * 2 * sizeof(struct hs_dbt_sample) <= clo_ring_size) {
+    capacity *= 2;
+  }
+  rings = VG_(calloc)("hsdbt.rings", VG_N_THREADS, sizeof(ThreadRing));
+  /* One guest branch, one recorded branch: no superblocks chased across jumps, no loops
+   * unrolled into straight code (set here, after the command line, so nothing overrides it). */
+  VG_(clo_vex_control).guest_chase = False;
+  VG_(clo_vex_control).iropt_unroll_thresh = 0;
+  hs_current = &hs_scratch.header;
+  hs_scratch.header.capacity = 1;
+}
+
+static void hs_fini(Int exitcode) {
+  (void)exitcode;
+  for (ThreadId t = 0; t < VG_N_THREADS; ++t) {
+    if (rings[t].header != NULL) {
+      rings[t].header->state = HS_DBT_RING_EXITED;
+    }
+  }
+}
+
+static void hs_pre_clo_init(void) {
+  VG_(details_name)("hsdbt");
+  VG_(details_version)(NULL);
+  VG_(details_description)("Hindsight's branch recorder");
+  VG_(details_copyright_author)("Copyright (C) 2026 the Hindsight authors; GPL-2.0-or-later");
+  VG_(details_bug_reports_to)("the Hindsight project");
+  VG_(details_avg_translation_sizeB)(300);
+
+  VG_(basic_tool_funcs)(hs_post_clo_init, hs_instrument, hs_fini);
+  VG_(needs_command_line_options)(hs_process_cmd_line_option, hs_print_usage, hs_print_debug_usage);
+  VG_(track_start_client_code)(hs_start_client_code);
+  VG_(track_stop_client_code)(hs_stop_client_code);
+  VG_(track_pre_deliver_signal)(hs_pre_deliver_signal);
+  VG_(track_pre_thread_ll_exit)(hs_thread_exit);
+  VG_(needs_syscall_wrapper)(hs_pre_syscall, hs_post_syscall);
+  VG_(atfork)(NULL, NULL, hs_fork_child);
+}
+
+VG_DETERMINE_INTERFACE_VERSION(hs_pre_clo_init)
