@@ -156,6 +156,60 @@ void compare_dbt(const std::string& program, const std::vector<std::string>& arg
   }
 }
 
+// Runs `program args` under the recorder with Valgrind's gdbserver on, lets GDB step it from
+// diff_begin to diff_end (gdb_step_branches.py), and returns what GDB saw and what the
+// recorder wrote between the same markers.
+struct SteppedAndRecorded {
+  std::vector<BranchSample> stepped;
+  std::vector<BranchSample> recorded;
+};
+
+SteppedAndRecorded step_under_valgrind(const std::string& program, const std::vector<std::string>& args) {
+  TempDir dir;
+  const std::string prefix = dir.path + "/vgdb";
+  std::string cmd = "valgrind --tool=hsdbt -q --vgdb=yes --vgdb-error=0 --vgdb-prefix=" + prefix +
+                    " --ring-dir=" + dir.path + " --ring-size=67108864 " + program;
+  for (const auto& a : args) {
+    cmd += " " + a;
+  }
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setenv("VALGRIND_LIB", DBT_LIB_DIR, 1);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const std::string gdb = "gdb -batch -nx -ex 'target remote | vgdb --vgdb-prefix=" + prefix + " --pid=" +
+                          std::to_string(pid) + "' -x " + std::string(STEP_SCRIPT) + " " + program + " 2>/dev/null";
+  FILE* out = ::popen(gdb.c_str(), "r");
+  REQUIRE(out != nullptr);
+  SteppedAndRecorded result;
+  std::string summary;
+  char line[256];
+  while (std::fgets(line, sizeof line, out) != nullptr) {
+    unsigned long from = 0, to = 0;
+    if (std::sscanf(line, "BRANCH %lx %lx", &from, &to) == 2) {
+      result.stepped.push_back(BranchSample{from, to});
+    } else if (std::strncmp(line, "STEPS", 5) == 0) {
+      summary = line;
+    }
+  }
+  ::pclose(out);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  INFO(summary);
+  REQUIRE(summary.find(" end") != std::string::npos);  // GDB stepped all the way to diff_end
+  const auto paths = tracer::dbt_ring_paths(dir.path, pid);
+  REQUIRE(!paths.empty());
+  auto ring = DbtRing::open(paths.front());
+  REQUIRE(ring.ok());
+  result.recorded = between_markers(ring->samples_since(0), *elf_symbol(program, "diff_begin"),
+                                    *elf_symbol(program, "diff_end"));
+  return result;
+}
+
 }  // namespace
 
 TEST_CASE("dbt rings: read as the recorder lays them out", "[tracer][btrace][dbt]") {
@@ -229,6 +283,20 @@ TEST_CASE("differential: dbt, four threads", "[tracer][btrace][differential][dbt
     HS_SKIP(why);
   }
   compare_dbt(corpus("tracer_corpus"), {"threads"}, "thread_work");
+}
+
+TEST_CASE("differential: dbt equals GDB stepping through Valgrind's gdbserver", "[tracer][btrace][differential][dbt]") {
+  std::string why;
+  if (!dbt_available(&why)) {
+    HS_SKIP(why);
+  }
+  // Same process, same addresses: every branch, libc and ld.so included, instruction for
+  // instruction.
+  const std::string mode = GENERATE("loops", "recursion", "switch", "fptr", "tailcall", "longjmp", "rep", "plt");
+  INFO(mode);
+  const auto run = step_under_valgrind(corpus("tracer_corpus"), {mode});
+  CHECK(!run.stepped.empty());
+  check_same(run.stepped, run.recorded, "gdb stepi", "dbt");
 }
 
 TEST_CASE("differential: dbt, dlopen and C++ exceptions", "[tracer][btrace][differential][dbt]") {
