@@ -13,6 +13,8 @@
 #include "test/tracer/recording.hpp"
 #include "tracer/btrace/dbt_ring.h"
 #include "tracer/btrace/dbt_ring_reader.hpp"
+#include "tracer/btrace/dbt_tracer.hpp"
+#include "tracer/btrace/history_ring.hpp"
 
 #ifndef DBT_LIB_DIR
 #error "DBT_LIB_DIR must name the recorder's VALGRIND_LIB directory (empty: not built)"
@@ -263,6 +265,51 @@ TEST_CASE("dbt rings: read as the recorder lays them out", "[tracer][btrace][dbt
     CHECK(paths[1].ends_with(".20.22"));
     CHECK(paths[2].ends_with(".20.25"));
   }
+}
+
+TEST_CASE("dbt rings: GDB's reads answered as from the server's own ring", "[tracer][btrace][dbt]") {
+  // The same samples in a recorder's ring and in a HistoryRing of the same capacity: all,
+  // new and delta give the same blocks, overflow included.
+  TempDir dir;
+  const std::uint64_t cap = 8;
+  const std::string path = write_ring(dir.path, 30, 30, cap, 5);
+  auto ring = DbtRing::open(path);
+  REQUIRE(ring.ok());
+  tracer::DbtTracer dbt(std::move(ring).value());
+  tracer::HistoryRing ours(cap * tracer::kBtsSampleBytes);
+  REQUIRE(ours.capacity() == cap);
+  std::uint64_t pushed = 0;
+  auto record_up_to = [&](std::uint64_t head) {
+    write_ring(dir.path, 30, 30, cap, head);
+    for (; pushed < head; ++pushed) {
+      ours.push(BranchSample{0x400000 + pushed, 0x401000 + pushed});
+    }
+  };
+  auto same = [&](tracer::BtraceRead kind, std::uint64_t pc) {
+    auto a = ours.read(kind, pc);
+    auto b = dbt.read(kind, pc);
+    REQUIRE(a.ok() == b.ok());
+    if (a.ok()) {
+      CHECK(a->blocks == b->blocks);
+      return a->blocks.size();
+    }
+    return std::size_t{0};
+  };
+  record_up_to(5);
+  CHECK(same(tracer::BtraceRead::All, 0x401004) == 5);  // the oldest start unknown: left out
+  CHECK(same(tracer::BtraceRead::New, 0x401004) == 0);  // nothing new
+  record_up_to(11);
+  CHECK(same(tracer::BtraceRead::Delta, 0x40100a) > 0);
+  record_up_to(30);  // more than the ring holds since the last read
+  CHECK(same(tracer::BtraceRead::Delta, 0x40101d) == 0);  // both: overflow
+  CHECK(same(tracer::BtraceRead::All, 0x40101d) == cap);
+  const auto stats = dbt.stats();
+  CHECK(stats.backend == "dbt");
+  CHECK(stats.recorded == 30);
+  CHECK(stats.kept == cap);
+  CHECK(stats.lost == 30 - cap);
+  CHECK(stats.gaps == 1);
+  CHECK(dbt.conf().bts_size == cap * tracer::kBtsSampleBytes);
 }
 
 TEST_CASE("differential: the dbt recorder records what SoftStep records", "[tracer][btrace][differential][dbt]") {

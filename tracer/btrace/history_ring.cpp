@@ -98,38 +98,7 @@ std::vector<BranchSample> HistoryRing::samples_since(std::uint64_t since) const 
 }
 
 base::Result<BtraceData> HistoryRing::read(BtraceRead kind, Addr current_pc) {
-  assert(last_ <= head_);
-  BtraceData data;
-  switch (kind) {
-    case BtraceRead::Delta: {
-      if (head_ - last_ > capacity_ || (fresh_reader_ && head_ > 0)) {
-        fresh_reader_ = false;
-        return btrace_overflow_error();
-      }
-      auto [older, newer] = pieces_since(last_);
-      const auto& oldest = older.empty() ? newer : older;
-      if (!oldest.empty() && oldest.front().is_gap() && last_read_pc_ == 0) {
-        // Nothing read yet, so no pc to stitch a gap-first delta onto: GDB reads it anew.
-        return btrace_overflow_error();
-      }
-      data.blocks = blocks_from_samples(older, newer, current_pc, true, last_read_pc_);
-      break;
-    }
-    case BtraceRead::New:
-      if (head_ == last_) {
-        break;  // nothing new: the empty document (gdbserver 13 would crash here)
-      }
-      [[fallthrough]];
-    case BtraceRead::All: {
-      auto [older, newer] = pieces_since(0);
-      data.blocks = blocks_from_samples(older, newer, current_pc, false);
-      break;
-    }
-  }
-  last_ = head_;
-  last_read_pc_ = current_pc;
-  fresh_reader_ = false;
-  return data;
+  return cursor_.read(kind, current_pc, head_, capacity_, [this](std::uint64_t since) { return pieces_since(since); });
 }
 
 BtraceStats HistoryRing::stats() const {

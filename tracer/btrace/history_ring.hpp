@@ -40,6 +40,58 @@ base::Error btrace_overflow_error();
 // Ring capacity in samples for a BTS buffer of bts_size bytes: bts_size / 24, at least 1.
 std::uint64_t ring_capacity(std::uint64_t bts_size);
 
+// What GDB has read of a ring that keeps its newest `capacity` samples, `head` written so
+// far: qXfer:btrace:read all / new / delta as gdbserver answers them (btrace.md §6), for any
+// ring (the server's own, the dbt recorder's). pieces(since) gives the kept samples written
+// from position `since` on, oldest first, in at most two pieces.
+class BtraceCursor {
+ public:
+  using Pieces = std::pair<std::span<const BranchSample>, std::span<const BranchSample>>;
+  template <typename PiecesSince>
+  base::Result<BtraceData> read(BtraceRead kind, Addr current_pc, std::uint64_t head, std::uint64_t capacity,
+                                PiecesSince&& pieces) {
+    BtraceData data;
+    switch (kind) {
+      case BtraceRead::Delta: {
+        if (head - last_ > capacity || (fresh_reader_ && head > 0)) {
+          fresh_reader_ = false;
+          return btrace_overflow_error();
+        }
+        const Pieces p = pieces(last_);
+        const auto& oldest = p.first.empty() ? p.second : p.first;
+        if (!oldest.empty() && oldest.front().is_gap() && last_read_pc_ == 0) {
+          // Nothing read yet, so no pc to stitch a gap-first delta onto: GDB reads it anew.
+          return btrace_overflow_error();
+        }
+        data.blocks = blocks_from_samples(p.first, p.second, current_pc, true, last_read_pc_);
+        break;
+      }
+      case BtraceRead::New:
+        if (head == last_) {
+          break;  // nothing new: the empty document (gdbserver 13 would crash here)
+        }
+        [[fallthrough]];
+      case BtraceRead::All: {
+        const Pieces p = pieces(0);
+        data.blocks = blocks_from_samples(p.first, p.second, current_pc, false);
+        break;
+      }
+    }
+    last_ = head;
+    last_read_pc_ = current_pc;
+    fresh_reader_ = false;
+    return data;
+  }
+  std::uint64_t last() const { return last_; }  // head at the previous successful read
+  // The next delta reports overflow (when anything was recorded), so the reader reads all.
+  void new_reader() { fresh_reader_ = true; }
+
+ private:
+  std::uint64_t last_ = 0;
+  Addr last_read_pc_ = 0;  // current_pc of the previous successful read
+  bool fresh_reader_ = false;
+};
+
 class HistoryRing {
  public:
   explicit HistoryRing(std::uint64_t bts_size = kDefaultBtsBufferSize);
@@ -57,9 +109,9 @@ class HistoryRing {
 
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t head() const { return head_; }  // samples ever pushed
-  std::uint64_t last() const { return last_; }  // head at the previous successful read
+  std::uint64_t last() const { return cursor_.last(); }  // head at the previous successful read
   // The next delta reports overflow (when anything was recorded), so the reader reads all.
-  void new_reader() { fresh_reader_ = true; }
+  void new_reader() { cursor_.new_reader(); }
   std::uint64_t kept() const { return head_ < capacity_ ? head_ : capacity_; }
   // capacity, kept, recorded and lost (overwritten); backend is left empty.
   BtraceStats stats() const;
@@ -70,11 +122,9 @@ class HistoryRing {
 
   std::uint64_t capacity_;
   std::uint64_t gaps_ = 0;
-  Addr last_read_pc_ = 0;  // current_pc of the previous successful read
   std::vector<BranchSample> buf_;  // grows up to capacity_, then sample n lives at n % capacity_
   std::uint64_t head_ = 0;
-  std::uint64_t last_ = 0;
-  bool fresh_reader_ = false;
+  BtraceCursor cursor_;
 };
 
 }  // namespace tracer

@@ -1,0 +1,27 @@
+#include "tracer/btrace/dbt_tracer.hpp"
+
+namespace tracer {
+
+base::Result<BtraceData> DbtTracer::read(BtraceRead kind, Addr current_pc) {
+  // The thread is stopped while GDB reads, so head stays put; samples the recorder had
+  // overwritten are simply not there (a delta that needed them is an overflow).
+  const std::uint64_t head = ring_.head();
+  std::vector<BranchSample> copy;
+  return cursor_.read(kind, current_pc, head, ring_.capacity(), [&](std::uint64_t since) {
+    copy = ring_.samples_since(since);
+    return BtraceCursor::Pieces{std::span<const BranchSample>(copy), {}};
+  });
+}
+
+BtraceStats DbtTracer::stats() const {
+  BtraceStats s;
+  s.backend = "dbt";
+  s.capacity = ring_.capacity();
+  s.recorded = ring_.head();
+  s.kept = s.recorded < s.capacity ? s.recorded : s.capacity;
+  s.lost = s.recorded - s.kept;
+  s.gaps = ring_.gaps();
+  return s;
+}
+
+}  // namespace tracer
