@@ -65,6 +65,7 @@ bool dbt_available(std::string* why) {
 
 struct DbtRun {
   std::vector<std::vector<BranchSample>> threads;  // leader first, then by tid
+  std::vector<std::vector<BranchSample>> children;  // a fork child's threads (one process)
   std::uint64_t gaps = 0;
   std::uint64_t lost = 0;
 };
@@ -100,6 +101,15 @@ DbtRun record_dbt(const std::string& program, const std::vector<std::string>& ar
     run.threads.push_back(ring->samples_since(0, &lost));
     run.gaps += ring->gaps();
     run.lost += lost;
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("hsdbt." + std::to_string(pid) + ".", 0) != 0) {
+      auto ring = DbtRing::open(entry.path().string());
+      REQUIRE(ring.ok());
+      CHECK(ring->pid() != pid);
+      run.children.push_back(ring->samples_since(0));
+    }
   }
   return run;
 }
@@ -344,6 +354,24 @@ TEST_CASE("differential: dbt equals GDB stepping through Valgrind's gdbserver", 
   const auto run = step_under_valgrind(corpus("tracer_corpus"), {mode});
   CHECK(!run.stepped.empty());
   check_same(run.stepped, run.recorded, "gdb stepi", "dbt");
+}
+
+TEST_CASE("dbt: a fork child writes rings of its own", "[tracer][btrace][dbt]") {
+  std::string why;
+  if (!dbt_available(&why)) {
+    HS_SKIP(why);
+  }
+  const std::string program = corpus("tracer_corpus");
+  const auto loops = elf_symbol(program, "loops");
+  REQUIRE(loops);
+  const DbtRun run = record_dbt(program, {"fork"});
+  auto calls_loops = [&](const std::vector<BranchSample>& s) {
+    return std::count_if(s.begin(), s.end(), [&](const BranchSample& b) { return b.to == *loops; });
+  };
+  REQUIRE(run.threads.size() == 1);
+  REQUIRE(run.children.size() == 1);
+  CHECK(calls_loops(run.children[0]) == 1);  // the child ran loops()
+  CHECK(calls_loops(run.threads[0]) == 0);   // and none of it went into the parent's ring
 }
 
 TEST_CASE("differential: dbt, dlopen and C++ exceptions", "[tracer][btrace][differential][dbt]") {

@@ -2,7 +2,8 @@
 // between diff_begin() and diff_end(), where the test starts and ends recording. SoftEmulate's
 // branches must equal SoftStep's there, record for record. Built -O2 (jump tables, tail calls)
 // and with lazy PLT binding.
-//   corpus loops|recursion|switch|fptr|tailcall|longjmp|signal|threads|vdso|plt|dlopen LIB|smc|rep
+//   corpus loops|recursion|switch|fptr|tailcall|longjmp|signal|threads|vdso|plt|dlopen LIB|smc|rep|fork
+// (fork: the child runs loops() and exits, the parent waits: each has its own history)
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -175,6 +177,15 @@ int main(int argc, char** argv) {
     sink += run_generated(code, 1);
     sink += run_generated(code, 2);
     sink += run_generated(code, 1);
+  } else if (strcmp(mode, "fork") == 0) {
+    pid_t child = fork();
+    if (child == 0) {
+      loops();
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    sink += status;
   } else if (strcmp(mode, "rep") == 0) {
     char src[64], dst[64];
     size_t n = sizeof src;
