@@ -115,6 +115,23 @@ std::string encode_packet(std::string_view payload, bool rle) {
 
 std::string encode_notification(std::string_view payload) { return frame('%', payload); }
 
+Result<std::string> run_length_decode(std::string_view payload) {
+  std::string out;
+  out.reserve(payload.size());
+  for (std::size_t i = 0; i < payload.size(); ++i) {
+    if (payload[i] != '*') {
+      out.push_back(payload[i]);
+      continue;
+    }
+    if (out.empty() || i + 1 >= payload.size() || static_cast<unsigned char>(payload[i + 1]) < kRleBias) {
+      return base::make_error(base::Errc::malformed, "bad run-length encoding");
+    }
+    out.append(static_cast<std::size_t>(static_cast<unsigned char>(payload[i + 1]) - kRleBias), out.back());
+    ++i;
+  }
+  return out;
+}
+
 std::string run_length_encode(std::string_view payload) {
   std::string out;
   out.reserve(payload.size());

@@ -55,6 +55,9 @@ std::string encode_packet(std::string_view payload, bool rle = true);
 std::string encode_notification(std::string_view payload);
 // Run-length encoding as GDB reads it: runs of 4+ become c*N, never producing # or $.
 std::string run_length_encode(std::string_view payload);
+// The payload as sent before run_length_encode (what a server's replies need undone); a '*'
+// with nothing before it or after it is an error.
+Result<std::string> run_length_decode(std::string_view payload);
 
 // Binary escapes of X, vFile:pwrite, qXfer and vFile:pread data: # $ } * -> '}' (byte ^ 0x20).
 std::string escape_binary(std::span<const std::uint8_t> bytes);

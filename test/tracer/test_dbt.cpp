@@ -15,6 +15,7 @@
 #include "tracer/btrace/dbt_ring_reader.hpp"
 #include "tracer/btrace/dbt_tracer.hpp"
 #include "tracer/btrace/history_ring.hpp"
+#include "tracer/valgrind/rsp_link.hpp"
 
 #ifndef DBT_LIB_DIR
 #error "DBT_LIB_DIR must name the recorder's VALGRIND_LIB directory (empty: not built)"
@@ -382,4 +383,70 @@ TEST_CASE("differential: dbt, dlopen and C++ exceptions", "[tracer][btrace][diff
   }
   compare_dbt(corpus("tracer_corpus"), {"dlopen", corpus("libcorpus_plugin.so")});
   compare_dbt(corpus("tracer_corpus_cxx"), {});
+}
+
+TEST_CASE("RspLink: GDB's side of Valgrind's gdbserver, through vgdb", "[tracer][dbt][vgdb]") {
+  std::string why;
+  if (!dbt_available(&why)) {
+    HS_SKIP(why);
+  }
+  TempDir dir;
+  const std::string program = corpus("tracer_corpus");
+  const auto begin = elf_symbol(program, "diff_begin");
+  REQUIRE(begin);
+  const std::string prefix = dir.path + "/vgdb";
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setenv("VALGRIND_LIB", DBT_LIB_DIR, 1);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execlp("valgrind", "valgrind", "--tool=hsdbt", "--vgdb=yes", "--vgdb-error=0", ("--vgdb-prefix=" + prefix).c_str(),
+             ("--ring-dir=" + dir.path).c_str(), program.c_str(), "loops", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  {
+    auto link = tracer::RspLink::spawn({"vgdb", "--vgdb-prefix=" + prefix, "--pid=" + std::to_string(pid), "--wait=20"},
+                                       std::chrono::seconds(30));
+    REQUIRE(link.ok());
+    auto stopped = link->request("?");
+    REQUIRE(stopped.ok());
+    CHECK(stopped->starts_with("T"));  // waiting for GDB before the first instruction
+    auto xml = link->request("qXfer:features:read:target.xml:0,fff");
+    REQUIRE(xml.ok());
+    CHECK(xml->find("<target") != std::string::npos);
+    char z0[64];
+    std::snprintf(z0, sizeof z0, "Z0,%lx,1", static_cast<unsigned long>(*begin));
+    CHECK(link->request(z0).value_or("") == "OK");
+    REQUIRE(link->send("c").ok());
+    auto at_break = link->wait_packet(std::chrono::seconds(30));
+    REQUIRE(at_break.ok());
+    CHECK(at_break->starts_with("T05"));
+    auto regs = link->request("g");  // rip after the 16 general registers, little-endian hex
+    REQUIRE(regs.ok());
+    REQUIRE(regs->size() >= 17 * 16);
+    std::uint64_t value = 0;
+    for (int i = 7; i >= 0; --i) {
+      value = value << 8 | std::stoul(regs->substr(16 * 16 + static_cast<std::size_t>(i) * 2, 2), nullptr, 16);
+    }
+    CHECK(value == *begin);
+    auto code = link->request("m" + std::string(z0 + 3, std::strchr(z0 + 3, ',')) + ",1");
+    REQUIRE(code.ok());
+    CHECK(code->size() == 2);  // one byte, our breakpoint hidden
+    CHECK(link->request(std::string("z") + (z0 + 1)).value_or("") == "OK");
+    REQUIRE(link->send("c").ok());
+    auto ended = link->wait_packet(std::chrono::seconds(30));
+    REQUIRE(ended.ok());
+    CHECK(ended->starts_with("W00"));  // the program ran to its end
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  // And the recorder's ring has the whole run in it.
+  const auto paths = tracer::dbt_ring_paths(dir.path, pid);
+  REQUIRE(paths.size() == 1);
+  auto ring = DbtRing::open(paths[0]);
+  REQUIRE(ring.ok());
+  CHECK(ring->head() > 1000);
 }

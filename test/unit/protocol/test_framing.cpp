@@ -67,23 +67,6 @@ std::string kinds(const std::vector<FrameEvent>& events) {
 }
 
 // GDB's reading of a reply: expands c*N (N = char - 29 more copies).
-std::string rle_expand(std::string_view in) {
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '*') {
-      REQUIRE(!out.empty());
-      REQUIRE(i + 1 < in.size());
-      int n = static_cast<unsigned char>(in[i + 1]) - 29;
-      REQUIRE(n >= 3);
-      out.append(static_cast<std::size_t>(n), out.back());
-      ++i;
-    } else {
-      out.push_back(in[i]);
-    }
-  }
-  return out;
-}
-
 std::string hex2(std::uint8_t v) {
   char buf[3];
   std::snprintf(buf, sizeof buf, "%02x", v);
@@ -136,7 +119,17 @@ TEST_CASE("run_length_encode follows gdbserver's rules", "[framing]") {
   }
 }
 
-TEST_CASE("run_length_encode round trips through GDB's expansion", "[framing]") {
+TEST_CASE("run_length_decode expands as GDB does", "[framing]") {
+  CHECK(protocol::run_length_decode("a* ").value() == "aaaa");
+  CHECK(protocol::run_length_decode("xa*!y").value() == "xaaaaay");
+  CHECK(protocol::run_length_decode("0*}").value() == std::string(97, '0'));
+  CHECK(protocol::run_length_decode("T05thread:p1.1;").value() == "T05thread:p1.1;");
+  CHECK_FALSE(protocol::run_length_decode("*a").ok());       // nothing to repeat
+  CHECK_FALSE(protocol::run_length_decode("a*").ok());       // no count
+  CHECK_FALSE(protocol::run_length_decode("a*\x10").ok());  // a count below the bias
+}
+
+TEST_CASE("run_length_encode round trips through run_length_decode", "[framing]") {
   std::vector<std::string> inputs = {
       "", "a", "ab", "0000", "00000000000000000000000000000000ffffffff",
       std::string(300, '0'), "T0506:0000000000000000;07:a0e6ffffff7f0000;",
@@ -149,7 +142,9 @@ TEST_CASE("run_length_encode round trips through GDB's expansion", "[framing]") 
   for (const auto& in : inputs) {
     std::string enc = protocol::run_length_encode(in);
     INFO("input: " << in << " encoded: " << enc);
-    CHECK(rle_expand(enc) == in);
+    auto dec = protocol::run_length_decode(enc);
+    REQUIRE(dec.ok());
+    CHECK(*dec == in);
     CHECK(enc.size() <= in.size());
     CHECK(enc.find('#') == std::string::npos);
     CHECK(enc.find('$') == std::string::npos);

@@ -1,0 +1,175 @@
+#include "tracer/valgrind/rsp_link.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace tracer {
+namespace {
+
+base::Error link_error(const std::string& what) { return base::make_error(base::Errc::system, what); }
+
+}  // namespace
+
+base::Result<RspLink> RspLink::spawn(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  if (argv.empty()) {
+    return link_error("no stub to start");
+  }
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    return link_error(std::string("socketpair: ") + std::strerror(errno));
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) {
+    args.push_back(const_cast<char*>(a.c_str()));
+  }
+  args.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return link_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (child == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(fds[1], 0);
+    ::dup2(fds[1], 1);
+    ::dup2(null, 2);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  RspLink link(child, fds[0]);
+  auto ok = link.request("QStartNoAckMode", timeout);
+  if (!ok) {
+    return std::move(ok).error();
+  }
+  if (*ok == "OK") {
+    link.ack_mode_ = false;
+  }
+  return link;
+}
+
+RspLink::~RspLink() {
+  if (fd_ >= 0) {
+    ::close(fd_);  // the stub sees the end of its input and goes
+  }
+  if (child_ > 0) {
+    int status = 0;
+    for (int i = 0; i < 100 && ::waitpid(child_, &status, WNOHANG) == 0; ++i) {
+      ::usleep(10000);
+      if (i == 50) {
+        ::kill(child_, SIGKILL);
+      }
+    }
+  }
+}
+
+RspLink::RspLink(RspLink&& other) noexcept
+    : child_(other.child_), fd_(other.fd_), ack_mode_(other.ack_mode_), decoder_(other.decoder_),
+      packets_(std::move(other.packets_)) {
+  other.child_ = -1;
+  other.fd_ = -1;
+}
+
+base::Result<void> RspLink::write_all(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    if (n < 0 && errno == EAGAIN) {
+      pollfd pfd{fd_, POLLOUT, 0};
+      ::poll(&pfd, 1, 1000);
+      continue;
+    }
+    if (n < 0 && errno != EINTR) {
+      return link_error(std::string("write to the stub: ") + std::strerror(errno));
+    }
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+  return base::success();
+}
+
+base::Result<void> RspLink::send(std::string_view payload) { return write_all(protocol::encode_packet(payload, false)); }
+
+base::Result<void> RspLink::interrupt() { return write_all("\x03"); }
+
+base::Result<bool> RspLink::read_some(std::chrono::milliseconds timeout) {
+  pollfd pfd{fd_, POLLIN, 0};
+  const int ready = ::poll(&pfd, 1, static_cast<int>(timeout.count()));
+  if (ready <= 0) {
+    return true;  // nothing yet
+  }
+  char buf[65536];
+  const ssize_t n = ::read(fd_, buf, sizeof buf);
+  if (n == 0) {
+    return false;
+  }
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EINTR) {
+      return true;
+    }
+    return link_error(std::string("read from the stub: ") + std::strerror(errno));
+  }
+  std::vector<protocol::FrameEvent> events;
+  decoder_.feed(std::string_view(buf, static_cast<std::size_t>(n)), events);
+  for (auto& e : events) {
+    if (e.kind != protocol::FrameEvent::Kind::Packet) {
+      continue;  // acks; a stub sends no interrupts and no bad packets worth a retry here
+    }
+    if (ack_mode_) {
+      (void)write_all("+");
+    }
+    auto expanded = protocol::run_length_decode(e.payload);
+    packets_.push_back(expanded ? std::move(*expanded) : std::move(e.payload));
+  }
+  return true;
+}
+
+std::optional<std::string> RspLink::take_packet() {
+  if (packets_.empty()) {
+    (void)read_some(std::chrono::milliseconds(0));
+  }
+  if (packets_.empty()) {
+    return std::nullopt;
+  }
+  std::string p = std::move(packets_.front());
+  packets_.pop_front();
+  return p;
+}
+
+base::Result<std::string> RspLink::wait_packet(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (packets_.empty()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      return base::sys_error("the stub did not answer in time", ETIMEDOUT);
+    }
+    auto more = read_some(left);
+    if (!more) {
+      return std::move(more).error();
+    }
+    if (!*more) {
+      return link_error("the stub closed the link");
+    }
+  }
+  std::string p = std::move(packets_.front());
+  packets_.pop_front();
+  return p;
+}
+
+base::Result<std::string> RspLink::request(std::string_view payload, std::chrono::milliseconds timeout) {
+  if (auto sent = send(payload); !sent) {
+    return std::move(sent).error();
+  }
+  return wait_packet(timeout);
+}
+
+}  // namespace tracer
