@@ -19,14 +19,23 @@ struct ElfSymbol {
   std::uint64_t size = 0;
 };
 
-inline std::optional<ElfSymbol> elf_symbol_entry(const std::string& path, const std::string& name) {
+// The whole file and its ELF header; false when it is too short to be one.
+inline bool read_elf(const std::string& path, std::vector<char>& file, Elf64_Ehdr& eh) {
   std::ifstream in(path, std::ios::binary);
-  std::vector<char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  file.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   if (file.size() < sizeof(Elf64_Ehdr)) {
+    return false;
+  }
+  std::memcpy(&eh, file.data(), sizeof eh);
+  return true;
+}
+
+inline std::optional<ElfSymbol> elf_symbol_entry(const std::string& path, const std::string& name) {
+  std::vector<char> file;
+  Elf64_Ehdr eh;
+  if (!read_elf(path, file, eh)) {
     return std::nullopt;
   }
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, file.data(), sizeof eh);
   auto section = [&](std::size_t i) {
     Elf64_Shdr sh;
     std::memcpy(&sh, file.data() + eh.e_shoff + i * eh.e_shentsize, sizeof sh);
@@ -65,13 +74,11 @@ struct CodeRange {
 };
 
 inline std::optional<CodeRange> elf_code_range(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (file.size() < sizeof(Elf64_Ehdr)) {
+  std::vector<char> file;
+  Elf64_Ehdr eh;
+  if (!read_elf(path, file, eh)) {
     return std::nullopt;
   }
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, file.data(), sizeof eh);
   for (std::size_t i = 0; i < eh.e_phnum; ++i) {
     Elf64_Phdr ph;
     std::memcpy(&ph, file.data() + eh.e_phoff + i * eh.e_phentsize, sizeof ph);

@@ -64,6 +64,33 @@ bool dbt_available(std::string* why) {
   return true;
 }
 
+// Starts `program args` under the recorder, rings in ring_dir, with Valgrind's gdbserver
+// waiting for GDB under vgdb_prefix when one is given; the program's output goes nowhere.
+pid_t start_recorder(const std::string& ring_dir, const std::string& program, const std::vector<std::string>& args,
+                     const std::string& vgdb_prefix = {}) {
+  std::vector<std::string> argv_s{"valgrind", "--tool=hsdbt", "-q", "--ring-dir=" + ring_dir, "--ring-size=67108864"};
+  if (!vgdb_prefix.empty()) {
+    argv_s.insert(argv_s.end(), {"--vgdb=yes", "--vgdb-error=0", "--vgdb-prefix=" + vgdb_prefix});
+  }
+  argv_s.push_back(program);
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setenv("VALGRIND_LIB", DBT_LIB_DIR, 1);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    std::vector<char*> argv;
+    for (auto& a : argv_s) {
+      argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    ::execvp("valgrind", argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
 struct DbtRun {
   std::vector<std::vector<BranchSample>> threads;  // leader first, then by tid
   std::vector<std::vector<BranchSample>> children;  // a fork child's threads (one process)
@@ -74,21 +101,7 @@ struct DbtRun {
 // Runs `program args` under the recorder to its end and reads every thread's ring.
 DbtRun record_dbt(const std::string& program, const std::vector<std::string>& args) {
   TempDir dir;
-  const std::string ring_dir = "--ring-dir=" + dir.path;
-  std::vector<std::string> argv_s{"valgrind", "--tool=hsdbt", "-q", ring_dir, "--ring-size=67108864", program};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::setenv("VALGRIND_LIB", DBT_LIB_DIR, 1);
-    std::vector<char*> argv;
-    for (auto& a : argv_s) {
-      argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    ::execvp("valgrind", argv.data());
-    ::_exit(127);
-  }
+  const pid_t pid = start_recorder(dir.path, program, args);
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   REQUIRE(WIFEXITED(status));
@@ -180,20 +193,7 @@ struct SteppedAndRecorded {
 SteppedAndRecorded step_under_valgrind(const std::string& program, const std::vector<std::string>& args) {
   TempDir dir;
   const std::string prefix = dir.path + "/vgdb";
-  std::string cmd = "valgrind --tool=hsdbt -q --vgdb=yes --vgdb-error=0 --vgdb-prefix=" + prefix +
-                    " --ring-dir=" + dir.path + " --ring-size=67108864 " + program;
-  for (const auto& a : args) {
-    cmd += " " + a;
-  }
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::setenv("VALGRIND_LIB", DBT_LIB_DIR, 1);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  const pid_t pid = start_recorder(dir.path, program, args, prefix);
   const std::string gdb = "gdb -batch -nx -ex 'target remote | vgdb --vgdb-prefix=" + prefix + " --pid=" +
                           std::to_string(pid) + "' -x " + std::string(STEP_SCRIPT) + " " + program + " 2>/dev/null";
   FILE* out = ::popen(gdb.c_str(), "r");
@@ -395,17 +395,7 @@ TEST_CASE("RspLink: GDB's side of Valgrind's gdbserver, through vgdb", "[tracer]
   const auto begin = elf_symbol(program, "diff_begin");
   REQUIRE(begin);
   const std::string prefix = dir.path + "/vgdb";
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::setenv("VALGRIND_LIB", DBT_LIB_DIR, 1);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    ::execlp("valgrind", "valgrind", "--tool=hsdbt", "--vgdb=yes", "--vgdb-error=0", ("--vgdb-prefix=" + prefix).c_str(),
-             ("--ring-dir=" + dir.path).c_str(), program.c_str(), "loops", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  const pid_t pid = start_recorder(dir.path, program, {"loops"}, prefix);
   {
     auto link = tracer::RspLink::spawn({"vgdb", "--vgdb-prefix=" + prefix, "--pid=" + std::to_string(pid), "--wait=20"},
                                        std::chrono::seconds(30));
