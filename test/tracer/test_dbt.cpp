@@ -375,6 +375,28 @@ TEST_CASE("dbt: a fork child writes rings of its own", "[tracer][btrace][dbt]") 
   CHECK(calls_loops(run.threads[0]) == 0);   // and none of it went into the parent's ring
 }
 
+TEST_CASE("dbt: a signal that interrupts a blocked system call", "[tracer][btrace][dbt]") {
+  std::string why;
+  if (!dbt_available(&why)) {
+    HS_SKIP(why);
+  }
+  // The read() is interrupted, the handler runs, the read starts again: the handler's entry
+  // is a branch into it, its rt_sigreturn a branch back to the read's `syscall`, and the
+  // restart itself is no branch.
+  const std::string program = corpus("tracer_corpus");
+  const auto handler = elf_symbol(program, "on_alarm");
+  REQUIRE(handler);
+  const DbtRun run = record_dbt(program, {"restart"});
+  REQUIRE(!run.threads.empty());
+  const auto& s = run.threads[0];
+  auto entry = std::find_if(s.begin(), s.end(), [&](const BranchSample& b) { return b.to == *handler; });
+  REQUIRE(entry != s.end());
+  const std::uint64_t syscall_at = entry->from;
+  CHECK(std::count_if(entry, s.end(), [&](const BranchSample& b) { return b.to == syscall_at; }) == 1);  // back
+  CHECK(std::none_of(s.begin(), s.end(), [](const BranchSample& b) { return b.from == b.to; }));
+  CHECK(run.gaps == 0);
+}
+
 TEST_CASE("differential: dbt, dlopen and C++ exceptions", "[tracer][btrace][differential][dbt]") {
   REQUIRE_PTRACE();
   std::string why;

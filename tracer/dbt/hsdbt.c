@@ -137,6 +137,10 @@ static void catch_up(ThreadId tid, ThreadRing* r) {
   if (r->header == NULL || now == r->stopped_at) {
     return;
   }
+  if (r->was_in_syscall && now == r->syscall_at) {
+    r->stopped_at = now; /* a system call a signal interrupted, set to run again: no move */
+    return;
+  }
   if (r->delivering) {
     if (r->delivered_from != 0) {
       push(r->header, r->delivered_from, now);
@@ -182,6 +186,7 @@ static void hs_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs) {
   r->syscall_at = VG_(get_IP)(tid) - 2;
 }
 
+/* (The core calls both hooks: nothing to do after.) */
 static void hs_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, SysRes res) {
   (void)tid;
   (void)sysno;

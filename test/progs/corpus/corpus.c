@@ -2,8 +2,9 @@
 // between diff_begin() and diff_end(), where the test starts and ends recording. SoftEmulate's
 // branches must equal SoftStep's there, record for record. Built -O2 (jump tables, tail calls)
 // and with lazy PLT binding.
-//   corpus loops|recursion|switch|fptr|tailcall|longjmp|signal|threads|vdso|plt|dlopen LIB|smc|rep|fork
-// (fork: the child runs loops() and exits, the parent waits: each has its own history)
+//   corpus loops|recursion|switch|fptr|tailcall|longjmp|signal|threads|vdso|plt|dlopen LIB|smc|rep|fork|restart
+// (fork: the child runs loops() and exits, the parent waits: each has its own history;
+// restart: a signal interrupts a blocked read(), whose handler runs and the read starts again)
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,6 +71,7 @@ NOINLINE static void jump_back(int depth) {
 }
 
 static void on_usr1(int sig) { sink += sig; }
+static void on_alarm(int sig) { sink += sig; }
 
 static pthread_barrier_t start, done, release;
 // Each worker's own deterministic part (the test compares the branches from in here).
@@ -186,6 +189,26 @@ int main(int argc, char** argv) {
     int status = 0;
     waitpid(child, &status, 0);
     sink += status;
+  } else if (strcmp(mode, "restart") == 0) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+      return 2;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    pid_t writer = fork();
+    if (writer == 0) {
+      usleep(300000);
+      _exit(write(fds[1], "x", 1) == 1 ? 0 : 1);
+    }
+    struct itimerval once = {{0, 0}, {0, 50000}};
+    setitimer(ITIMER_REAL, &once, NULL);
+    char c = 0;
+    sink += read(fds[0], &c, 1);  // interrupted by SIGALRM, restarted
+    waitpid(writer, NULL, 0);
   } else if (strcmp(mode, "rep") == 0) {
     char src[64], dst[64];
     size_t n = sizeof src;
