@@ -57,8 +57,8 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& arg
   app.add_option("--btrace", cl.btrace,
                  "Branch-trace backend for `record btrace`: auto (BTS if the kernel offers it, else "
                  "software), bts (Intel BTS via perf_event), soft (software, emulating), step (software, "
-                 "single-stepping)")
-      ->check(CLI::IsMember({"auto", "bts", "soft", "step"}));
+                 "single-stepping), dbt (PROG runs under the dbt recorder, a Valgrind tool)")
+      ->check(CLI::IsMember({"auto", "bts", "soft", "step", "dbt"}));
   app.add_option("--btrace-max-size", cl.btrace_max_size,
                  "Most history per thread, in bytes of BTS records (24 per branch; K, M, G suffixes); "
                  "larger sizes from GDB, and `unlimited`, get this (default 64M)")
@@ -115,6 +115,10 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& arg
     return std::move(scope).error();
   } else if (!scope->all && (cl.btrace == "step" || cl.btrace == "bts")) {
     return base::make_error(base::Errc::malformed, "--btrace-scope needs the software tracer (--btrace=soft or auto)");
+  }
+  if (cl.btrace == "dbt" && (attach || cl.multi || cl.btrace_scope != "all")) {
+    return base::make_error(base::Errc::malformed,
+                            "--btrace=dbt starts PROG under the recorder: not with --attach, --multi or --btrace-scope");
   }
   cl.startup_with_shell = !no_shell;
   if (positional.empty()) {

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,8 +13,17 @@
 #include "server/server.hpp"
 #include "tracer/linux/host_io.hpp"
 #include "tracer/linux/linux_target.hpp"
+#include "tracer/valgrind/valgrind_target.hpp"
+
+#ifndef HINDSIGHT_DBT_LIB
+#define HINDSIGHT_DBT_LIB ""  // the recorder is not built
+#endif
 
 namespace {
+
+// Each thread's ring under the dbt recorder, at most (--btrace-max-size caps it further): the
+// recorder keeps every thread's history from its start, in files of this size.
+constexpr std::uint64_t kDbtRingBytes = 8u << 20;
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "hindsight: %s\n", message.c_str());
@@ -98,11 +109,19 @@ int main(int argc, char** argv) {
   options.btrace_max_size = cl->btrace_max_size;
   options.btrace_config.bts_size = std::min(options.btrace_config.bts_size, cl->btrace_max_size);
 
-  tracer::LinuxTarget target;
-  target.set_btrace_backend(btrace_backend(cl->btrace));
+  tracer::LinuxTarget linux_target;
+  linux_target.set_btrace_backend(btrace_backend(cl->btrace));
   const tracer::BtraceScope scope = *tracer::parse_btrace_scope(cl->btrace_scope);  // checked by the parser
   options.btrace_scope_name = scope.text();
-  target.set_btrace_scope(scope);
+  linux_target.set_btrace_scope(scope);
+  // --btrace=dbt: the program runs under the recorder; Valgrind's gdbserver does the rest.
+  std::optional<tracer::ValgrindTarget> dbt_target;
+  if (cl->btrace == "dbt") {
+    const char* lib = std::getenv("HINDSIGHT_DBT_LIB");
+    dbt_target.emplace(tracer::DbtOptions{lib != nullptr ? lib : HINDSIGHT_DBT_LIB,
+                                          std::min<std::uint64_t>(cl->btrace_max_size, kDbtRingBytes)});
+  }
+  tracer::Target& target = dbt_target ? static_cast<tracer::Target&>(*dbt_target) : linux_target;
   tracer::LinuxHostIo host;
   if (!start_inferior(*cl, options, target)) {
     return 1;

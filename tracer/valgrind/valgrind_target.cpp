@@ -1,0 +1,612 @@
+#include "tracer/valgrind/valgrind_target.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "base/log.hpp"
+#include "protocol/hex.hpp"
+#include "protocol/signals.hpp"
+#include "tracer/btrace/dbt_ring.h"
+#include "tracer/linux/svr4_libraries.hpp"
+
+namespace tracer {
+namespace {
+
+// A reply that is an error (Enn) or unsupported (empty), as an Error.
+base::Error stub_error(const std::string& packet, const std::string& reply) {
+  if (reply.empty()) {
+    return base::make_error(base::Errc::unsupported, "Valgrind's gdbserver does not support " + packet);
+  }
+  return base::make_error(base::Errc::invalid, "Valgrind's gdbserver answered " + reply + " to " + packet);
+}
+
+bool is_error(const std::string& reply) { return reply.empty() || (reply.size() == 3 && reply[0] == 'E'); }
+
+std::string hex_addr(Addr a) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(a));
+  return buf;
+}
+
+std::string hex_tid(Tid tid) { return hex_addr(static_cast<Addr>(tid)); }
+
+char z_kind(BreakpointType type) {
+  switch (type) {
+    case BreakpointType::Software: return '0';
+    case BreakpointType::Hardware: return '1';
+    case BreakpointType::WriteWatch: return '2';
+    case BreakpointType::ReadWatch: return '3';
+    case BreakpointType::AccessWatch: return '4';
+  }
+  return '0';
+}
+
+// Where the rings and vgdb's FIFOs go: memory-backed when the machine has /dev/shm.
+std::string make_work_dir() {
+  std::string base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+  std::string path = base + "/hindsight-dbt.XXXXXX";
+  if (::mkdtemp(path.data()) == nullptr) {
+    return {};
+  }
+  return path;
+}
+
+// Largest memory block one m/M packet carries (Valgrind's PacketSize is 0x3fff, two hex digits
+// a byte).
+constexpr std::size_t kMemoryChunk = 0x1000;
+
+}  // namespace
+
+ValgrindTarget::ValgrindTarget(DbtOptions options) : options_(std::move(options)) {}
+
+ValgrindTarget::~ValgrindTarget() {
+  if (has_process()) {
+    (void)kill();
+  }
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+std::string ValgrindTarget::valgrind_log() const {
+  std::ifstream in(dir_ + "/valgrind.log");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.empty()) {
+    return {};
+  }
+  if (text.size() > 2000) {
+    text = "..." + text.substr(text.size() - 2000);
+  }
+  return "; Valgrind said:\n" + text;
+}
+
+Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
+  if (has_process()) {
+    return base::make_error(base::Errc::invalid, "the dbt recorder runs one process at a time");
+  }
+  if (options_.valgrind_lib.empty() || !std::filesystem::exists(options_.valgrind_lib + "/hsdbt-amd64-linux")) {
+    return base::make_error(base::Errc::unsupported,
+                            "the dbt recorder is not built (needs Debian's valgrind package; rebuild Hindsight)");
+  }
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  dir_ = make_work_dir();
+  if (dir_.empty()) {
+    return base::sys_error("cannot make a directory for the recorder's rings");
+  }
+  const std::string prefix = dir_ + "/vgdb";
+  std::vector<std::string> argv{"valgrind",
+                                "--tool=hsdbt",
+                                "-q",
+                                "--vgdb=yes",
+                                "--vgdb-error=0",
+                                "--vgdb-prefix=" + prefix,
+                                "--ring-dir=" + dir_,
+                                "--ring-size=" + std::to_string(options_.ring_bytes),
+                                // Valgrind's own messages (its banner for GDB among them) go
+                                // to a file, quoted when something goes wrong.
+                                "--log-file=" + dir_ + "/valgrind.log",
+                                spec.program};
+  argv.insert(argv.end(), spec.args.begin(), spec.args.end());
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    return base::sys_error("fork");
+  }
+  if (pid == 0) {
+    ::setenv("VALGRIND_LIB", options_.valgrind_lib.c_str(), 1);
+    if (spec.stdio_is_protocol) {
+      const int null = ::open("/dev/null", O_RDONLY);
+      ::dup2(null, 0);
+      ::dup2(2, 1);
+    }
+    std::vector<char*> args;
+    for (auto& a : argv) {
+      args.push_back(a.data());
+    }
+    args.push_back(nullptr);
+    ::execvp("valgrind", args.data());
+    std::fprintf(stderr, "cannot run valgrind: %s\n", std::strerror(errno));
+    ::_exit(127);
+  }
+  auto link = RspLink::spawn({"vgdb", "--vgdb-prefix=" + prefix, "--pid=" + std::to_string(pid), "--wait=30"},
+                             std::chrono::seconds(40));
+  if (!link) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return base::make_error(base::Errc::system, "the program did not start under the dbt recorder (valgrind " +
+                                                    spec.program + "): " + link.error().message() + valgrind_log());
+  }
+  link_.emplace(std::move(link).value());
+  pid_ = pid;
+  program_name_ = std::filesystem::path(spec.program).filename().string().substr(0, 15);
+  auto first = ask("?");
+  if (!first || !first->starts_with("T")) {
+    (void)kill();
+    return base::make_error(base::Errc::system, "the program under the dbt recorder did not stop at its start");
+  }
+  const StopEvent at_start = stop_from_reply(*first);
+  selected_ = at_start.tid;
+  return pid_;
+}
+
+Result<void> ValgrindTarget::attach(Pid) {
+  return base::make_error(base::Errc::unsupported,
+                          "the dbt recorder must start the program: attaching needs --btrace=soft or step");
+}
+
+Result<std::string> ValgrindTarget::ask(const std::string& packet) {
+  if (!link_) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  if (running_) {
+    return base::make_error(base::Errc::invalid, "the program is running");
+  }
+  return link_->request(packet, std::chrono::seconds(30));
+}
+
+Result<void> ValgrindTarget::detach() {
+  if (!link_) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  auto reply = ask("D");
+  forget_process();
+  return reply ? base::success() : Result<void>(std::move(reply).error());
+}
+
+Result<void> ValgrindTarget::kill() {
+  if (!link_) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  ::kill(pid_, SIGKILL);
+  forget_process();
+  return base::success();
+}
+
+void ValgrindTarget::forget_process() {
+  link_.reset();  // vgdb goes with its input
+  if (pid_ > 0) {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  running_ = false;
+  breakpoints_.clear();
+  tracers_.clear();
+}
+
+std::vector<ThreadInfo> ValgrindTarget::threads() {
+  std::vector<ThreadInfo> out;
+  for (auto reply = ask("qfThreadInfo"); reply && reply->starts_with("m"); reply = ask("qsThreadInfo")) {
+    std::string list = reply->substr(1);
+    std::size_t start = 0;
+    while (start < list.size()) {
+      std::size_t comma = list.find(',', start);
+      const std::string id = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      ThreadInfo t;
+      t.pid = pid_;
+      t.tid = static_cast<Tid>(std::strtol(id.c_str(), nullptr, 16));
+      std::ifstream comm("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(t.tid) + "/comm");
+      std::getline(comm, t.name);
+      if (t.name == "hsdbt-amd64-lin") {
+        t.name = program_name_;  // Valgrind's name, not the one the kernel would have given
+      }
+      out.push_back(t);
+      if (comma == std::string::npos) {
+        break;
+      }
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+bool ValgrindTarget::thread_alive(Tid tid) {
+  auto reply = ask("T" + hex_tid(tid));
+  return reply && *reply == "OK";
+}
+
+Result<void> ValgrindTarget::select_thread(Tid tid) {
+  if (tid == selected_) {
+    return base::success();
+  }
+  auto reply = ask("Hg" + hex_tid(tid));
+  if (!reply || *reply != "OK") {
+    return base::make_error(base::Errc::no_thread, "no thread " + std::to_string(tid));
+  }
+  selected_ = tid;
+  return base::success();
+}
+
+Result<void> ValgrindTarget::resume(const ResumePlan& plan) {
+  if (!link_) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  // Valgrind's gdbserver has no vCont: one thread may step (Hc), or all continue; a signal
+  // goes to the thread that takes it.
+  const ThreadAction* step = nullptr;
+  const ThreadAction* signalled = nullptr;
+  for (const auto& a : plan.actions) {
+    if (a.kind == ResumeKind::Step || a.kind == ResumeKind::RangeStep) {
+      step = step != nullptr ? step : &a;
+    }
+    if (a.signal != 0) {
+      signalled = signalled != nullptr ? signalled : &a;
+    }
+  }
+  const ThreadAction* chosen = step != nullptr ? step : signalled;
+  std::string packet;
+  const int sig = chosen != nullptr ? chosen->signal : 0;
+  if (chosen != nullptr && chosen->tid != kAllThreads) {
+    auto reply = ask("Hc" + hex_tid(chosen->tid));
+    if (!reply || *reply != "OK") {
+      return base::make_error(base::Errc::no_thread, "no thread " + std::to_string(chosen->tid));
+    }
+  }
+  const char op = step != nullptr ? 's' : 'c';
+  if (sig != 0) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%c%02x", op == 's' ? 'S' : 'C', protocol::gdb_signal_from_host(sig));
+    packet = buf;
+  } else {
+    packet = std::string(1, op);
+  }
+  if (auto sent = link_->send(packet); !sent) {
+    return sent;
+  }
+  running_ = true;
+  stepping_ = step != nullptr;
+  return base::success();
+}
+
+Result<void> ValgrindTarget::interrupt() {
+  if (!link_ || !running_) {
+    return base::success();
+  }
+  return link_->interrupt();
+}
+
+std::optional<StopEvent> ValgrindTarget::poll() {
+  if (!link_ || !running_) {
+    return std::nullopt;
+  }
+  for (;;) {
+    auto packet = link_->take_packet();
+    if (!packet) {
+      return std::nullopt;
+    }
+    if (packet->starts_with("O") && packet->size() > 1) {
+      continue;  // console output of Valgrind's: not the program's stop
+    }
+    running_ = false;
+    StopEvent ev = stop_from_reply(*packet);
+    if (ev.reason == StopReason::Exited || ev.reason == StopReason::Killed) {
+      const Pid pid = pid_;
+      forget_process();
+      ev.pid = ev.tid = pid;
+    }
+    return ev;
+  }
+}
+
+StopEvent ValgrindTarget::stop_from_reply(const std::string& reply) {
+  StopEvent ev;
+  ev.pid = pid_;
+  ev.tid = selected_ != 0 ? selected_ : pid_;
+  if (reply.size() >= 3 && (reply[0] == 'W' || reply[0] == 'X')) {
+    const int value = static_cast<int>(std::strtol(reply.substr(1, 2).c_str(), nullptr, 16));
+    ev.reason = reply[0] == 'W' ? StopReason::Exited : StopReason::Killed;
+    ev.status = value;
+    ev.signal = reply[0] == 'X' ? protocol::host_signal_from_gdb(value) : 0;
+    return ev;
+  }
+  if (reply.size() < 3 || (reply[0] != 'T' && reply[0] != 'S')) {
+    ev.signal = SIGTRAP;
+    return ev;
+  }
+  ev.signal = protocol::host_signal_from_gdb(static_cast<int>(std::strtol(reply.substr(1, 2).c_str(), nullptr, 16)));
+  Addr pc = 0;
+  std::size_t at = 3;
+  while (at < reply.size()) {
+    const std::size_t colon = reply.find(':', at);
+    const std::size_t semi = reply.find(';', at);
+    if (colon == std::string::npos || semi == std::string::npos || colon > semi) {
+      break;
+    }
+    const std::string key = reply.substr(at, colon - at);
+    const std::string value = reply.substr(colon + 1, semi - colon - 1);
+    if (key == "thread") {
+      ev.tid = static_cast<Tid>(std::strtol(value.c_str(), nullptr, 16));
+      selected_ = ev.tid;  // Valgrind's gdbserver makes the stopped thread the current one
+    } else if (key == "10") {
+      if (auto bytes = protocol::from_hex(value); bytes && bytes->size() == 8) {
+        std::memcpy(&pc, bytes->data(), 8);
+      }
+    }
+    at = semi + 1;
+  }
+  if (ev.signal == SIGTRAP) {
+    if (breakpoints_.count(pc) != 0) {
+      ev.reason = StopReason::SoftwareBreakpoint;
+    } else if (stepping_) {
+      ev.reason = StopReason::SingleStep;
+    }
+  }
+  return ev;
+}
+
+Result<std::string> ValgrindTarget::read_xfer(const std::string& object, const std::string& annex) {
+  std::string out;
+  for (;;) {
+    auto reply = ask("qXfer:" + object + ":read:" + annex + ":" + hex_addr(out.size()) + ",fff");
+    if (!reply) {
+      return std::move(reply).error();
+    }
+    if (reply->empty() || (reply->front() != 'l' && reply->front() != 'm')) {
+      return stub_error("qXfer:" + object, *reply);
+    }
+    out.append(reply->substr(1));
+    if (reply->front() == 'l') {
+      return out;
+    }
+  }
+}
+
+Result<std::string> ValgrindTarget::target_description(const std::string& annex) { return read_xfer("features", annex); }
+
+Result<std::pair<std::size_t, std::size_t>> ValgrindTarget::register_slot(int regno) {
+  if (register_sizes_.empty()) {
+    // Registers in `g` come in the order the description lists them, features included.
+    auto top = target_description("target.xml");
+    if (!top) {
+      return std::move(top).error();
+    }
+    static const std::regex include(R"re(<xi:include\s+href="([^"]+)")re");
+    static const std::regex reg(R"re(<reg\s[^>]*bitsize="(\d+)")re");
+    for (std::sregex_iterator it(top->begin(), top->end(), include), end; it != end; ++it) {
+      auto feature = target_description((*it)[1].str());
+      if (!feature) {
+        return std::move(feature).error();
+      }
+      for (std::sregex_iterator r(feature->begin(), feature->end(), reg); r != end; ++r) {
+        register_sizes_.push_back(std::stoul((*r)[1].str()) / 8);
+      }
+    }
+  }
+  if (regno < 0 || static_cast<std::size_t>(regno) >= register_sizes_.size()) {
+    return base::make_error(base::Errc::invalid, "no register " + std::to_string(regno));
+  }
+  std::size_t offset = 0;
+  for (int i = 0; i < regno; ++i) {
+    offset += register_sizes_[static_cast<std::size_t>(i)];
+  }
+  return std::make_pair(offset, register_sizes_[static_cast<std::size_t>(regno)]);
+}
+
+Result<Bytes> ValgrindTarget::read_registers(Tid tid) {
+  if (auto ok = select_thread(tid); !ok) {
+    return std::move(ok).error();
+  }
+  auto reply = ask("g");
+  if (!reply) {
+    return std::move(reply).error();
+  }
+  if (is_error(*reply)) {
+    return stub_error("g", *reply);
+  }
+  return protocol::from_hex(*reply);
+}
+
+Result<void> ValgrindTarget::write_registers(Tid tid, const Bytes& regs) {
+  if (auto ok = select_thread(tid); !ok) {
+    return ok;
+  }
+  auto reply = ask("G" + protocol::to_hex(regs));
+  if (!reply) {
+    return std::move(reply).error();
+  }
+  return *reply == "OK" ? base::success() : Result<void>(stub_error("G", *reply));
+}
+
+Result<Bytes> ValgrindTarget::read_register(Tid tid, int regno) {
+  auto slot = register_slot(regno);
+  if (!slot) {
+    return std::move(slot).error();
+  }
+  auto all = read_registers(tid);
+  if (!all) {
+    return std::move(all).error();
+  }
+  if (all->size() < slot->first + slot->second) {
+    return base::make_error(base::Errc::invalid, "register " + std::to_string(regno) + " not in the g packet");
+  }
+  return Bytes(all->begin() + static_cast<std::ptrdiff_t>(slot->first),
+               all->begin() + static_cast<std::ptrdiff_t>(slot->first + slot->second));
+}
+
+Result<void> ValgrindTarget::write_register(Tid tid, int regno, const Bytes& value) {
+  auto slot = register_slot(regno);
+  if (!slot) {
+    return std::move(slot).error();
+  }
+  auto all = read_registers(tid);
+  if (!all) {
+    return std::move(all).error();
+  }
+  if (all->size() < slot->first + slot->second || value.size() != slot->second) {
+    return base::make_error(base::Errc::invalid, "register " + std::to_string(regno) + ": wrong size");
+  }
+  std::copy(value.begin(), value.end(), all->begin() + static_cast<std::ptrdiff_t>(slot->first));
+  return write_registers(tid, *all);
+}
+
+Result<Bytes> ValgrindTarget::read_memory(Addr addr, std::size_t len) {
+  Bytes out;
+  while (out.size() < len) {
+    const std::size_t n = std::min(kMemoryChunk, len - out.size());
+    auto reply = ask("m" + hex_addr(addr + out.size()) + "," + hex_addr(n));
+    if (!reply) {
+      return std::move(reply).error();
+    }
+    if (is_error(*reply)) {
+      if (!out.empty()) {
+        return out;  // as far as it could read
+      }
+      return base::make_error(base::Errc::invalid, "cannot read memory at 0x" + hex_addr(addr));
+    }
+    auto bytes = protocol::from_hex(*reply);
+    if (!bytes) {
+      return std::move(bytes).error();
+    }
+    out.insert(out.end(), bytes->begin(), bytes->end());
+    if (bytes->size() < n) {
+      break;
+    }
+  }
+  return out;
+}
+
+Result<void> ValgrindTarget::write_memory(Addr addr, const Bytes& data) {
+  for (std::size_t done = 0; done < data.size();) {
+    const std::size_t n = std::min(kMemoryChunk, data.size() - done);
+    std::span<const std::uint8_t> piece(data.data() + done, n);
+    auto reply = ask("M" + hex_addr(addr + done) + "," + hex_addr(n) + ":" + protocol::to_hex(piece));
+    if (!reply) {
+      return std::move(reply).error();
+    }
+    if (*reply != "OK") {
+      return base::make_error(base::Errc::invalid, "cannot write memory at 0x" + hex_addr(addr + done));
+    }
+    done += n;
+  }
+  return base::success();
+}
+
+Result<void> ValgrindTarget::insert_breakpoint(BreakpointType type, Addr addr, int len) {
+  const std::string packet = std::string("Z") + z_kind(type) + "," + hex_addr(addr) + "," + std::to_string(len);
+  auto reply = ask(packet);
+  if (!reply) {
+    return std::move(reply).error();
+  }
+  if (*reply != "OK") {
+    return stub_error(packet, *reply);
+  }
+  if (type == BreakpointType::Software) {
+    breakpoints_.insert(addr);
+  }
+  return base::success();
+}
+
+Result<void> ValgrindTarget::remove_breakpoint(BreakpointType type, Addr addr, int len) {
+  const std::string packet = std::string("z") + z_kind(type) + "," + hex_addr(addr) + "," + std::to_string(len);
+  auto reply = ask(packet);
+  if (!reply) {
+    return std::move(reply).error();
+  }
+  if (*reply != "OK") {
+    return stub_error(packet, *reply);
+  }
+  breakpoints_.erase(addr);
+  return base::success();
+}
+
+Result<Bytes> ValgrindTarget::auxv() {
+  auto text = read_xfer("auxv", "");
+  if (!text) {
+    return std::move(text).error();
+  }
+  return Bytes(text->begin(), text->end());
+}
+
+Result<std::string> ValgrindTarget::exec_file(Pid) { return read_xfer("exec-file", ""); }
+
+Result<LibraryList> ValgrindTarget::libraries() {
+  auto aux = auxv();
+  if (!aux) {
+    return std::move(aux).error();
+  }
+  return svr4::read_libraries([this](Addr a, std::size_t n) { return read_memory(a, n); }, *aux);
+}
+
+Result<Bytes> ValgrindTarget::siginfo(Tid tid) {
+  if (auto ok = select_thread(tid); !ok) {
+    return std::move(ok).error();
+  }
+  auto text = read_xfer("siginfo", "");
+  if (!text) {
+    return std::move(text).error();
+  }
+  return Bytes(text->begin(), text->end());
+}
+
+Result<void> ValgrindTarget::write_siginfo(Tid, const Bytes&) {
+  return base::make_error(base::Errc::unsupported, "Valgrind's gdbserver cannot write siginfo");
+}
+
+Result<void> ValgrindTarget::enable_btrace(Tid tid, const BtraceConfig&) {
+  if (!has_process()) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  if (tracers_.count(tid) != 0) {
+    return base::make_error(base::Errc::invalid, "Btrace already enabled.");
+  }
+  // The recorder has recorded this thread since it began; GDB's history starts now.
+  const std::string path = dir_ + "/" + HS_DBT_RING_PREFIX + std::to_string(pid_) + "." + std::to_string(tid);
+  auto ring = DbtRing::open(path);
+  if (!ring) {
+    return base::make_error(base::Errc::unsupported, "no history from the dbt recorder for thread " +
+                                                         std::to_string(tid) + ": " + ring.error().message());
+  }
+  if (tracers_.empty()) {
+    recording_threads_.clear();  // recording starts now: who is there already
+    for (const auto& t : threads()) {
+      recording_threads_.insert(t.tid);
+    }
+  }
+  const bool born_since = recording_threads_.count(tid) == 0;
+  tracers_[tid] = std::make_unique<DbtTracer>(std::move(ring).value(), born_since);
+  return base::success();
+}
+
+Result<void> ValgrindTarget::disable_btrace(Tid tid) {
+  if (tracers_.erase(tid) == 0) {
+    return base::make_error(base::Errc::invalid, "Btrace not enabled.");
+  }
+  return base::success();
+}
+
+BranchTracer* ValgrindTarget::branch_tracer(Tid tid) {
+  auto it = tracers_.find(tid);
+  return it != tracers_.end() ? it->second.get() : nullptr;
+}
+
+}  // namespace tracer
