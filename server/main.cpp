@@ -30,6 +30,26 @@ int fail(const std::string& message) {
   return 1;
 }
 
+// How to start the program named on the command line.
+tracer::LaunchSpec launch_spec(const server::CommandLine& cl, const server::ServerOptions& options) {
+  tracer::LaunchSpec spec;
+  spec.program = cl.program.front();
+  spec.args.assign(cl.program.begin() + 1, cl.program.end());
+  spec.startup_with_shell = options.startup_with_shell;
+  spec.stdio_is_protocol = options.stdio_is_protocol;
+  return spec;
+}
+
+// What the server says and remembers once the program runs, stopped at its start.
+void launched(const server::CommandLine& cl, server::ServerOptions& options, const tracer::LaunchSpec& spec, int pid) {
+  options.last_program = cl.program;
+  std::fprintf(stderr, "Process %s created; pid = %d\n", spec.program.c_str(), pid);
+  tracer::StopEvent event;
+  event.pid = event.tid = pid;
+  event.signal = SIGTRAP;
+  options.last_stop = event;
+}
+
 // Starts or attaches to the inferior named on the command line, in gdbserver's words.
 bool start_inferior(const server::CommandLine& cl, server::ServerOptions& options, tracer::Target& target) {
   if (cl.attach_pid) {
@@ -46,22 +66,13 @@ bool start_inferior(const server::CommandLine& cl, server::ServerOptions& option
   if (cl.program.empty()) {
     return true;  // --multi: GDB will run or attach
   }
-  tracer::LaunchSpec spec;
-  spec.program = cl.program.front();
-  spec.args.assign(cl.program.begin() + 1, cl.program.end());
-  spec.startup_with_shell = options.startup_with_shell;
-  spec.stdio_is_protocol = options.stdio_is_protocol;
+  tracer::LaunchSpec spec = launch_spec(cl, options);
   auto pid = target.launch(spec);
   if (!pid) {
     fail(pid.error().message());
     return false;
   }
-  options.last_program = cl.program;
-  std::fprintf(stderr, "Process %s created; pid = %d\n", spec.program.c_str(), *pid);
-  tracer::StopEvent event;
-  event.pid = event.tid = *pid;
-  event.signal = SIGTRAP;
-  options.last_stop = event;
+  launched(cl, options, spec, *pid);
   return true;
 }
 
@@ -114,16 +125,28 @@ int main(int argc, char** argv) {
   const tracer::BtraceScope scope = *tracer::parse_btrace_scope(cl->btrace_scope);  // checked by the parser
   options.btrace_scope_name = scope.text();
   linux_target.set_btrace_scope(scope);
-  // --btrace=dbt: the program runs under the recorder; Valgrind's gdbserver does the rest.
+  // --btrace=dbt: the program runs under the recorder; Valgrind's gdbserver does the rest. A
+  // program the recorder cannot start is recorded in software, and the user is told why.
   std::optional<tracer::ValgrindTarget> dbt_target;
   if (cl->btrace == "dbt") {
     const char* lib = std::getenv("HINDSIGHT_DBT_LIB");
     dbt_target.emplace(tracer::DbtOptions{lib != nullptr ? lib : HINDSIGHT_DBT_LIB,
                                           std::min<std::uint64_t>(cl->btrace_max_size, kDbtRingBytes)});
+    tracer::LaunchSpec spec = launch_spec(*cl, options);
+    if (auto ok = dbt_target->launch(spec); !ok) {
+      std::fprintf(stderr, "hindsight: the dbt recorder cannot run %s: %s\n", spec.program.c_str(),
+                   ok.error().message().c_str());
+      std::fprintf(stderr, "hindsight: recording with the software tracer instead (--btrace=soft)\n");
+      dbt_target.reset();
+      options.btrace_backend_name = "soft";
+      linux_target.set_btrace_backend(tracer::BtraceBackend::Soft);
+    } else {
+      launched(*cl, options, spec, *ok);
+    }
   }
   tracer::Target& target = dbt_target ? static_cast<tracer::Target&>(*dbt_target) : linux_target;
   tracer::LinuxHostIo host;
-  if (!start_inferior(*cl, options, target)) {
+  if (!dbt_target && !start_inferior(*cl, options, target)) {
     return 1;
   }
   server::Server srv(target, host, options, *endpoint, cl->once);

@@ -138,7 +138,9 @@ TEST_CASE("attach to four running threads, trace them, detach: they finish right
   const std::string collector = GENERATE("step", "soft");
   INFO("collector " << collector);
   const std::string exe = e2e::prog_path("workers");
-  e2e::Child workers({.argv = {exe, "4"}});
+  // Long enough to outlive the session (single-stepping four threads takes a few seconds),
+  // so that its code can be read back after the detach.
+  e2e::Child workers({.argv = {exe, "8"}});
   REQUIRE(workers.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(5), true));
   const pid_t pid = workers.pid();
   auto out = e2e::run_gdb({.commands = {"info address checksum", "record btrace", "break checksum", "continue",

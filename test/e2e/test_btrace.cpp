@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iterator>
 #include <regex>
 #include <string>
@@ -333,4 +335,44 @@ TEST_CASE("--btrace-scope=libc.so: only libc's branches; the way back into it is
   CHECK_THAT(out.gdb, !Contains("\ttally\n"));
   CHECK_THAT(out.gdb, !Contains("\tbegin\n"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: soft, .*, [1-9]\d* gaps;)"));  // each way back from main
+}
+
+TEST_CASE("--btrace=dbt where the recorder cannot start: the software tracer records, and why",
+          "[e2e][btrace][dbt]") {
+  ::setenv("HINDSIGHT_DBT_LIB", "/nonexistent-hindsight-dbt-lib", 1);  // the server inherits it
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"break outer", "continue", "record btrace", "break done", "continue",
+                                        "info record", "monitor btrace"},
+                           .server_flags = {"--btrace=dbt"}});
+  ::unsetenv("HINDSIGHT_DBT_LIB");
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.server_err, Contains("hindsight: the dbt recorder cannot run "));
+  CHECK_THAT(out.server_err, Contains("recording with the software tracer instead (--btrace=soft)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in 13 functions \(0 gaps\))"));
+  CHECK_THAT(out.gdb, Contains("branch tracing: backend soft"));
+}
+
+TEST_CASE("under the dbt recorder: the history up to an instruction Valgrind cannot run, and what to do",
+          "[e2e][btrace][dbt]") {
+  if (!HS_DBT_BUILT) {
+    HS_SKIP("the dbt recorder is not built (valgrind's headers and core archives not found)");
+  }
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const std::string flags((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  if (flags.find(" avx512f") == std::string::npos) {
+    HS_SKIP("this CPU has no AVX-512: the test program would die of SIGILL natively too");
+  }
+  auto out = e2e::run_gdb({.program = "avx512",
+                           .commands = {"record btrace", "continue", "info record", "monitor btrace"},
+                           .server_flags = {"--btrace=dbt"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.gdb, Contains("Program received signal SIGILL"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(main \(\) at .*avx512\.c:\d+)"));
+  CHECK_THAT(out.server_err, Contains("cannot run (unhandled instruction bytes: 0x62 "));
+  CHECK_THAT(out.server_err, Contains("record this program with --btrace=soft instead"));
+  // From the first instruction (the recorder's ring exists before it) to the fault.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded [1-9]\d{4,} instructions in \d+ functions \(0 gaps\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: dbt, )"));
 }

@@ -286,7 +286,7 @@ TEST_CASE("dbt rings: GDB's reads answered as from the server's own ring", "[tra
   const std::string path = write_ring(dir.path, 30, 30, cap, 5);
   auto ring = DbtRing::open(path);
   REQUIRE(ring.ok());
-  tracer::DbtTracer dbt(std::move(ring).value());
+  tracer::DbtTracer dbt(std::move(ring).value(), /*from_birth=*/true);
   tracer::HistoryRing ours(cap * tracer::kBtsSampleBytes);
   REQUIRE(ours.capacity() == cap);
   std::uint64_t pushed = 0;
@@ -321,6 +321,21 @@ TEST_CASE("dbt rings: GDB's reads answered as from the server's own ring", "[tra
   CHECK(stats.lost == 30 - cap);
   CHECK(stats.gaps == 1);
   CHECK(dbt.conf().bts_size == cap * tracer::kBtsSampleBytes);
+}
+
+TEST_CASE("dbt rings: GDB's history starts when it starts recording", "[tracer][btrace][dbt]") {
+  TempDir dir;
+  const std::string path = write_ring(dir.path, 31, 31, 8, 5);  // 5 branches before `record btrace`
+  auto ring = DbtRing::open(path);
+  REQUIRE(ring.ok());
+  tracer::DbtTracer dbt(std::move(ring).value());
+  CHECK(dbt.stats().recorded == 0);
+  write_ring(dir.path, 31, 31, 8, 7);  // two more since
+  auto all = dbt.read(tracer::BtraceRead::All, 0x401006);
+  REQUIRE(all.ok());
+  // Two samples: the block between them and the one to the current pc (the oldest start unknown).
+  CHECK(all->blocks.size() == 2);
+  CHECK(dbt.stats().recorded == 2);
 }
 
 TEST_CASE("differential: the dbt recorder records what SoftStep records", "[tracer][btrace][differential][dbt]") {

@@ -58,6 +58,7 @@ static void hs_print_debug_usage(void) {}
 
 typedef struct {
   struct hs_dbt_ring_header* header; /* NULL: none yet */
+  Bool started;                      /* it has run client code */
   Addr stopped_at;                   /* where the thread stood when it last left the CPU */
   Bool was_in_syscall;               /* it left the CPU for a system call ... */
   Addr syscall_at;                   /* ... this `syscall` instruction */
@@ -162,6 +163,9 @@ static void hs_start_client_code(ThreadId tid, ULong blocks_done) {
   ThreadRing* r = &rings[tid];
   if (r->header == NULL) {
     r->header = open_ring();
+  }
+  if (!r->started) {
+    r->started = True;
     r->stopped_at = VG_(get_IP)(tid);
   }
   catch_up(tid, r);
@@ -238,6 +242,7 @@ static void hs_fork_child(ThreadId tid) {
     rings[t].header = NULL;
   }
   rings[tid].header = open_ring();
+  rings[tid].started = True;
   hs_current = rings[tid].header != NULL ? rings[tid].header : &hs_scratch.header;
 }
 
@@ -360,6 +365,9 @@ static void hs_post_clo_init(void) {
     capacity *= 2;
   }
   rings = VG_(calloc)("hsdbt.rings", VG_N_THREADS, sizeof(ThreadRing));
+  /* The main thread's ring exists before its first instruction (a debugger may start
+   * recording there); the others' when they first run. */
+  rings[1].header = open_ring();
   /* One guest branch, one recorded branch: no superblocks chased across jumps, no loops
    * unrolled into straight code (set here, after the command line, so nothing overrides it). */
   VG_(clo_vex_control).guest_chase = False;

@@ -89,6 +89,20 @@ std::string ValgrindTarget::valgrind_log() const {
   return "; Valgrind said:\n" + text;
 }
 
+void ValgrindTarget::explain_sigill() const {
+  // Valgrind logs the bytes it could not translate, then gives the program SIGILL.
+  std::ifstream in(dir_ + "/valgrind.log");
+  for (std::string line; std::getline(in, line);) {
+    if (const auto at = line.find("unhandled instruction bytes"); at != std::string::npos) {
+      std::fprintf(stderr,
+                   "hindsight: the program ran an instruction the dbt recorder (Valgrind) cannot run (%s) and "
+                   "got SIGILL for it; record this program with --btrace=soft instead\n",
+                   line.substr(at).c_str());
+      return;
+    }
+  }
+}
+
 Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
   if (has_process()) {
     return base::make_error(base::Errc::invalid, "the dbt recorder runs one process at a time");
@@ -108,7 +122,6 @@ Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
   const std::string prefix = dir_ + "/vgdb";
   std::vector<std::string> argv{"valgrind",
                                 "--tool=hsdbt",
-                                "-q",
                                 "--vgdb=yes",
                                 "--vgdb-error=0",
                                 "--vgdb-prefix=" + prefix,
@@ -309,6 +322,9 @@ std::optional<StopEvent> ValgrindTarget::poll() {
     }
     running_ = false;
     StopEvent ev = stop_from_reply(*packet);
+    if (ev.signal == SIGILL) {
+      explain_sigill();
+    }
     if (ev.reason == StopReason::Exited || ev.reason == StopReason::Killed) {
       const Pid pid = pid_;
       forget_process();

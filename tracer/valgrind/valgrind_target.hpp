@@ -76,6 +76,7 @@ class ValgrindTarget final : public Target {
   StopEvent stop_from_reply(const std::string& reply);
   void forget_process();
   std::string valgrind_log() const;  // its last lines, for an error message
+  void explain_sigill() const;       // an instruction Valgrind cannot translate: say so
 
   DbtOptions options_;
   std::optional<RspLink> link_;
