@@ -163,6 +163,19 @@ TEST_CASE("--btrace-scope needs the software tracer; a bad scope or size is refu
   CHECK_THAT(size.err, Contains("--btrace-max-size"));
 }
 
+TEST_CASE("--btrace=dbt starts the program itself: no --attach, --multi or scope", "[e2e][cli][btrace]") {
+  const std::vector<std::vector<std::string>> refused = {
+      {"--btrace=dbt", "--attach", ":0", "1"},
+      {"--btrace=dbt", "--multi", ":0"},
+      {"--btrace=dbt", "--btrace-scope=exe", ":0", "/bin/true"},
+  };
+  for (const auto& args : refused) {
+    auto r = run_server(args);
+    CHECK(e2e::exit_code(r.status) == 1);
+    CHECK_THAT(r.err, Contains("--btrace=dbt starts PROG under the recorder: not with --attach, --multi or --btrace-scope"));
+  }
+}
+
 TEST_CASE("hindsight under another tracer refuses to run the program untraced", "[e2e][cli]") {
   if (::access("/usr/bin/strace", X_OK) != 0) {
     HS_SKIP("strace is not installed");

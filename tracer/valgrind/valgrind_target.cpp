@@ -527,8 +527,9 @@ Result<void> ValgrindTarget::write_memory(Addr addr, const Bytes& data) {
   return base::success();
 }
 
-Result<void> ValgrindTarget::insert_breakpoint(BreakpointType type, Addr addr, int len) {
-  const std::string packet = std::string("Z") + z_kind(type) + "," + hex_addr(addr) + "," + std::to_string(len);
+Result<void> ValgrindTarget::set_breakpoint(bool insert, BreakpointType type, Addr addr, int len) {
+  const std::string packet =
+      std::string(1, insert ? 'Z' : 'z') + z_kind(type) + "," + hex_addr(addr) + "," + std::to_string(len);
   auto reply = ask(packet);
   if (!reply) {
     return std::move(reply).error();
@@ -537,22 +538,21 @@ Result<void> ValgrindTarget::insert_breakpoint(BreakpointType type, Addr addr, i
     return stub_error(packet, *reply);
   }
   if (type == BreakpointType::Software) {
-    breakpoints_.insert(addr);
+    if (insert) {
+      breakpoints_.insert(addr);
+    } else {
+      breakpoints_.erase(addr);
+    }
   }
   return base::success();
 }
 
+Result<void> ValgrindTarget::insert_breakpoint(BreakpointType type, Addr addr, int len) {
+  return set_breakpoint(true, type, addr, len);
+}
+
 Result<void> ValgrindTarget::remove_breakpoint(BreakpointType type, Addr addr, int len) {
-  const std::string packet = std::string("z") + z_kind(type) + "," + hex_addr(addr) + "," + std::to_string(len);
-  auto reply = ask(packet);
-  if (!reply) {
-    return std::move(reply).error();
-  }
-  if (*reply != "OK") {
-    return stub_error(packet, *reply);
-  }
-  breakpoints_.erase(addr);
-  return base::success();
+  return set_breakpoint(false, type, addr, len);
 }
 
 Result<Bytes> ValgrindTarget::auxv() {

@@ -71,6 +71,7 @@ class ValgrindTarget final : public Target {
   Result<std::string> ask(const std::string& packet);
   Result<std::string> read_xfer(const std::string& object, const std::string& annex);
   Result<void> select_thread(Tid tid);
+  Result<void> set_breakpoint(bool insert, BreakpointType type, Addr addr, int len);  // Z or z
   // Byte offset and size of register regno in `g`, from the target description.
   Result<std::pair<std::size_t, std::size_t>> register_slot(int regno);
   StopEvent stop_from_reply(const std::string& reply);
