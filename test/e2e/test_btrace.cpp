@@ -353,26 +353,72 @@ TEST_CASE("--btrace=dbt where the recorder cannot start: the software tracer rec
   CHECK_THAT(out.gdb, Contains("branch tracing: backend soft"));
 }
 
+namespace {
+
+bool cpu_has_avx512() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const std::string flags((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  return flags.find(" avx512f") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("--btrace=dbt and a program built with AVX-512: recorded in software from the start, and why",
+          "[e2e][btrace][dbt]") {
+  if (!cpu_has_avx512()) {
+    HS_SKIP("this CPU has no AVX-512: the test program would die of SIGILL natively too");
+  }
+  auto out = e2e::run_gdb({.program = "avx512",
+                           .commands = {"record btrace", "break 8", "continue", "info record", "monitor btrace",
+                                        "delete", "record stop", "continue"},
+                           .server_flags = {"--btrace=dbt"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.server_err, Contains("the dbt recorder cannot run "));
+  CHECK_THAT(out.server_err, Contains("it uses AVX-512 instructions (in .text), which Valgrind 3.19 cannot run"));
+  CHECK_THAT(out.server_err, Contains("recording with the software tracer instead (--btrace=soft)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded [1-9]\d* instructions in \d+ functions \(0 gaps\))"));
+  CHECK_THAT(out.gdb, Contains("branch tracing: backend soft"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
 TEST_CASE("under the dbt recorder: the history up to an instruction Valgrind cannot run, and what to do",
           "[e2e][btrace][dbt]") {
   if (!HS_DBT_BUILT) {
     HS_SKIP("the dbt recorder is not built (valgrind's headers and core archives not found)");
   }
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  const std::string flags((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
-  if (flags.find(" avx512f") == std::string::npos) {
+  if (!cpu_has_avx512()) {
     HS_SKIP("this CPU has no AVX-512: the test program would die of SIGILL natively too");
   }
-  auto out = e2e::run_gdb({.program = "avx512",
+  // The instruction is written at run time: no look at the executable finds it.
+  auto out = e2e::run_gdb({.program = "avx512_jit",
                            .commands = {"record btrace", "continue", "info record", "monitor btrace"},
                            .server_flags = {"--btrace=dbt"}});
   INFO(out.transcript());
   check_clean(out.gdb);
   CHECK_THAT(out.gdb, Contains("Program received signal SIGILL"));
-  CHECK_THAT(out.gdb, ContainsRegex(R"(main \(\) at .*avx512\.c:\d+)"));
   CHECK_THAT(out.server_err, Contains("cannot run (unhandled instruction bytes: 0x62 "));
   CHECK_THAT(out.server_err, Contains("record this program with --btrace=soft instead"));
   // From the first instruction (the recorder's ring exists before it) to the fault.
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded [1-9]\d{4,} instructions in \d+ functions \(0 gaps\))"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: dbt, )"));
+}
+
+TEST_CASE("a crash under the dbt recorder: registers, the stack, siginfo and the history to the fault",
+          "[e2e][btrace][dbt]") {
+  if (!HS_DBT_BUILT) {
+    HS_SKIP("the dbt recorder is not built (valgrind's headers and core archives not found)");
+  }
+  auto out = e2e::run_gdb({.program = "crash",
+                           .commands = {"break main", "continue", "record btrace", "continue", "bt",
+                                        "print $_siginfo.si_signo", "print $_siginfo._sifields._sigfault.si_addr",
+                                        "record function-call-history /c", "info record"},
+                           .server_flags = {"--btrace=dbt"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.gdb, Contains("Program received signal SIGSEGV"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#0  0x[0-9a-f]+ in store \(r=0x0, v=3\) at .*crash\.c:\d+\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#1  0x[0-9a-f]+ in update \(r=0x[0-9a-f]+, depth=3\) at .*crash\.c:\d+\n)"));
+  CHECK_THAT(out.gdb, Contains("$1 = 11\n$2 = (void *) 0x10\n"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\d+\tmain\n\d+\t  update\n\d+\t    store\n)"));
 }

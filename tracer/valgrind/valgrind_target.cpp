@@ -16,6 +16,7 @@
 #include "protocol/signals.hpp"
 #include "tracer/btrace/dbt_ring.h"
 #include "tracer/linux/svr4_libraries.hpp"
+#include "tracer/valgrind/unsupported_code.hpp"
 
 namespace tracer {
 namespace {
@@ -110,6 +111,9 @@ Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
   if (options_.valgrind_lib.empty() || !std::filesystem::exists(options_.valgrind_lib + "/hsdbt-amd64-linux")) {
     return base::make_error(base::Errc::unsupported,
                             "the dbt recorder is not built (needs Debian's valgrind package; rebuild Hindsight)");
+  }
+  if (auto why = code_the_recorder_cannot_run(spec.program)) {
+    return base::make_error(base::Errc::unsupported, *why);
   }
   if (!dir_.empty()) {
     std::error_code ec;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "arch/x86/instruction_length.hpp"
+#include "arch/x86/isa_extensions.hpp"
 
 using arch::x86::decode_instruction;
 using arch::x86::InsnKind;
@@ -89,4 +90,16 @@ TEST_CASE("step_took_branch: the single-step rule", "[arch][insn]") {
   CHECK_FALSE(step_took_branch(sys, 0x1000, 0x1000));   // restarted
   CHECK(step_took_branch(sys, 0x1000, 0x401234));       // rt_sigreturn back to the program
   CHECK_FALSE(step_took_branch(mov, 0x1000, 0x1000));   // did not run (trap before it)
+}
+
+TEST_CASE("uses_avx512 finds an EVEX instruction among others", "[arch][isa]") {
+  using arch::x86::uses_avx512;
+  const std::vector<std::uint8_t> plain = {0x55, 0x48, 0x89, 0xe5,              // push %rbp; mov %rsp,%rbp
+                                           0xc5, 0xfd, 0xef, 0xc0,              // vpxor %ymm0 (VEX, AVX2)
+                                           0x62, 0x00, 0xc3};                   // undecodable, then ret
+  CHECK_FALSE(uses_avx512(plain));
+  std::vector<std::uint8_t> with = plain;
+  with.insert(with.begin() + 4, {0x62, 0xf1, 0x75, 0x48, 0xef, 0xc9});  // vpxord %zmm1,%zmm1,%zmm1
+  CHECK(uses_avx512(with));
+  CHECK_FALSE(uses_avx512({}));
 }

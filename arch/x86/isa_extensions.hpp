@@ -1,0 +1,13 @@
+// Which instruction-set extensions a piece of machine code uses (what an emulator that lacks
+// one would stumble on). A linear sweep: bytes that do not decode are stepped over one by one.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace arch::x86 {
+
+// True when code holds an EVEX-encoded (AVX-512) instruction.
+bool uses_avx512(std::span<const std::uint8_t> code);
+
+}  // namespace arch::x86
