@@ -2,12 +2,15 @@
 // laid out as the recorder lays them out, then the differential test: on the corpus, what
 // the recorder writes equals what SoftStep records, on the program's own code.
 #include <fcntl.h>
+#include <elf.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <thread>
 
 #include "test/support/skip.hpp"
 #include "test/tracer/recording.hpp"
@@ -16,6 +19,7 @@
 #include "tracer/btrace/dbt_tracer.hpp"
 #include "tracer/btrace/history_ring.hpp"
 #include "tracer/valgrind/rsp_link.hpp"
+#include "tracer/valgrind/valgrind_target.hpp"
 
 #ifndef DBT_LIB_DIR
 #error "DBT_LIB_DIR must name the recorder's VALGRIND_LIB directory (empty: not built)"
@@ -476,4 +480,88 @@ TEST_CASE("RspLink: GDB's side of Valgrind's gdbserver, through vgdb", "[tracer]
   auto ring = DbtRing::open(paths[0]);
   REQUIRE(ring.ok());
   CHECK(ring->head() > 1000);
+}
+
+TEST_CASE("RspLink: qXfer data comes back whole, escapes and run-length encoding undone", "[tracer][vgdb]") {
+  auto link = tracer::RspLink::spawn({"python3", SCRIPTED_STUB});
+  REQUIRE(link.ok());
+  auto data = link->read_xfer("auxv", "");
+  REQUIRE(data.ok());
+  std::string want = "#$}*";
+  for (char c = 0; c < 8; ++c) {
+    want.push_back(c);
+  }
+  want += "*zzzz";
+  CHECK(*data == want);
+  auto other = link->read_xfer("features", "target.xml");
+  REQUIRE_FALSE(other.ok());  // the empty reply: not supported
+}
+
+TEST_CASE("ValgrindTarget: a program under the recorder, driven as GDB drives it", "[tracer][dbt][vgdb]") {
+  std::string why;
+  if (!dbt_available(&why)) {
+    HS_SKIP(why);
+  }
+  const std::string program = corpus("tracer_corpus");
+  const auto begin = elf_symbol(program, "diff_begin");
+  const auto end = elf_symbol(program, "diff_end");
+  std::vector<char> file;
+  Elf64_Ehdr eh;
+  REQUIRE(read_elf(program, file, eh));
+  REQUIRE(begin);
+  REQUIRE(end);
+  tracer::ValgrindTarget target(tracer::DbtOptions{DBT_LIB_DIR, 1u << 20});
+  auto pid = target.launch({.program = program, .args = {"loops"}, .startup_with_shell = false});
+  REQUIRE(pid.ok());
+  // The auxiliary vector comes as binary qXfer data (escapes undone): whole entries, the
+  // program's own entry point, the page size, AT_NULL last.
+  auto auxv = target.auxv();
+  REQUIRE(auxv.ok());
+  REQUIRE(auxv->size() % 16 == 0);
+  std::map<std::uint64_t, std::uint64_t> entries;
+  for (std::size_t at = 0; at + 16 <= auxv->size(); at += 16) {
+    std::uint64_t kv[2];
+    std::memcpy(kv, auxv->data() + at, sizeof kv);
+    entries[kv[0]] = kv[1];
+  }
+  CHECK(entries[AT_ENTRY] == eh.e_entry);
+  CHECK(entries[AT_PAGESZ] == 4096);
+  std::uint64_t last[2];
+  std::memcpy(last, auxv->data() + auxv->size() - 16, sizeof last);
+  CHECK(last[0] == AT_NULL);
+  const auto threads = target.threads();
+  REQUIRE(threads.size() == 1);
+  CHECK(threads[0].tid == *pid);
+  auto run_to = [&](tracer::Addr addr) {
+    REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, addr, 1).ok());
+    REQUIRE(target.resume(tracer::ResumePlan{{tracer::ThreadAction{}}}).ok());
+    std::optional<tracer::StopEvent> ev;
+    for (int i = 0; i < 3000 && !ev; ++i) {
+      ev = target.poll();
+      if (!ev) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    REQUIRE(ev);
+    CHECK(ev->reason == tracer::StopReason::SoftwareBreakpoint);
+    REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, addr, 1).ok());
+    auto pc = target.read_register(*pid, 16);  // rip
+    REQUIRE(pc.ok());
+    REQUIRE(pc->size() == 8);
+    std::uint64_t value = 0;
+    std::memcpy(&value, pc->data(), 8);
+    CHECK(value == addr);
+  };
+  run_to(*begin);
+  auto code = target.read_memory(*begin, 16);
+  REQUIRE(code.ok());
+  CHECK(code->size() == 16);
+  REQUIRE(target.enable_btrace(*pid, {}).ok());
+  run_to(*end);
+  auto history = target.branch_tracer(*pid)->read(tracer::BtraceRead::All, *end);
+  REQUIRE(history.ok());
+  CHECK(history->blocks.size() > 10);  // loops() ran between the two
+  CHECK(target.branch_tracer(*pid)->stats().backend == "dbt");
+  CHECK(target.kill().ok());
+  CHECK_FALSE(target.has_process());
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace tracer {
@@ -163,6 +164,36 @@ base::Result<std::string> RspLink::wait_packet(std::chrono::milliseconds timeout
   std::string p = std::move(packets_.front());
   packets_.pop_front();
   return p;
+}
+
+base::Result<std::string> RspLink::read_xfer(const std::string& object, const std::string& annex,
+                                             std::chrono::milliseconds timeout) {
+  std::string out;
+  for (;;) {
+    char range[48];
+    std::snprintf(range, sizeof range, ":%zx,fff", out.size());
+    const std::string packet = "qXfer:" + object + ":read:" + annex + range;
+    auto reply = request(packet, timeout);
+    if (!reply) {
+      return std::move(reply).error();
+    }
+    if (reply->empty() || (reply->front() != 'l' && reply->front() != 'm')) {
+      return base::make_error(reply->empty() ? base::Errc::unsupported : base::Errc::invalid,
+                              "the stub answered '" + *reply + "' to " + packet);
+    }
+    // The data is binary: '#', '$', '}' and '*' in it come escaped.
+    auto data = protocol::unescape_binary(std::string_view(*reply).substr(1));
+    if (!data) {
+      return std::move(data).error();
+    }
+    out.append(data->begin(), data->end());
+    if (reply->front() == 'l') {
+      return out;
+    }
+    if (data->empty()) {
+      return base::make_error(base::Errc::invalid, "the stub sent no data for " + packet);
+    }
+  }
 }
 
 base::Result<std::string> RspLink::request(std::string_view payload, std::chrono::milliseconds timeout) {

@@ -31,6 +31,10 @@ class RspLink {
   // Sends payload and waits for its reply (run-length encoding undone).
   base::Result<std::string> request(std::string_view payload,
                                     std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // A whole qXfer object (qXfer:OBJECT:read:ANNEX:OFFSET,LENGTH until `l`), binary escapes
+  // undone.
+  base::Result<std::string> read_xfer(const std::string& object, const std::string& annex,
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Sends payload and does not wait: `c` and `s`, whose reply is the next stop.
   base::Result<void> send(std::string_view payload);
   // The next packet from the stub: one already read, or one arriving within timeout.

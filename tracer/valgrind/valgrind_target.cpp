@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "base/log.hpp"
+#include "protocol/framing.hpp"
 #include "protocol/hex.hpp"
 #include "protocol/signals.hpp"
 #include "tracer/btrace/dbt_ring.h"
@@ -385,20 +386,11 @@ StopEvent ValgrindTarget::stop_from_reply(const std::string& reply) {
 }
 
 Result<std::string> ValgrindTarget::read_xfer(const std::string& object, const std::string& annex) {
-  std::string out;
-  for (;;) {
-    auto reply = ask("qXfer:" + object + ":read:" + annex + ":" + hex_addr(out.size()) + ",fff");
-    if (!reply) {
-      return std::move(reply).error();
-    }
-    if (reply->empty() || (reply->front() != 'l' && reply->front() != 'm')) {
-      return stub_error("qXfer:" + object, *reply);
-    }
-    out.append(reply->substr(1));
-    if (reply->front() == 'l') {
-      return out;
-    }
+  if (!link_ || running_) {
+    return base::make_error(link_ ? base::Errc::invalid : base::Errc::no_process,
+                            link_ ? "the program is running" : "no process");
   }
+  return link_->read_xfer(object, annex);
 }
 
 Result<std::string> ValgrindTarget::target_description(const std::string& annex) { return read_xfer("features", annex); }
