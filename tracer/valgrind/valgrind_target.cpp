@@ -449,7 +449,7 @@ Result<void> ValgrindTarget::write_registers(Tid tid, const Bytes& regs) {
   return *reply == "OK" ? base::success() : Result<void>(stub_error("G", *reply));
 }
 
-Result<Bytes> ValgrindTarget::read_register(Tid tid, int regno) {
+Result<std::pair<Bytes, std::size_t>> ValgrindTarget::registers_around(Tid tid, int regno) {
   auto slot = register_slot(regno);
   if (!slot) {
     return std::move(slot).error();
@@ -461,24 +461,28 @@ Result<Bytes> ValgrindTarget::read_register(Tid tid, int regno) {
   if (all->size() < slot->first + slot->second) {
     return base::make_error(base::Errc::invalid, "register " + std::to_string(regno) + " not in the g packet");
   }
-  return Bytes(all->begin() + static_cast<std::ptrdiff_t>(slot->first),
-               all->begin() + static_cast<std::ptrdiff_t>(slot->first + slot->second));
+  return std::make_pair(std::move(*all), slot->first);
+}
+
+Result<Bytes> ValgrindTarget::read_register(Tid tid, int regno) {
+  auto regs = registers_around(tid, regno);
+  if (!regs) {
+    return std::move(regs).error();
+  }
+  const auto at = regs->first.begin() + static_cast<std::ptrdiff_t>(regs->second);
+  return Bytes(at, at + static_cast<std::ptrdiff_t>(register_sizes_[static_cast<std::size_t>(regno)]));
 }
 
 Result<void> ValgrindTarget::write_register(Tid tid, int regno, const Bytes& value) {
-  auto slot = register_slot(regno);
-  if (!slot) {
-    return std::move(slot).error();
+  auto regs = registers_around(tid, regno);
+  if (!regs) {
+    return std::move(regs).error();
   }
-  auto all = read_registers(tid);
-  if (!all) {
-    return std::move(all).error();
-  }
-  if (all->size() < slot->first + slot->second || value.size() != slot->second) {
+  if (value.size() != register_sizes_[static_cast<std::size_t>(regno)]) {
     return base::make_error(base::Errc::invalid, "register " + std::to_string(regno) + ": wrong size");
   }
-  std::copy(value.begin(), value.end(), all->begin() + static_cast<std::ptrdiff_t>(slot->first));
-  return write_registers(tid, *all);
+  std::copy(value.begin(), value.end(), regs->first.begin() + static_cast<std::ptrdiff_t>(regs->second));
+  return write_registers(tid, regs->first);
 }
 
 Result<Bytes> ValgrindTarget::read_memory(Addr addr, std::size_t len) {

@@ -74,6 +74,8 @@ class ValgrindTarget final : public Target {
   Result<void> set_breakpoint(bool insert, BreakpointType type, Addr addr, int len);  // Z or z
   // Byte offset and size of register regno in `g`, from the target description.
   Result<std::pair<std::size_t, std::size_t>> register_slot(int regno);
+  // Every register of tid (`g`) and where regno starts in them.
+  Result<std::pair<Bytes, std::size_t>> registers_around(Tid tid, int regno);
   StopEvent stop_from_reply(const std::string& reply);
   void forget_process();
   std::string valgrind_log() const;  // its last lines, for an error message
