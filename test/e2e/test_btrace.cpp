@@ -337,6 +337,16 @@ TEST_CASE("--btrace-scope=libc.so: only libc's branches; the way back into it is
   CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: soft, .*, [1-9]\d* gaps;)"));  // each way back from main
 }
 
+TEST_CASE("the program starts with the signal state of a shell, not the server's", "[e2e][btrace][signals]") {
+  const std::string collector = GENERATE("soft", "dbt");
+  INFO("collector " << collector);
+  SKIP_IF_NOT_BUILT(collector);
+  auto out = e2e::run_gdb({.program = "sigstate", .commands = {"continue"}, .server_flags = collector_flags(collector)});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_out, Contains("blocked signals: 0, SIGPIPE default\n"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
 TEST_CASE("--btrace=dbt where the recorder cannot start: the software tracer records, and why",
           "[e2e][btrace][dbt]") {
   ::setenv("HINDSIGHT_DBT_LIB", "/nonexistent-hindsight-dbt-lib", 1);  // the server inherits it

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "base/log.hpp"
+#include "tracer/linux/exec_child.hpp"
 #include "tracer/linux/linux_target.hpp"
 #include "tracer/linux/ptrace_calls.hpp"
 
@@ -115,10 +116,7 @@ struct ChildFailure {
     (void)ignored;
     ::_exit(127);
   }
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::signal(SIGPIPE, SIG_DFL);
+  reset_signal_state_for_exec();
   ::execv(argv[0], argv.data());
   ChildFailure failure{ChildStep::Exec, errno};
   ssize_t ignored = ::write(err_fd, &failure, sizeof failure);
@@ -205,11 +203,7 @@ Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
     words.insert(words.end(), spec.args.begin(), spec.args.end());
     words[0] = *resolved;
   }
-  std::vector<char*> argv;
-  for (auto& w : words) {
-    argv.push_back(w.data());
-  }
-  argv.push_back(nullptr);
+  const std::vector<char*> argv = exec_argv(words);
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {

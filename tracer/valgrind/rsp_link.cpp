@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "tracer/linux/exec_child.hpp"
+
 namespace tracer {
 namespace {
 
@@ -18,7 +20,7 @@ base::Error link_error(const std::string& what) { return base::make_error(base::
 
 }  // namespace
 
-base::Result<RspLink> RspLink::spawn(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+base::Result<RspLink> RspLink::spawn(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
   if (argv.empty()) {
     return link_error("no stub to start");
   }
@@ -26,11 +28,7 @@ base::Result<RspLink> RspLink::spawn(const std::vector<std::string>& argv, std::
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return link_error(std::string("socketpair: ") + std::strerror(errno));
   }
-  std::vector<char*> args;
-  for (const auto& a : argv) {
-    args.push_back(const_cast<char*>(a.c_str()));
-  }
-  args.push_back(nullptr);
+  const std::vector<char*> args = exec_argv(argv);
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
@@ -42,6 +40,7 @@ base::Result<RspLink> RspLink::spawn(const std::vector<std::string>& argv, std::
     ::dup2(fds[1], 0);
     ::dup2(fds[1], 1);
     ::dup2(null, 2);
+    reset_signal_state_for_exec();
     ::execvp(args[0], args.data());
     ::_exit(127);
   }

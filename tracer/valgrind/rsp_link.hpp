@@ -20,7 +20,7 @@ namespace tracer {
 class RspLink {
  public:
   // Starts argv (its stderr goes to /dev/null) and asks for no-ack mode.
-  static base::Result<RspLink> spawn(const std::vector<std::string>& argv,
+  static base::Result<RspLink> spawn(std::vector<std::string> argv,
                                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
   ~RspLink();  // closes the link and reaps the child
   RspLink(RspLink&& other) noexcept;

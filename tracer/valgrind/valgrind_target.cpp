@@ -16,6 +16,7 @@
 #include "protocol/hex.hpp"
 #include "protocol/signals.hpp"
 #include "tracer/btrace/dbt_ring.h"
+#include "tracer/linux/exec_child.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
 #include "tracer/valgrind/unsupported_code.hpp"
 
@@ -137,6 +138,7 @@ Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
                                 "--log-file=" + dir_ + "/valgrind.log",
                                 spec.program};
   argv.insert(argv.end(), spec.args.begin(), spec.args.end());
+  const std::vector<char*> exec_args = exec_argv(argv);
   const pid_t pid = ::fork();
   if (pid < 0) {
     return base::sys_error("fork");
@@ -148,12 +150,8 @@ Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
       ::dup2(null, 0);
       ::dup2(2, 1);
     }
-    std::vector<char*> args;
-    for (auto& a : argv) {
-      args.push_back(a.data());
-    }
-    args.push_back(nullptr);
-    ::execvp("valgrind", args.data());
+    reset_signal_state_for_exec();
+    ::execvp("valgrind", exec_args.data());
     std::fprintf(stderr, "cannot run valgrind: %s\n", std::strerror(errno));
     ::_exit(127);
   }
