@@ -78,6 +78,11 @@ static struct {
   struct hs_dbt_sample samples[1];
 } hs_scratch;
 
+/* Where the translated code writes for thread ring r: its ring, or the scratch one. */
+static struct hs_dbt_ring_header* ring_or_scratch(const ThreadRing* r) {
+  return r->header != NULL ? r->header : &hs_scratch.header;
+}
+
 static struct hs_dbt_sample* samples_of(struct hs_dbt_ring_header* h) {
   return (struct hs_dbt_sample*)((UChar*)h + HS_DBT_RING_HEADER_SIZE);
 }
@@ -170,7 +175,7 @@ static void hs_start_client_code(ThreadId tid, ULong blocks_done) {
   }
   catch_up(tid, r);
   r->was_in_syscall = False;
-  hs_current = r->header != NULL ? r->header : &hs_scratch.header;
+  hs_current = ring_or_scratch(r);
 }
 
 static void hs_stop_client_code(ThreadId tid, ULong blocks_done) {
@@ -231,9 +236,7 @@ static void hs_thread_exit(ThreadId tid) {
   }
   /* The mapping stays (a reused ThreadId gets a fresh one): the file outlives the thread. */
   VG_(memset)(r, 0, sizeof *r);
-  if (hs_current != &hs_scratch.header) {
-    hs_current = &hs_scratch.header;
-  }
+  hs_current = &hs_scratch.header;
 }
 
 /* A fork child: its thread gets a ring of its own; the parent's rings are not its to write. */
@@ -243,7 +246,7 @@ static void hs_fork_child(ThreadId tid) {
   }
   rings[tid].header = open_ring();
   rings[tid].started = True;
-  hs_current = rings[tid].header != NULL ? rings[tid].header : &hs_scratch.header;
+  hs_current = ring_or_scratch(&rings[tid]);
 }
 
 /* ---- instrumentation ---------------------------------------------------------------------- */

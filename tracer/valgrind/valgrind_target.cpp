@@ -11,12 +11,13 @@
 #include <fstream>
 #include <regex>
 
-#include "base/log.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/hex.hpp"
 #include "protocol/signals.hpp"
+#include "protocol/thread_id.hpp"
 #include "tracer/btrace/dbt_ring.h"
 #include "tracer/linux/exec_child.hpp"
+#include "tracer/linux/procfs.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
 #include "tracer/valgrind/unsupported_code.hpp"
 
@@ -33,13 +34,13 @@ base::Error stub_error(const std::string& packet, const std::string& reply) {
 
 bool is_error(const std::string& reply) { return reply.empty() || (reply.size() == 3 && reply[0] == 'E'); }
 
-std::string hex_addr(Addr a) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(a));
-  return buf;
-}
+using protocol::hex_u64;
 
-std::string hex_tid(Tid tid) { return hex_addr(static_cast<Addr>(tid)); }
+// A two-digit hex field of a stop reply (signal, exit status) at pos; 0 when malformed.
+int hex_byte_at(const std::string& reply, std::size_t pos) {
+  auto value = protocol::parse_hex_u64(std::string_view(reply).substr(pos, 2));
+  return value ? static_cast<int>(*value) : 0;
+}
 
 char z_kind(BreakpointType type) {
   switch (type) {
@@ -74,15 +75,24 @@ ValgrindTarget::~ValgrindTarget() {
   if (has_process()) {
     (void)kill();
   }
+  remove_work_dir();
+}
+
+void ValgrindTarget::remove_work_dir() {
   if (!dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
+    dir_.clear();
   }
 }
 
-std::string ValgrindTarget::valgrind_log() const {
+std::string ValgrindTarget::read_log() const {
   std::ifstream in(dir_ + "/valgrind.log");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string ValgrindTarget::valgrind_log() const {
+  std::string text = read_log();
   if (text.empty()) {
     return {};
   }
@@ -94,16 +104,16 @@ std::string ValgrindTarget::valgrind_log() const {
 
 void ValgrindTarget::explain_sigill() const {
   // Valgrind logs the bytes it could not translate, then gives the program SIGILL.
-  std::ifstream in(dir_ + "/valgrind.log");
-  for (std::string line; std::getline(in, line);) {
-    if (const auto at = line.find("unhandled instruction bytes"); at != std::string::npos) {
-      std::fprintf(stderr,
-                   "hindsight: the program ran an instruction the dbt recorder (Valgrind) cannot run (%s) and "
-                   "got SIGILL for it; record this program with --btrace=soft instead\n",
-                   line.substr(at).c_str());
-      return;
-    }
+  const std::string text = read_log();
+  const auto at = text.find("unhandled instruction bytes");
+  if (at == std::string::npos) {
+    return;
   }
+  const std::string bytes = text.substr(at, text.find('\n', at) - at);
+  std::fprintf(stderr,
+               "hindsight: the program ran an instruction the dbt recorder (Valgrind) cannot run (%s) and got "
+               "SIGILL for it; record this program with --btrace=soft instead\n",
+               bytes.c_str());
 }
 
 Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
@@ -117,10 +127,7 @@ Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
   if (auto why = code_the_recorder_cannot_run(spec.program)) {
     return base::make_error(base::Errc::unsupported, *why);
   }
-  if (!dir_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  remove_work_dir();  // a previous run's
   dir_ = make_work_dir();
   if (dir_.empty()) {
     return base::sys_error("cannot make a directory for the recorder's rings");
@@ -181,12 +188,19 @@ Result<void> ValgrindTarget::attach(Pid) {
                           "the dbt recorder must start the program: attaching needs --btrace=soft or step");
 }
 
-Result<std::string> ValgrindTarget::ask(const std::string& packet) {
+Result<void> ValgrindTarget::check_stopped() const {
   if (!link_) {
     return base::make_error(base::Errc::no_process, "no process");
   }
   if (running_) {
     return base::make_error(base::Errc::invalid, "the program is running");
+  }
+  return base::success();
+}
+
+Result<std::string> ValgrindTarget::ask(const std::string& packet) {
+  if (auto ok = check_stopped(); !ok) {
+    return std::move(ok).error();
   }
   return link_->request(packet, std::chrono::seconds(30));
 }
@@ -230,9 +244,12 @@ std::vector<ThreadInfo> ValgrindTarget::threads() {
       const std::string id = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       ThreadInfo t;
       t.pid = pid_;
-      t.tid = static_cast<Tid>(std::strtol(id.c_str(), nullptr, 16));
-      std::ifstream comm("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(t.tid) + "/comm");
-      std::getline(comm, t.name);
+      auto parsed = protocol::parse_thread_id(id);
+      if (!parsed || parsed->tid <= 0) {
+        break;  // not a thread id: the list ends here
+      }
+      t.tid = static_cast<Tid>(parsed->tid);
+      t.name = procfs::thread_name(pid_, t.tid);
       if (t.name == "hsdbt-amd64-lin") {
         t.name = program_name_;  // Valgrind's name, not the one the kernel would have given
       }
@@ -247,7 +264,7 @@ std::vector<ThreadInfo> ValgrindTarget::threads() {
 }
 
 bool ValgrindTarget::thread_alive(Tid tid) {
-  auto reply = ask("T" + hex_tid(tid));
+  auto reply = ask("T" + hex_u64(tid));
   return reply && *reply == "OK";
 }
 
@@ -255,7 +272,7 @@ Result<void> ValgrindTarget::select_thread(Tid tid) {
   if (tid == selected_) {
     return base::success();
   }
-  auto reply = ask("Hg" + hex_tid(tid));
+  auto reply = ask("Hg" + hex_u64(tid));
   if (!reply || *reply != "OK") {
     return base::make_error(base::Errc::no_thread, "no thread " + std::to_string(tid));
   }
@@ -283,16 +300,14 @@ Result<void> ValgrindTarget::resume(const ResumePlan& plan) {
   std::string packet;
   const int sig = chosen != nullptr ? chosen->signal : 0;
   if (chosen != nullptr && chosen->tid != kAllThreads) {
-    auto reply = ask("Hc" + hex_tid(chosen->tid));
+    auto reply = ask("Hc" + hex_u64(chosen->tid));
     if (!reply || *reply != "OK") {
       return base::make_error(base::Errc::no_thread, "no thread " + std::to_string(chosen->tid));
     }
   }
   const char op = step != nullptr ? 's' : 'c';
   if (sig != 0) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "%c%02x", op == 's' ? 'S' : 'C', protocol::gdb_signal_from_host(sig));
-    packet = buf;
+    packet = std::string(1, op == 's' ? 'S' : 'C') + protocol::hex_fixed(protocol::gdb_signal_from_host(sig), 2);
   } else {
     packet = std::string(1, op);
   }
@@ -342,7 +357,7 @@ StopEvent ValgrindTarget::stop_from_reply(const std::string& reply) {
   ev.pid = pid_;
   ev.tid = selected_ != 0 ? selected_ : pid_;
   if (reply.size() >= 3 && (reply[0] == 'W' || reply[0] == 'X')) {
-    const int value = static_cast<int>(std::strtol(reply.substr(1, 2).c_str(), nullptr, 16));
+    const int value = hex_byte_at(reply, 1);
     ev.reason = reply[0] == 'W' ? StopReason::Exited : StopReason::Killed;
     ev.status = value;
     ev.signal = reply[0] == 'X' ? protocol::host_signal_from_gdb(value) : 0;
@@ -352,7 +367,7 @@ StopEvent ValgrindTarget::stop_from_reply(const std::string& reply) {
     ev.signal = SIGTRAP;
     return ev;
   }
-  ev.signal = protocol::host_signal_from_gdb(static_cast<int>(std::strtol(reply.substr(1, 2).c_str(), nullptr, 16)));
+  ev.signal = protocol::host_signal_from_gdb(hex_byte_at(reply, 1));
   Addr pc = 0;
   std::size_t at = 3;
   while (at < reply.size()) {
@@ -364,8 +379,10 @@ StopEvent ValgrindTarget::stop_from_reply(const std::string& reply) {
     const std::string key = reply.substr(at, colon - at);
     const std::string value = reply.substr(colon + 1, semi - colon - 1);
     if (key == "thread") {
-      ev.tid = static_cast<Tid>(std::strtol(value.c_str(), nullptr, 16));
-      selected_ = ev.tid;  // Valgrind's gdbserver makes the stopped thread the current one
+      if (auto id = protocol::parse_thread_id(value); id && id->tid > 0) {
+        ev.tid = static_cast<Tid>(id->tid);
+        selected_ = ev.tid;  // Valgrind's gdbserver makes the stopped thread the current one
+      }
     } else if (key == "10") {
       if (auto bytes = protocol::from_hex(value); bytes && bytes->size() == 8) {
         std::memcpy(&pc, bytes->data(), 8);
@@ -384,9 +401,8 @@ StopEvent ValgrindTarget::stop_from_reply(const std::string& reply) {
 }
 
 Result<std::string> ValgrindTarget::read_xfer(const std::string& object, const std::string& annex) {
-  if (!link_ || running_) {
-    return base::make_error(link_ ? base::Errc::invalid : base::Errc::no_process,
-                            link_ ? "the program is running" : "no process");
+  if (auto ok = check_stopped(); !ok) {
+    return std::move(ok).error();
   }
   return link_->read_xfer(object, annex);
 }
@@ -487,7 +503,7 @@ Result<Bytes> ValgrindTarget::read_memory(Addr addr, std::size_t len) {
   Bytes out;
   while (out.size() < len) {
     const std::size_t n = std::min(kMemoryChunk, len - out.size());
-    auto reply = ask("m" + hex_addr(addr + out.size()) + "," + hex_addr(n));
+    auto reply = ask("m" + hex_u64(addr + out.size()) + "," + hex_u64(n));
     if (!reply) {
       return std::move(reply).error();
     }
@@ -495,7 +511,7 @@ Result<Bytes> ValgrindTarget::read_memory(Addr addr, std::size_t len) {
       if (!out.empty()) {
         return out;  // as far as it could read
       }
-      return base::make_error(base::Errc::invalid, "cannot read memory at 0x" + hex_addr(addr));
+      return base::make_error(base::Errc::invalid, "cannot read memory at 0x" + hex_u64(addr));
     }
     auto bytes = protocol::from_hex(*reply);
     if (!bytes) {
@@ -513,12 +529,12 @@ Result<void> ValgrindTarget::write_memory(Addr addr, const Bytes& data) {
   for (std::size_t done = 0; done < data.size();) {
     const std::size_t n = std::min(kMemoryChunk, data.size() - done);
     std::span<const std::uint8_t> piece(data.data() + done, n);
-    auto reply = ask("M" + hex_addr(addr + done) + "," + hex_addr(n) + ":" + protocol::to_hex(piece));
+    auto reply = ask("M" + hex_u64(addr + done) + "," + hex_u64(n) + ":" + protocol::to_hex(piece));
     if (!reply) {
       return std::move(reply).error();
     }
     if (*reply != "OK") {
-      return base::make_error(base::Errc::invalid, "cannot write memory at 0x" + hex_addr(addr + done));
+      return base::make_error(base::Errc::invalid, "cannot write memory at 0x" + hex_u64(addr + done));
     }
     done += n;
   }
@@ -527,7 +543,7 @@ Result<void> ValgrindTarget::write_memory(Addr addr, const Bytes& data) {
 
 Result<void> ValgrindTarget::set_breakpoint(bool insert, BreakpointType type, Addr addr, int len) {
   const std::string packet =
-      std::string(1, insert ? 'Z' : 'z') + z_kind(type) + "," + hex_addr(addr) + "," + std::to_string(len);
+      std::string(1, insert ? 'Z' : 'z') + z_kind(type) + "," + hex_u64(addr) + "," + std::to_string(len);
   auto reply = ask(packet);
   if (!reply) {
     return std::move(reply).error();

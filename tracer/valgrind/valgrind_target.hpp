@@ -68,6 +68,7 @@ class ValgrindTarget final : public Target {
   BranchTracer* branch_tracer(Tid tid) override;
 
  private:
+  Result<void> check_stopped() const;  // a process, and it is not running
   Result<std::string> ask(const std::string& packet);
   Result<std::string> read_xfer(const std::string& object, const std::string& annex);
   Result<void> select_thread(Tid tid);
@@ -78,7 +79,9 @@ class ValgrindTarget final : public Target {
   Result<std::pair<Bytes, std::size_t>> registers_around(Tid tid, int regno);
   StopEvent stop_from_reply(const std::string& reply);
   void forget_process();
-  std::string valgrind_log() const;  // its last lines, for an error message
+  void remove_work_dir();
+  std::string read_log() const;      // Valgrind's messages so far
+  std::string valgrind_log() const;  // their last lines, for an error message
   void explain_sigill() const;       // an instruction Valgrind cannot translate: say so
 
   DbtOptions options_;
