@@ -11,6 +11,7 @@
 #include "server/cli.hpp"
 #include "server/comm.hpp"
 #include "server/server.hpp"
+#include "server/triage_main.hpp"
 #include "tracer/linux/host_io.hpp"
 #include "tracer/linux/linux_target.hpp"
 #include "tracer/valgrind/valgrind_target.hpp"
@@ -92,6 +93,10 @@ tracer::BtraceBackend btrace_backend(const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "triage") {
+    const char* lib = std::getenv("HINDSIGHT_DBT_LIB");
+    return server::triage_main(std::vector<std::string>(argv + 2, argv + argc), lib != nullptr ? lib : HINDSIGHT_DBT_LIB);
+  }
   auto cl = server::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
   if (!cl) {
     std::fprintf(stderr, "hindsight: %s\nTry 'hindsight --help' for more information.\n",

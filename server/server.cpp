@@ -55,6 +55,8 @@ struct Server::Impl {
   asio::io_context io;
   asio::posix::stream_descriptor target_events{io};
   asio::signal_set stop_signals{io, SIGINT, SIGTERM, SIGHUP};
+  asio::steady_timer connection_deadline{io};
+  bool connected_once = false;
   std::unique_ptr<tcp::acceptor> tcp_acceptor;
   std::unique_ptr<unix_socket::acceptor> unix_acceptor;
 
@@ -99,6 +101,7 @@ struct Server::Impl {
   }
 
   void start_session(std::function<void(std::string_view)> writer, std::function<void()> closer) {
+    connected_once = true;
     state = std::make_unique<SessionState>();
     context = std::make_unique<Context>(Context{target, host, *state, options, {}, say});
     session = std::make_unique<Session>(*context, std::move(writer));
@@ -283,6 +286,16 @@ struct Server::Impl {
       }
     });
     watch_target();
+    if (options.first_connection_timeout > 0) {
+      connection_deadline.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(options.first_connection_timeout)));
+      connection_deadline.async_wait([this](boost::system::error_code ec) {
+        if (!ec && !connected_once) {
+          say("No GDB connected in time; giving up.");
+          finish(exit_code);
+        }
+      });
+    }
     if (endpoint.kind == Endpoint::Kind::Stdio) {
       serve_stdio();
     } else {

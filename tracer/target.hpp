@@ -9,6 +9,7 @@
 
 #include "base/result.hpp"
 #include "tracer/btrace/branch_tracer.hpp"
+#include "tracer/event_log.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
@@ -130,6 +131,15 @@ class Target {
   virtual Result<LibraryList> libraries() = 0;
   virtual Result<Bytes> siginfo(Tid tid) = 0;
   virtual Result<void> write_siginfo(Tid tid, const Bytes& data) = 0;
+  // What tid's process does with sig now (whether it would die of it, for triage).
+  virtual SignalAction signal_action(Tid tid, int sig) {
+    (void)tid;
+    (void)sig;
+    return SignalAction::Unknown;
+  }
+
+  // Where to write down threads born and exited, forks and execs as they happen (none: null).
+  virtual void set_event_log(EventLog* log) { (void)log; }
 
   // --- branch tracing (optional capability) -------------------------------------------
   // Qbtrace:bts / Qbtrace:off for one thread. The error says which backend was tried and why
@@ -143,6 +153,9 @@ class Target {
     (void)tid;
     return base::make_error(base::Errc::unsupported, "branch tracing is not enabled");
   }
+  // The history recorded so far goes to the next GDB (triage --serve): its Qbtrace:bts for a
+  // thread traced already is accepted and keeps that thread's history.
+  virtual void hand_over_history() {}
   // The thread's tracer while tracing is on, else nullptr.
   virtual BranchTracer* branch_tracer(Tid) { return nullptr; }
   // Why the last enable could not use Intel BTS (the kernel's answer and what to do), empty

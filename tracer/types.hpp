@@ -91,6 +91,10 @@ struct LibraryList {
   std::vector<LoadedLibrary> libraries;
 };
 
+// What a process does with a signal now (its sigaction): the default action, nothing, or a
+// handler of its own.
+enum class SignalAction { Default, Ignore, Handler, Unknown };
+
 enum class BreakpointType { Software, Hardware, WriteWatch, ReadWatch, AccessWatch };
 
 }  // namespace tracer

@@ -50,6 +50,8 @@ struct ServerOptions {
   std::string btrace_scope_name = "all";
   // Why the process is stopped now, for '?' (also for a GDB that connects later).
   std::optional<tracer::StopEvent> last_stop;
+  // Give up (exit) when no GDB has connected after this many seconds (0: wait for ever).
+  double first_connection_timeout = 0;
   // --disable-packet: "vCont", "T", "Tthread", "qC", "qfThreadInfo", "threads".
   std::set<std::string, std::less<>> disabled_packets;
   bool disabled(std::string_view packet) const { return disabled_packets.count(packet) != 0; }

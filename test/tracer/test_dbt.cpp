@@ -46,7 +46,7 @@ std::string write_ring(const std::string& dir, int pid, int tid, std::uint64_t c
   std::vector<char> bytes(HS_DBT_RING_HEADER_SIZE + cap * sizeof(hs_dbt_sample));
   hs_dbt_ring_header h{HS_DBT_RING_MAGIC, HS_DBT_RING_VERSION, HS_DBT_RING_HEADER_SIZE,
                        static_cast<std::uint64_t>(pid), static_cast<std::uint64_t>(tid), cap, head, 1,
-                       HS_DBT_RING_RUNNING};
+                       HS_DBT_RING_RUNNING, 0, 0, {}};
   std::memcpy(bytes.data(), &h, sizeof h);
   for (std::uint64_t n = head > cap ? head - cap : 0; n < head; ++n) {
     hs_dbt_sample s{0x400000 + n, 0x401000 + n};

@@ -3,7 +3,8 @@
  * Valgrind tool, GPL) writes them while the program runs, the server (MIT) maps and reads
  * them. This layout is the only thing the two share. C, so both sides include it.
  *
- *   DIR/hsdbt.PID.TID    header (64 bytes), then `capacity` samples of {from, to}
+ *   DIR/hsdbt.PID.TID      header (128 bytes), then `capacity` samples of {from, to}
+ *   DIR/hsdbt.PID.signals  what the program does with each signal now (its sigactions)
  *
  * Sample n lives at n % capacity. The recorder writes a sample, then head = n + 1 (one thread
  * writes a ring; x86 keeps stores in order). A reader copies the samples it wants and reads
@@ -15,8 +16,8 @@
 #include <stdint.h>
 
 #define HS_DBT_RING_MAGIC 0x474e495254424448ull /* "HDBTRING" */
-#define HS_DBT_RING_VERSION 1u
-#define HS_DBT_RING_HEADER_SIZE 64u
+#define HS_DBT_RING_VERSION 2u
+#define HS_DBT_RING_HEADER_SIZE 128u
 #define HS_DBT_RING_PREFIX "hsdbt." /* file name: hsdbt.PID.TID */
 
 enum hs_dbt_ring_state {
@@ -34,6 +35,25 @@ struct hs_dbt_ring_header {
   uint64_t head;     /* samples ever written */
   uint64_t gaps;     /* control transfers the recorder could not describe: a gap sample each */
   uint64_t state;    /* enum hs_dbt_ring_state */
+  uint64_t born_ns;   /* CLOCK_MONOTONIC when the thread first ran (0: before it ran) */
+  uint64_t exited_ns; /* CLOCK_MONOTONIC when it exited (0: it lives) */
+  uint64_t reserved[6];
+};
+
+/* The process's signal dispositions as the program set them (rt_sigaction), which only the
+ * recorder sees: Valgrind keeps them to itself. One byte per signal number. */
+#define HS_DBT_SIGNALS_MAGIC 0x534c414e47495348ull /* "HSIGNALS" */
+#define HS_DBT_SIGNALS_SUFFIX ".signals"
+#define HS_DBT_SIGNALS_COUNT 72u
+enum hs_dbt_signal_action {
+  HS_DBT_SIGNAL_DEFAULT = 0,
+  HS_DBT_SIGNAL_IGNORE = 1,
+  HS_DBT_SIGNAL_HANDLER = 2,
+};
+struct hs_dbt_signals {
+  uint64_t magic;
+  uint64_t pid;
+  uint8_t action[HS_DBT_SIGNALS_COUNT]; /* enum hs_dbt_signal_action, by signal number */
 };
 
 /* A taken branch: from the branch instruction to its target. from == 0: a gap, the thread was
@@ -46,6 +66,7 @@ struct hs_dbt_sample {
 #ifdef __cplusplus
 static_assert(sizeof(struct hs_dbt_ring_header) == HS_DBT_RING_HEADER_SIZE, "ring header layout");
 static_assert(sizeof(struct hs_dbt_sample) == 16, "sample layout");
+static_assert(sizeof(struct hs_dbt_signals) == 88, "signals layout");
 #endif
 
 #endif /* HINDSIGHT_DBT_RING_H */

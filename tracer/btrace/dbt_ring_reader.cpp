@@ -69,6 +69,8 @@ std::uint64_t DbtRing::capacity() const { return header_of(map_).capacity; }
 std::uint64_t DbtRing::head() const { return load(header_of(map_).head); }
 std::uint64_t DbtRing::gaps() const { return load(header_of(map_).gaps); }
 bool DbtRing::exited() const { return load(header_of(map_).state) == HS_DBT_RING_EXITED; }
+std::uint64_t DbtRing::born_ns() const { return load(header_of(map_).born_ns); }
+std::uint64_t DbtRing::exited_ns() const { return load(header_of(map_).exited_ns); }
 
 std::vector<BranchSample> DbtRing::samples_since(std::uint64_t since, std::uint64_t* lost) const {
   const std::uint64_t cap = capacity();
@@ -101,8 +103,8 @@ std::vector<std::string> dbt_ring_paths(const std::string& dir, int pid) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) {
-      continue;
+    if (name.rfind(prefix, 0) != 0 || name.find_first_not_of("0123456789", prefix.size()) != std::string::npos) {
+      continue;  // hsdbt.PID.signals and the like: not a ring
     }
     const int tid = std::atoi(name.c_str() + prefix.size());
     found.emplace_back(tid == pid ? 0 : tid, entry.path().string());

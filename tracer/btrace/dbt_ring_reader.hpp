@@ -28,6 +28,8 @@ class DbtRing {
   std::uint64_t head() const;  // samples ever written
   std::uint64_t gaps() const;  // transfers the recorder could not describe
   bool exited() const;         // the thread is gone; the ring holds its last branches
+  std::uint64_t born_ns() const;    // CLOCK_MONOTONIC of its first instruction (0: not yet)
+  std::uint64_t exited_ns() const;  // CLOCK_MONOTONIC of its exit (0: it lives)
 
   // The samples written from position `since` on that are still in the ring, oldest first
   // (samples the recorder overwrote while they were copied are left out); *lost, when given,

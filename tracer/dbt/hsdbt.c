@@ -23,6 +23,7 @@
 #include "pub_tool_threadstate.h"
 #include "pub_tool_tooliface.h"
 #include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
 #include "pub_tool_mallocfree.h"
 #include "libvex_guest_amd64.h"
 
@@ -87,6 +88,12 @@ static struct hs_dbt_sample* samples_of(struct hs_dbt_ring_header* h) {
   return (struct hs_dbt_sample*)((UChar*)h + HS_DBT_RING_HEADER_SIZE);
 }
 
+static ULong monotonic_ns(void) {
+  struct vki_timespec ts;
+  VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
+  return (ULong)ts.tv_sec * 1000000000ull + (ULong)ts.tv_nsec;
+}
+
 static void push(struct hs_dbt_ring_header* h, Addr from, Addr to) {
   struct hs_dbt_sample* s = &samples_of(h)[h->head & (h->capacity - 1)];
   s->from = from;
@@ -99,16 +106,16 @@ static void push_gap(struct hs_dbt_ring_header* h, Addr found_at) {
   h->gaps++;
 }
 
-static struct hs_dbt_ring_header* open_ring(void) {
+/* DIR/hsdbt.PID.NAME, created zero-filled with `length` bytes and mapped shared; NULL (and a
+ * message) when that fails. */
+static void* open_shared_file(const HChar* name, SizeT length) {
   const Int pid = VG_(getpid)();
-  const Int tid = VG_(gettid)();
   const HChar* dir = clo_ring_dir != NULL ? clo_ring_dir : VG_(tmpdir)();
   HChar path[VKI_PATH_MAX];
-  VG_(snprintf)(path, sizeof path, "%s/%s%d.%d", dir, HS_DBT_RING_PREFIX, pid, tid);
-  const SizeT length = HS_DBT_RING_HEADER_SIZE + capacity * sizeof(struct hs_dbt_sample);
+  VG_(snprintf)(path, sizeof path, "%s/%s%d.%s", dir, HS_DBT_RING_PREFIX, pid, name);
   SysRes fd = VG_(open)(path, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_RDWR, 0600);
   if (sr_isError(fd)) {
-    VG_(umsg)("hsdbt: cannot create %s: no history for thread %d\n", path, tid);
+    VG_(umsg)("hsdbt: cannot create %s\n", path);
     return NULL;
   }
   /* The file's pages are made as they are written: a sparse file, a ring costs what it holds. */
@@ -118,10 +125,22 @@ static struct hs_dbt_ring_header* open_ring(void) {
   SysRes map = VG_(am_shared_mmap_file_float_valgrind)(length, VKI_PROT_READ | VKI_PROT_WRITE, sr_Res(fd), 0);
   VG_(close)(sr_Res(fd));
   if (!sized || sr_isError(map)) {
-    VG_(umsg)("hsdbt: cannot map %s (%lu bytes): no history for thread %d\n", path, (unsigned long)length, tid);
+    VG_(umsg)("hsdbt: cannot map %s (%lu bytes)\n", path, (unsigned long)length);
     return NULL;
   }
-  struct hs_dbt_ring_header* h = (struct hs_dbt_ring_header*)sr_Res(map);
+  return (void*)sr_Res(map);
+}
+
+static struct hs_dbt_ring_header* open_ring(void) {
+  const Int pid = VG_(getpid)();
+  const Int tid = VG_(gettid)();
+  HChar name[32];
+  VG_(snprintf)(name, sizeof name, "%d", tid);
+  struct hs_dbt_ring_header* h = open_shared_file(name, HS_DBT_RING_HEADER_SIZE + capacity * sizeof(struct hs_dbt_sample));
+  if (h == NULL) {
+    VG_(umsg)("hsdbt: no history for thread %d\n", tid);
+    return NULL;
+  }
   h->version = HS_DBT_RING_VERSION;
   h->header_size = HS_DBT_RING_HEADER_SIZE;
   h->pid = pid;
@@ -130,8 +149,34 @@ static struct hs_dbt_ring_header* open_ring(void) {
   h->head = 0;
   h->gaps = 0;
   h->state = HS_DBT_RING_RUNNING;
+  h->born_ns = 0;
+  h->exited_ns = 0;
   h->magic = HS_DBT_RING_MAGIC; /* last: a reader takes the ring once this is there */
   return h;
+}
+
+/* ---- signal dispositions ------------------------------------------------------------------- */
+
+static struct hs_dbt_signals* signals; /* NULL: the file could not be made */
+
+static void open_signals(void) {
+  signals = open_shared_file(HS_DBT_SIGNALS_SUFFIX + 1, sizeof *signals);
+  if (signals != NULL) {
+    signals->pid = VG_(getpid)();
+    signals->magic = HS_DBT_SIGNALS_MAGIC;
+  }
+}
+
+/* A successful rt_sigaction(sig, act, old) with an act: the program's new disposition. */
+static void note_sigaction(UWord* args, SysRes res) {
+  const UWord sig = args[0];
+  if (signals == NULL || sr_isError(res) || args[1] == 0 || sig >= HS_DBT_SIGNALS_COUNT) {
+    return;
+  }
+  const Addr handler = *(const Addr*)args[1]; /* sa_handler leads struct sigaction */
+  signals->action[sig] = handler == (Addr)VKI_SIG_DFL   ? HS_DBT_SIGNAL_DEFAULT
+                         : handler == (Addr)VKI_SIG_IGN ? HS_DBT_SIGNAL_IGNORE
+                                                        : HS_DBT_SIGNAL_HANDLER;
 }
 
 /* ---- transfers the translated code does not show ----------------------------------------- */
@@ -172,6 +217,9 @@ static void hs_start_client_code(ThreadId tid, ULong blocks_done) {
   if (!r->started) {
     r->started = True;
     r->stopped_at = VG_(get_IP)(tid);
+    if (r->header != NULL) {
+      r->header->born_ns = monotonic_ns();
+    }
   }
   catch_up(tid, r);
   r->was_in_syscall = False;
@@ -195,13 +243,12 @@ static void hs_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs) {
   r->syscall_at = VG_(get_IP)(tid) - 2;
 }
 
-/* (The core calls both hooks: nothing to do after.) */
 static void hs_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, SysRes res) {
   (void)tid;
-  (void)sysno;
-  (void)args;
   (void)nargs;
-  (void)res;
+  if (sysno == __NR_rt_sigaction) {
+    note_sigaction(args, res);
+  }
 }
 
 static void hs_pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack) {
@@ -232,6 +279,7 @@ static void hs_pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack) {
 static void hs_thread_exit(ThreadId tid) {
   ThreadRing* r = &rings[tid];
   if (r->header != NULL) {
+    r->header->exited_ns = monotonic_ns();
     r->header->state = HS_DBT_RING_EXITED;
   }
   /* The mapping stays (a reused ThreadId gets a fresh one): the file outlives the thread. */
@@ -246,7 +294,15 @@ static void hs_fork_child(ThreadId tid) {
   }
   rings[tid].header = open_ring();
   rings[tid].started = True;
+  if (rings[tid].header != NULL) {
+    rings[tid].header->born_ns = monotonic_ns();
+  }
   hs_current = ring_or_scratch(&rings[tid]);
+  struct hs_dbt_signals* parent = signals;
+  open_signals(); /* the child's own, starting from what it inherited */
+  if (signals != NULL && parent != NULL) {
+    VG_(memcpy)(signals->action, parent->action, sizeof signals->action);
+  }
 }
 
 /* ---- instrumentation ---------------------------------------------------------------------- */
@@ -371,6 +427,7 @@ static void hs_post_clo_init(void) {
   /* The main thread's ring exists before its first instruction (a debugger may start
    * recording there); the others' when they first run. */
   rings[1].header = open_ring();
+  open_signals();
   /* One guest branch, one recorded branch: no superblocks chased across jumps, no loops
    * unrolled into straight code (set here, after the command line, so nothing overrides it). */
   VG_(clo_vex_control).guest_chase = False;
@@ -383,6 +440,7 @@ static void hs_fini(Int exitcode) {
   (void)exitcode;
   for (ThreadId t = 0; t < VG_N_THREADS; ++t) {
     if (rings[t].header != NULL) {
+      rings[t].header->exited_ns = monotonic_ns();
       rings[t].header->state = HS_DBT_RING_EXITED;
     }
   }

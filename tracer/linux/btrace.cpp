@@ -110,6 +110,16 @@ BranchTracer* LinuxTarget::branch_tracer(Tid tid) {
   return at.process->collector->tracing(tid) ? at.process->collector->tracer(tid) : nullptr;
 }
 
+void LinuxTarget::hand_over_history() {
+  for (auto& [pid, p] : processes_) {
+    for (const auto& [tid, thread] : p->threads) {
+      if (p->collector && p->collector->tracing(tid)) {
+        unclaimed_.insert(tid);
+      }
+    }
+  }
+}
+
 // A thread born while its process records is traced from its first instruction (GDB would
 // only ask once it hears of the thread, after it ran).
 void LinuxTarget::collector_thread_born(Process& p, LinuxThread& t) {

@@ -103,6 +103,7 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
     p.collector->thread_exited(tid);
   }
   if (tid != p.pid) {
+    log_event("thread_exit", p.pid, tid, {}, WIFEXITED(status) ? WEXITSTATUS(status) : 0);
     p.threads.erase(tid);  // one thread gone, its process lives on
     if (report_thread_exits_ && p.known_to_gdb) {
       StopEvent ev{StopReason::ThreadExited, p.pid, tid, 0};

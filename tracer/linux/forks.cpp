@@ -65,6 +65,7 @@ void LinuxTarget::on_clone(Process& p, LinuxThread& parent, Tid child) {
       c.sigstop_expected = false;  // its first stop is a SIGSTOP anyway
     }
     collector_thread_born(p, c);
+    log_event("thread_start", p.pid, child);
     if (auto early = early_stops_.find(child); early != early_stops_.end()) {
       const int status = early->second;
       early_stops_.erase(early);
@@ -77,6 +78,7 @@ void LinuxTarget::on_clone(Process& p, LinuxThread& parent, Tid child) {
 void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   base::logf(base::LogCat::ptrace, "{} {}: child {}", vfork ? "vfork" : "fork", t.tid, child);
   Process& c = add_process(child, ProcessOrigin::Forked);
+  log_event(vfork ? "vfork" : "fork", p.pid, t.tid, {}, child);
   c.attached = p.attached;
   c.known_to_gdb = false;
   c.vfork_parent = vfork ? p.pid : 0;
@@ -144,6 +146,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   // The thread that called execve (maybe not the leader) is the leader now: it keeps what GDB
   // asked of the former thread (scheduler locking resumes only that one).
   LinuxThread self = t;
+  log_event("exec", p.pid, t.tid, procfs::executable(p.pid));
   if (auto former = pt::event_message(t.tid); former && static_cast<Tid>(*former) != t.tid) {
     if (const LinuxThread* execer = p.find(static_cast<Tid>(*former))) {
       self.resumed = execer->resumed;

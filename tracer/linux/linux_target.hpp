@@ -20,6 +20,7 @@
 #include "tracer/btrace/scope.hpp"
 #include "tracer/linux/event_source.hpp"
 #include "tracer/linux/process.hpp"
+#include "tracer/linux/procfs.hpp"
 #include "tracer/target.hpp"
 
 namespace tracer {
@@ -67,6 +68,7 @@ class LinuxTarget final : public Target {
   }
   void set_report_thread_exits(bool on) override { report_thread_exits_ = on; }
   void set_report_no_resumed(bool on) override { report_no_resumed_ = on; }
+  void set_event_log(EventLog* log) override { event_log_ = log; }
   Result<void> set_non_stop(bool on) override;
 
   Result<std::string> target_description(const std::string& annex) override;
@@ -86,11 +88,13 @@ class LinuxTarget final : public Target {
   Result<LibraryList> libraries() override;
   Result<Bytes> siginfo(Tid tid) override;
   Result<void> write_siginfo(Tid tid, const Bytes& data) override;
+  SignalAction signal_action(Tid tid, int sig) override { return procfs::signal_action(tid, sig); }
 
   // Qbtrace:bts / Qbtrace:off with the backend set_btrace_backend() chose (btrace.cpp).
   Result<void> enable_btrace(Tid tid, const BtraceConfig& config) override;
   Result<void> disable_btrace(Tid tid) override;
   BranchTracer* branch_tracer(Tid tid) override;
+  void hand_over_history() override;
   // --btrace=auto|bts|soft|step; applies to later enables.
   void set_btrace_backend(BtraceBackend backend) { btrace_backend_ = backend; }
   std::string bts_problem() const override { return bts_problem_; }
@@ -219,6 +223,12 @@ class LinuxTarget final : public Target {
   BtraceScope btrace_scope_;
   BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it
   std::set<Tid> unclaimed_;     // traced since birth; GDB's Qbtrace:bts for them is a no-op
+  EventLog* event_log_ = nullptr;
+  void log_event(const char* kind, Pid pid, Tid tid, std::string detail = {}, int number = 0) {
+    if (event_log_ != nullptr) {
+      event_log_->add(kind, pid, tid, std::move(detail), number);
+    }
+  }
 };
 
 }  // namespace tracer

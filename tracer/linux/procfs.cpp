@@ -98,26 +98,44 @@ std::optional<TaskStat> task_stat(Pid pid, Tid tid) {
   return parse_stat(std::string(data->begin(), data->end()));
 }
 
-std::optional<Pid> thread_group_of(Tid tid) {
+namespace {
+
+// The number after `field` (e.g. "\nTgid:") in /proc/TID/status, in the given base.
+template <class T>
+std::optional<T> status_field(Tid tid, std::string_view field, int base) {
   auto text = read_file("/proc/" + std::to_string(tid) + "/status");
   if (!text) {
     return std::nullopt;
   }
   std::string_view view(reinterpret_cast<const char*>(text->data()), text->size());
-  auto at = view.find("\nTgid:");
+  auto at = view.find(field);
   if (at == std::string_view::npos) {
     return std::nullopt;
   }
-  view.remove_prefix(at + 6);
+  view.remove_prefix(at + field.size());
   while (!view.empty() && (view.front() == ' ' || view.front() == '\t')) {
     view.remove_prefix(1);
   }
-  Pid pid = 0;
-  auto [ptr, ec] = std::from_chars(view.data(), view.data() + view.size(), pid);
+  T value = 0;
+  auto [ptr, ec] = std::from_chars(view.data(), view.data() + view.size(), value, base);
   if (ec != std::errc() || ptr == view.data()) {
     return std::nullopt;
   }
-  return pid;
+  return value;
+}
+
+}  // namespace
+
+std::optional<Pid> thread_group_of(Tid tid) { return status_field<Pid>(tid, "\nTgid:", 10); }
+
+SignalAction signal_action(Tid tid, int sig) {
+  auto caught = status_field<std::uint64_t>(tid, "\nSigCgt:", 16);
+  auto ignored = status_field<std::uint64_t>(tid, "\nSigIgn:", 16);
+  if (!caught || !ignored || sig < 1 || sig > 64) {
+    return SignalAction::Unknown;
+  }
+  const std::uint64_t bit = std::uint64_t{1} << (sig - 1);
+  return (*caught & bit) != 0 ? SignalAction::Handler : (*ignored & bit) != 0 ? SignalAction::Ignore : SignalAction::Default;
 }
 
 std::optional<MappedObject> find_mapping(std::string_view maps, Addr addr) {

@@ -33,5 +33,7 @@ base::Result<MappedObject> mapping_at(Pid pid, Addr addr);
 std::optional<MappedObject> find_mapping(std::string_view maps, Addr addr);
 // The thread group (process) a task belongs to, from the Tgid line of /proc/TID/status.
 std::optional<Pid> thread_group_of(Tid tid);
+// What the process of tid does with sig, from SigCgt and SigIgn in /proc/TID/status.
+SignalAction signal_action(Tid tid, int sig);
 
 }  // namespace tracer::procfs

@@ -602,9 +602,32 @@ Result<void> ValgrindTarget::write_siginfo(Tid, const Bytes&) {
   return base::make_error(base::Errc::unsupported, "Valgrind's gdbserver cannot write siginfo");
 }
 
+SignalAction ValgrindTarget::signal_action(Tid, int sig) {
+  const std::string path = dir_ + "/" + HS_DBT_RING_PREFIX + std::to_string(pid_) + HS_DBT_SIGNALS_SUFFIX;
+  auto bytes = procfs::read_file(path);
+  hs_dbt_signals table{};
+  if (!bytes || bytes->size() < sizeof table || sig < 1 || sig >= static_cast<int>(HS_DBT_SIGNALS_COUNT)) {
+    return SignalAction::Unknown;
+  }
+  std::memcpy(&table, bytes->data(), sizeof table);
+  if (table.magic != HS_DBT_SIGNALS_MAGIC) {
+    return SignalAction::Unknown;
+  }
+  switch (table.action[sig]) {
+    case HS_DBT_SIGNAL_DEFAULT: return SignalAction::Default;
+    case HS_DBT_SIGNAL_IGNORE: return SignalAction::Ignore;
+    case HS_DBT_SIGNAL_HANDLER: return SignalAction::Handler;
+    default: return SignalAction::Unknown;
+  }
+}
+
 Result<void> ValgrindTarget::enable_btrace(Tid tid, const BtraceConfig&) {
   if (!has_process()) {
     return base::make_error(base::Errc::no_process, "no process");
+  }
+  if (tracers_.count(tid) != 0 && handed_over_.erase(tid) != 0) {
+    tracers_[tid]->new_reader();
+    return base::success();
   }
   if (tracers_.count(tid) != 0) {
     return base::make_error(base::Errc::invalid, "Btrace already enabled.");
@@ -632,6 +655,22 @@ Result<void> ValgrindTarget::disable_btrace(Tid tid) {
     return base::make_error(base::Errc::invalid, "Btrace not enabled.");
   }
   return base::success();
+}
+
+std::vector<ValgrindTarget::ThreadLife> ValgrindTarget::thread_lives() const {
+  std::vector<ThreadLife> out;
+  for (const auto& path : dbt_ring_paths(dir_, pid_)) {
+    if (auto ring = DbtRing::open(path)) {
+      out.push_back(ThreadLife{ring->tid(), ring->born_ns(), ring->exited_ns()});
+    }
+  }
+  return out;
+}
+
+void ValgrindTarget::hand_over_history() {
+  for (const auto& [tid, tracer] : tracers_) {
+    handed_over_.insert(tid);
+  }
 }
 
 BranchTracer* ValgrindTarget::branch_tracer(Tid tid) {

@@ -62,10 +62,21 @@ class ValgrindTarget final : public Target {
   Result<LibraryList> libraries() override;
   Result<Bytes> siginfo(Tid tid) override;
   Result<void> write_siginfo(Tid tid, const Bytes& data) override;
+  // Valgrind keeps the program's sigactions to itself: the recorder writes them down.
+  SignalAction signal_action(Tid tid, int sig) override;
 
   Result<void> enable_btrace(Tid tid, const BtraceConfig& config) override;
   Result<void> disable_btrace(Tid tid) override;
   BranchTracer* branch_tracer(Tid tid) override;
+  void hand_over_history() override;
+
+  // When each thread the recorder saw began and ended (CLOCK_MONOTONIC ns; 0: not yet).
+  struct ThreadLife {
+    Tid tid = 0;
+    std::uint64_t born_ns = 0;
+    std::uint64_t exited_ns = 0;
+  };
+  std::vector<ThreadLife> thread_lives() const;
 
  private:
   Result<void> check_stopped() const;  // a process, and it is not running
@@ -94,6 +105,7 @@ class ValgrindTarget final : public Target {
   std::set<Addr> breakpoints_;
   std::vector<std::size_t> register_sizes_;  // bytes per register in `g` order
   std::map<Tid, std::unique_ptr<DbtTracer>> tracers_;
+  std::set<Tid> handed_over_;        // traced before GDB came: its enable keeps the history
   std::set<Tid> recording_threads_;  // the threads there when recording began
   std::string program_name_;         // a thread's name where Valgrind's shows
 };

@@ -1,0 +1,139 @@
+#include "server/triage/collect.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include "arch/x86/register_layout.hpp"
+#include "tracer/symbols/unwinder.hpp"
+
+namespace server::triage {
+namespace {
+
+constexpr int kReportedRegisters = 24;  // rax ... gs: GDB's amd64 core registers
+constexpr std::size_t kLongestInstruction = 15;  // bytes an x86 instruction may span
+
+std::vector<std::pair<std::string, std::uint64_t>> named_registers(const tracer::Bytes& g) {
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  const arch::x86::RegisterLayout layout(arch::x86::reference_geometry());
+  for (const auto& r : layout.registers()) {
+    if (r.regnum >= kReportedRegisters || r.g_offset + r.size > g.size() || r.size > 8) {
+      continue;
+    }
+    std::uint64_t value = 0;
+    std::memcpy(&value, g.data() + r.g_offset, r.size);
+    out.emplace_back(std::string(r.name), value);
+  }
+  return out;
+}
+
+std::vector<FrameReport> backtrace(tracer::MemoryCache& memory, tracer::Symbolizer& symbols, const tracer::Bytes& g) {
+  std::vector<FrameReport> out;
+  for (const auto& frame : tracer::unwind_stack(memory, symbols, g)) {
+    for (const auto& f : symbols.frames(frame.pc, frame.return_address)) {
+      out.push_back(FrameReport{frame.pc, f.where, f.inlined, frame.signal_frame && !f.inlined});
+    }
+  }
+  return out;
+}
+
+void add_history(tracer::Target& target, tracer::MemoryCache& memory, tracer::Symbolizer& symbols,
+                 std::uint64_t pc, std::size_t entries, ThreadReport& thread) {
+  tracer::BranchTracer* tracer = target.branch_tracer(thread.tid);
+  if (tracer == nullptr) {
+    thread.history_problem = "this thread was not recorded";
+    return;
+  }
+  auto data = tracer->read(tracer::BtraceRead::All, pc);
+  if (!data) {
+    thread.history_problem = data.error().message();
+    return;
+  }
+  const tracer::BtraceStats stats = tracer->stats();
+  thread.branches_recorded = stats.recorded;
+  thread.branches_lost = stats.lost;
+  auto classify = [&](tracer::Addr at) {
+    return tracer::classify_transfer(memory.read_prefix(at, kLongestInstruction));
+  };
+  auto locate = [&](tracer::Addr at) -> const tracer::SourceLocation& { return symbols.locate(at); };
+  thread.history = tracer::fold_calls(data->blocks, classify, locate, entries);
+}
+
+}  // namespace
+
+std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pid, tracer::Tid crashed_tid,
+                                          std::size_t history_entries) {
+  std::vector<ThreadReport> out;
+  auto symbols = tracer::Symbolizer::for_process(pid);
+  tracer::MemoryCache memory(target);
+  std::vector<tracer::ThreadInfo> threads = target.threads();
+  std::stable_partition(threads.begin(), threads.end(), [&](const auto& t) { return t.tid == crashed_tid; });
+  for (const auto& info : threads) {
+    if (info.pid != pid && target.process_of(info.tid) != pid) {
+      continue;
+    }
+    ThreadReport thread;
+    thread.tid = info.tid;
+    thread.name = info.name;
+    thread.crashed = info.tid == crashed_tid;
+    auto g = target.read_registers(info.tid);
+    if (!g) {
+      thread.history_problem = "its registers cannot be read: " + g.error().message();
+      out.push_back(std::move(thread));
+      continue;
+    }
+    thread.registers = named_registers(*g);
+    std::uint64_t pc = 0;
+    for (const auto& [name, value] : thread.registers) {
+      pc = name == "rip" ? value : pc;
+    }
+    if (symbols) {
+      thread.backtrace = backtrace(memory, **symbols, *g);
+      add_history(target, memory, **symbols, pc, history_entries, thread);
+    } else {
+      thread.history_problem = "no symbols: " + symbols.error().message();
+    }
+    out.push_back(std::move(thread));
+  }
+  return out;
+}
+
+SourceExcerpt source_excerpt(const std::string& file, int line, int radius) {
+  SourceExcerpt ex;
+  std::ifstream in(file);
+  if (!in || line <= 0) {
+    return ex;
+  }
+  ex.file = file;
+  ex.first_line = std::max(1, line - radius);
+  ex.marked_line = line;
+  std::string text;
+  for (int n = 1; n <= line + radius && std::getline(in, text); ++n) {
+    if (n >= ex.first_line) {
+      ex.lines.push_back(text);
+    }
+  }
+  if (static_cast<int>(ex.lines.size()) < line - ex.first_line + 1) {
+    return SourceExcerpt{};  // the file is shorter than the debug info says: not this source
+  }
+  return ex;
+}
+
+std::vector<SourceExcerpt> collect_sources(const ThreadReport& crashed, std::size_t count) {
+  std::vector<SourceExcerpt> out;
+  for (const auto& frame : crashed.backtrace) {
+    if (out.size() >= count) {
+      break;
+    }
+    if (frame.where.file.empty()) {
+      continue;
+    }
+    if (auto ex = source_excerpt(frame.where.file, frame.where.line, 3); !ex.lines.empty()) {
+      ex.function = frame.where.function;
+      out.push_back(std::move(ex));
+    }
+  }
+  return out;
+}
+
+}  // namespace server::triage

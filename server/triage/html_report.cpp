@@ -1,0 +1,135 @@
+// The report as one self-contained HTML page (no network): the JSON report embedded, drawn by
+// a small script: the verdict, each thread's calls before the crash as a timeline (depth
+// against call order, the faulting call marked), its backtrace, source excerpts, the events.
+#include <string>
+
+#include "server/triage/writers.hpp"
+
+namespace server::triage {
+namespace {
+
+constexpr const char* kPage = R"HTML(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>hindsight triage</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:1.5em;color:#222;max-width:70em}
+h1{font-size:1.3em;color:#b00020}h2{font-size:1.1em;margin-top:1.6em;border-bottom:1px solid #ddd}
+code,pre,td.mono{font-family:ui-monospace,monospace;font-size:13px}
+table{border-collapse:collapse}td,th{padding:.15em .6em;text-align:left;vertical-align:top}
+tr:nth-child(even){background:#f6f6f6}.crash{color:#b00020;font-weight:bold}.dim{color:#777}
+pre.src{background:#f6f6f6;padding:.5em;overflow:auto}pre.src .mark{background:#ffd7d7;display:block}
+svg{background:#fbfbfb;border:1px solid #ddd}svg text{font:11px ui-monospace,monospace}
+</style></head><body>
+<h1 id="verdict">hindsight triage</h1>
+<p>Crashing function: <code id="crash-function" class="crash">(unknown)</code></p>
+<p id="tracer" class="dim"></p>
+<div id="sources"></div>
+<div id="threads"></div>
+<h2>Events</h2><table id="events"><tr><th>ms</th><th>event</th><th>pid</th><th>tid</th><th></th></tr></table>
+<script type="application/json" id="report">@REPORT@</script>
+<script>
+"use strict";
+const report = JSON.parse(document.getElementById("report").textContent);
+const el = (tag, attrs, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  for (const k of kids) e.append(k);
+  return e;
+};
+const svgEl = (tag, attrs) => {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+};
+const place = f => f.file ? f.file.split("/").pop() + ":" + f.line : (f.module || "").split("/").pop();
+const name = f => f.function || "??";
+
+document.getElementById("verdict").textContent =
+  report.program.path + " (pid " + report.program.pid + ") " + report.outcome.summary;
+document.title = "triage: " + report.program.path + " " + report.outcome.kind;
+const crashed = report.threads.find(t => t.crashed) || report.threads[0];
+if (crashed && crashed.backtrace.length) document.getElementById("crash-function").textContent = name(crashed.backtrace[0]);
+document.getElementById("tracer").textContent = "recorded with " + report.tracer.backend + ": " +
+  report.tracer.branches_recorded + " branches, " + report.tracer.branches_lost + " lost. " + report.tracer.slowdown_hint;
+
+for (const s of report.sources) {
+  const pre = el("pre", {class: "src"});
+  s.text.forEach((line, i) => {
+    const n = s.first_line + i;
+    pre.append(el("span", n === s.line ? {class: "mark"} : {}, String(n).padStart(5) + "  " + line + "\n"));
+  });
+  document.getElementById("sources").append(el("h2", {}, s.file + ":" + s.line), pre);
+}
+
+function timeline(calls) {
+  const step = 22, rowH = 18, left = 10;
+  const maxDepth = Math.max(0, ...calls.map(c => c.depth));
+  const width = Math.max(400, left + calls.length * step + 260), height = (maxDepth + 2) * rowH + 20;
+  const svg = svgEl("svg", {width, height, role: "img"});
+  svg.append(svgEl("title", {}));
+  svg.lastChild.textContent = "calls before the stop: depth (down) against call order (right)";
+  calls.forEach((c, i) => {
+    const x = left + i * step, y = 10 + c.depth * rowH, last = i === calls.length - 1;
+    const r = svgEl("rect", {x, y, width: step - 3, height: rowH - 4, rx: 3,
+                             fill: last && crashedCalls === calls ? "#d32f2f" : (c.kind === "return" ? "#90a4ae" : "#42a5f5")});
+    const tip = svgEl("title", {});
+    tip.textContent = (c.kind === "return" ? "return to " : "call ") + name(c) + " " + place(c) + " [" + c.branches + " branches]";
+    r.append(tip);
+    svg.append(r);
+    if (last) {
+      const t = svgEl("text", {x: x + step + 4, y: y + rowH - 7});
+      t.textContent = name(c) + (crashedCalls === calls ? "  \u2190 stopped here" : "");
+      svg.append(t);
+    }
+  });
+  return svg;
+}
+
+const crashedCalls = crashed ? crashed.history.calls : null;
+for (const t of report.threads) {
+  const box = el("div", {});
+  box.append(el("h2", t.crashed ? {class: "crash"} : {}, "Thread " + t.tid + " \u201c" + t.name + "\u201d" + (t.crashed ? " (crashed)" : "")));
+  const h = t.history;
+  if (h.problem) box.append(el("p", {class: "dim"}, "No history: " + h.problem));
+  else {
+    box.append(el("p", {class: "dim"}, "Last " + h.calls.length + " calls and returns (" + h.branches_recorded +
+                  " branches recorded, " + h.branches_lost + " lost, " + h.gaps + " gaps)"));
+    box.append(timeline(h.calls));
+    const table = el("table", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "call"), el("th", {}, "where"), el("th", {}, "branches")));
+    h.calls.forEach((c, i) => table.append(el("tr", i === h.calls.length - 1 && t.crashed ? {class: "crash"} : {},
+      el("td", {class: "mono"}, String(i)),
+      el("td", {class: "mono"}, "\u00a0".repeat(2 * c.depth) + (c.kind === "return" ? "\u2190 " : "\u2192 ") + name(c)),
+      el("td", {class: "mono"}, place(c)), el("td", {}, String(c.branches)))));
+    box.append(table);
+  }
+  const bt = el("table", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "pc"), el("th", {}, "function"), el("th", {}, "where")));
+  t.backtrace.forEach((f, i) => bt.append(el("tr", {}, el("td", {}, String(i)), el("td", {class: "mono"}, f.inlined ? "(inlined)" : f.pc),
+    el("td", {class: "mono"}, name(f)), el("td", {class: "mono"}, f.file ? f.file + ":" + f.line : (f.module || "")))));
+  box.append(el("h3", {}, "Backtrace"), bt);
+  const regs = el("pre", {});
+  regs.textContent = Object.entries(t.registers).map(([k, v]) => k.padStart(7) + " " + v).join("\n");
+  box.append(el("details", {}, el("summary", {}, "Registers"), regs));
+  document.getElementById("threads").append(box);
+}
+for (const e of report.events) {
+  document.getElementById("events").append(el("tr", {}, el("td", {}, e.t_ms.toFixed(3)), el("td", {}, e.kind),
+    el("td", {}, String(e.pid)), el("td", {}, String(e.tid)), el("td", {class: "mono"}, (e.detail || "") + (e.number ? " (" + e.number + ")" : ""))));
+}
+</script></body></html>
+)HTML";
+
+}  // namespace
+
+std::string html_report(const TriageReport& report) {
+  std::string data = json_report(report);
+  // Inside <script>, "</" could end the element early: JSON allows "<\/" for it.
+  for (std::size_t at = data.find("</"); at != std::string::npos; at = data.find("</", at + 3)) {
+    data.replace(at, 2, "<\\/");
+  }
+  std::string page = kPage;
+  page.replace(page.find("@REPORT@"), 8, data);
+  return page;
+}
+
+}  // namespace server::triage

@@ -1,0 +1,118 @@
+// The report as JSON, schema "hindsight-triage/1" (docs/triage-report.schema.json). Fields may
+// be added; none is ever renamed.
+#include <nlohmann/json.hpp>
+
+#include "server/triage/signal_facts.hpp"
+#include "server/triage/writers.hpp"
+
+namespace server::triage {
+namespace {
+
+using nlohmann::json;
+
+const char* kind_name(Outcome::Kind kind) {
+  switch (kind) {
+    case Outcome::Kind::Exit: return "exit";
+    case Outcome::Kind::Signal: return "signal";
+    case Outcome::Kind::Timeout: return "timeout";
+  }
+  return "exit";
+}
+
+json location(const tracer::SourceLocation& where) {
+  json j{{"function", where.function}, {"module", where.module}};
+  if (!where.file.empty()) {
+    j["file"] = where.file;
+    j["line"] = where.line;
+  }
+  return j;
+}
+
+json outcome(const Outcome& o) {
+  json j{{"kind", kind_name(o.kind)}, {"exit_status", o.exit_status}, {"summary", o.summary()}};
+  if (o.kind == Outcome::Kind::Signal) {
+    j["signal"] = signal_name(o.signo);
+    j["signo"] = o.signo;
+    j["code"] = si_code_name(o.signo, o.si_code);
+    j["code_meaning"] = si_code_meaning(o.signo, o.si_code);
+    if (o.has_fault_address) {
+      j["fault_address"] = hex(o.fault_address);
+    }
+  }
+  return j;
+}
+
+json thread(const ThreadReport& t) {
+  json regs = json::object();
+  for (const auto& [name, value] : t.registers) {
+    regs[name] = hex(value);
+  }
+  json frames = json::array();
+  for (const auto& f : t.backtrace) {
+    json j = location(f.where);
+    j["pc"] = hex(f.pc);
+    j["inlined"] = f.inlined;
+    j["signal_frame"] = f.signal_frame;
+    frames.push_back(std::move(j));
+  }
+  json calls = json::array();
+  for (const auto& e : t.history.entries) {
+    json j = location(e.where);
+    j["address"] = hex(e.address);
+    j["depth"] = e.depth;
+    j["kind"] = e.kind();
+    j["entered_by"] = tracer::entered_name(e.entered);
+    j["branches"] = e.branches;
+    calls.push_back(std::move(j));
+  }
+  json history{{"calls", std::move(calls)}, {"branches", t.history.branches}, {"gaps", t.history.gaps},
+               {"dropped", t.history.dropped}, {"branches_recorded", t.branches_recorded},
+               {"branches_lost", t.branches_lost}};
+  if (!t.history_problem.empty()) {
+    history["problem"] = t.history_problem;
+  }
+  return json{{"tid", t.tid},         {"name", t.name},           {"crashed", t.crashed},
+              {"registers", regs},    {"backtrace", frames},      {"history", history}};
+}
+
+}  // namespace
+
+std::string json_report(const TriageReport& r) {
+  json threads = json::array();
+  for (const auto& t : r.threads) {
+    threads.push_back(thread(t));
+  }
+  json events = json::array();
+  for (const auto& e : r.events) {
+    json j{{"t_ms", e.t_ms}, {"kind", e.kind}, {"pid", e.pid}, {"tid", e.tid}};
+    if (!e.detail.empty()) {
+      j["detail"] = e.detail;
+    }
+    if (e.number != 0) {
+      j["number"] = e.number;
+    }
+    events.push_back(std::move(j));
+  }
+  json sources = json::array();
+  for (const auto& s : r.sources) {
+    sources.push_back(json{{"function", s.function}, {"file", s.file}, {"first_line", s.first_line}, {"line", s.marked_line}, {"text", s.lines}});
+  }
+  json doc{
+      {"schema", "hindsight-triage/1"},
+      {"program", {{"path", r.program}, {"args", r.args}, {"pid", r.pid}}},
+      {"outcome", outcome(r.outcome)},
+      {"tracer",
+       {{"backend", r.tracer.backend},
+        {"branches_recorded", r.tracer.branches_recorded},
+        {"branches_lost", r.tracer.branches_lost},
+        {"slowdown_hint", r.tracer.slowdown_hint},
+        {"not_used", r.tracer.not_used}}},
+      {"wall_ms", r.wall_ms},
+      {"threads", std::move(threads)},
+      {"events", std::move(events)},
+      {"sources", std::move(sources)},
+  };
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace server::triage

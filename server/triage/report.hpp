@@ -1,0 +1,74 @@
+// What triage found, independent of how it is written (text, JSON, HTML).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tracer/event_log.hpp"
+#include "tracer/symbols/call_history.hpp"
+
+namespace server::triage {
+
+struct Outcome {
+  enum class Kind { Exit, Signal, Timeout } kind = Kind::Exit;
+  int signo = 0;             // Signal: the fatal signal
+  int si_code = 0;
+  bool has_fault_address = false;
+  std::uint64_t fault_address = 0;
+  int exit_status = 0;       // what triage exits with
+  std::string summary() const;
+};
+
+struct FrameReport {
+  std::uint64_t pc = 0;
+  tracer::SourceLocation where;
+  bool inlined = false;
+  bool signal_frame = false;  // the kernel's signal frame: a handler runs above it
+};
+
+struct ThreadReport {
+  tracer::Tid tid = 0;
+  std::string name;
+  bool crashed = false;
+  std::vector<std::pair<std::string, std::uint64_t>> registers;  // rax ... gs, in GDB's order
+  std::vector<FrameReport> backtrace;                            // innermost first
+  tracer::CallHistory history;
+  std::string history_problem;  // why there is no history (empty: there is)
+  std::uint64_t branches_recorded = 0;
+  std::uint64_t branches_lost = 0;
+};
+
+struct TracerReport {
+  std::string backend;                // dbt, soft, step, bts
+  std::vector<std::string> not_used;  // "dbt: why", for each faster backend that did not run
+  std::uint64_t branches_recorded = 0;
+  std::uint64_t branches_lost = 0;
+  std::string slowdown_hint;
+};
+
+struct SourceExcerpt {
+  std::string function;  // of the frame it shows
+  std::string file;
+  int first_line = 0;
+  std::vector<std::string> lines;
+  int marked_line = 0;
+};
+
+struct TriageReport {
+  std::string program;
+  std::vector<std::string> args;
+  tracer::Pid pid = 0;
+  Outcome outcome;
+  TracerReport tracer;
+  std::vector<ThreadReport> threads;  // the crashing thread first
+  std::vector<tracer::TraceEvent> events;
+  double wall_ms = 0;
+  std::vector<SourceExcerpt> sources;  // around each frame of the crashing thread with a line
+};
+
+// Lines around `line` of `file` (radius each side); empty when the file cannot be read.
+SourceExcerpt source_excerpt(const std::string& file, int line, int radius);
+
+}  // namespace server::triage

@@ -1,0 +1,232 @@
+#include "server/triage/runner.hpp"
+
+#include <poll.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "server/triage/signal_facts.hpp"
+#include "tracer/linux/linux_target.hpp"
+#include "tracer/valgrind/valgrind_target.hpp"
+
+namespace server::triage {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+tracer::LaunchSpec launch_spec(const Options& o) {
+  tracer::LaunchSpec spec;
+  spec.program = o.program.front();
+  spec.args.assign(o.program.begin() + 1, o.program.end());
+  spec.startup_with_shell = false;  // the arguments reach the program as they are
+  return spec;
+}
+
+tracer::BtraceBackend backend_of(const std::string& name) {
+  return name == "bts" ? tracer::BtraceBackend::Bts
+         : name == "step" ? tracer::BtraceBackend::Step
+                          : tracer::BtraceBackend::Soft;
+}
+
+base::Result<Recorded> start_dbt(const Options& o, const std::string& dbt_lib) {
+  if (dbt_lib.empty()) {
+    return base::make_error(base::Errc::unsupported, "the recorder is not built (Valgrind's headers were missing)");
+  }
+  auto target = std::make_unique<tracer::ValgrindTarget>(tracer::DbtOptions{dbt_lib, o.ring_bytes});
+  auto pid = target->launch(launch_spec(o));
+  if (!pid) {
+    return std::move(pid).error();
+  }
+  // Recording from the first instruction: every thread's ring is read from its start.
+  if (auto ok = target->enable_btrace(*pid, tracer::BtraceConfig{o.ring_bytes}); !ok) {
+    return std::move(ok).error();
+  }
+  return Recorded{std::move(target), *pid, "dbt", {}};
+}
+
+base::Result<Recorded> start_ptrace(const Options& o, const std::string& backend, tracer::EventLog& log) {
+  auto target = std::make_unique<tracer::LinuxTarget>();
+  target->set_btrace_backend(backend_of(backend));
+  target->set_event_log(&log);
+  if (o.follow_fork) {
+    target->set_report_forks(true, false);
+  }
+  auto pid = target->launch(launch_spec(o));
+  if (!pid) {
+    return std::move(pid).error();
+  }
+  if (auto ok = target->enable_btrace(*pid, tracer::BtraceConfig{o.ring_bytes}); !ok) {
+    return std::move(ok).error();
+  }
+  return Recorded{std::move(target), *pid, backend, {}};
+}
+
+// A launch failure that is the program's, not the backend's: no other backend would do better.
+bool program_cannot_start(const base::Error& e) { return e.detail.rfind("Cannot exec", 0) == 0; }
+
+bool is_fault(int signo) { return signo == SIGSEGV || signo == SIGBUS || signo == SIGILL || signo == SIGFPE; }
+
+int si_code_of(tracer::Target& target, tracer::Tid tid) {
+  auto info = target.siginfo(tid);
+  int code = 0;
+  if (info && info->size() >= 12) {
+    std::memcpy(&code, info->data() + 8, sizeof code);
+  }
+  return code;
+}
+
+Outcome signal_outcome(tracer::Target& target, const tracer::StopEvent& ev) {
+  Outcome o;
+  o.kind = Outcome::Kind::Signal;
+  o.signo = ev.signal;
+  o.exit_status = 128 + ev.signal;
+  auto info = target.siginfo(ev.tid);
+  if (info && info->size() >= 24) {
+    std::memcpy(&o.si_code, info->data() + 8, sizeof o.si_code);
+    o.has_fault_address = has_fault_address(ev.signal, o.si_code);
+    if (o.has_fault_address) {
+      std::memcpy(&o.fault_address, info->data() + 16, sizeof o.fault_address);
+    }
+  }
+  return o;
+}
+
+tracer::ResumePlan continue_all(tracer::Tid tid = 0, int signal = 0) {
+  tracer::ResumePlan plan;
+  if (tid != 0) {
+    plan.actions.push_back(tracer::ThreadAction{tid, 0, tracer::ResumeKind::Continue, signal});
+  }
+  plan.actions.push_back(tracer::ThreadAction{tracer::kAllThreads, 0, tracer::ResumeKind::Continue, 0});
+  return plan;
+}
+
+// Waits up to `wait` for the target's next stop.
+std::optional<tracer::StopEvent> next_stop(tracer::Target& target, std::chrono::milliseconds wait) {
+  if (auto ev = target.poll()) {
+    return ev;
+  }
+  pollfd fd{target.event_fd(), POLLIN, 0};
+  if (fd.fd >= 0 && ::poll(&fd, 1, static_cast<int>(wait.count())) > 0) {
+    return target.poll();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+base::Result<Recorded> start_recorded(const Options& o, const std::string& dbt_lib, tracer::EventLog& log) {
+  std::vector<std::string> not_used;
+  if (o.btrace == "dbt" || o.btrace == "auto") {
+    auto run = start_dbt(o, dbt_lib);
+    if (run || o.btrace == "dbt" || program_cannot_start(run.error())) {
+      return run;
+    }
+    not_used.push_back("dbt: " + run.error().message());
+  }
+  const std::vector<std::string> order =
+      o.btrace == "auto" ? std::vector<std::string>{"soft", "step"} : std::vector<std::string>{o.btrace};
+  base::Result<Recorded> run = base::make_error(base::Errc::internal, "no backend");
+  for (const auto& backend : order) {
+    run = start_ptrace(o, backend, log);
+    if (run || program_cannot_start(run.error())) {
+      break;
+    }
+    if (&backend != &order.back()) {
+      not_used.push_back(backend + ": " + run.error().message());
+    }
+  }
+  if (run) {
+    run->not_used = std::move(not_used);
+  }
+  return run;
+}
+
+Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const volatile std::sig_atomic_t& stop_requested) {
+  tracer::Target& target = *run.target;
+  Ending end;
+  const auto deadline = o.timeout > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                          std::chrono::duration<double>(o.timeout))
+                                      : Clock::time_point::max();
+  bool timed_out = false;
+  log.add("thread_start", run.pid, run.pid, o.program.front());
+  if (auto ok = target.resume(continue_all()); !ok) {
+    end.outcome.kind = Outcome::Kind::Exit;
+    end.outcome.exit_status = kExitTriageFailed;
+    return end;
+  }
+  while (true) {
+    if (stop_requested != 0) {
+      end.interrupted = true;
+      end.stop_signal = stop_requested;
+      return end;
+    }
+    if (!timed_out && Clock::now() >= deadline) {
+      timed_out = true;
+      (void)target.interrupt();
+    }
+    auto ev = next_stop(target, std::chrono::milliseconds(50));
+    if (!ev) {
+      continue;
+    }
+    if (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) {
+      const bool main = ev->pid == run.pid;
+      log.add(ev->reason == tracer::StopReason::Exited ? "exit" : "killed", ev->pid, ev->tid, {},
+              ev->reason == tracer::StopReason::Exited ? ev->status : ev->signal);
+      if (main) {
+        end.outcome.kind = ev->reason == tracer::StopReason::Exited ? Outcome::Kind::Exit : Outcome::Kind::Signal;
+        end.outcome.signo = ev->signal;
+        end.outcome.exit_status = ev->reason == tracer::StopReason::Exited ? ev->status : 128 + ev->signal;
+        end.stop = *ev;
+        return end;
+      }
+      (void)target.resume(continue_all());
+      continue;
+    }
+    if (timed_out) {
+      end.outcome.kind = Outcome::Kind::Timeout;
+      end.outcome.exit_status = kExitTimeout;
+      end.stop = *ev;
+      return end;
+    }
+    int deliver = 0;
+    if (ev->reason == tracer::StopReason::Signal) {
+      const int code = si_code_of(target, ev->tid);
+      const bool from_fault = is_fault(ev->signal) && code > 0;
+      log.add("signal", ev->pid, ev->tid, signal_name(ev->signal), ev->signal);
+      if (signal_kills(target.signal_action(ev->tid, ev->signal), ev->signal, from_fault)) {
+        end.outcome = signal_outcome(target, *ev);
+        end.stop = *ev;
+        return end;
+      }
+      deliver = ev->signal;
+    } else if (ev->reason == tracer::StopReason::Fork && o.follow_fork) {
+      (void)target.enable_btrace(ev->child_pid, tracer::BtraceConfig{o.ring_bytes});
+    }
+    (void)target.resume(continue_all(ev->tid, deliver));
+  }
+}
+
+void finish(Recorded& run, const Ending& ending) {
+  tracer::Target& target = *run.target;
+  if (!target.has_process()) {
+    return;
+  }
+  if (ending.outcome.kind == Outcome::Kind::Signal && !ending.interrupted &&
+      target.resume(continue_all(ending.stop.tid, ending.outcome.signo))) {
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (Clock::now() < deadline) {
+      auto ev = next_stop(target, std::chrono::milliseconds(100));
+      if (ev && (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) &&
+          ev->pid == run.pid) {
+        return;
+      }
+      if (ev) {
+        (void)target.resume(continue_all(ev->tid, ev->reason == tracer::StopReason::Signal ? ev->signal : 0));
+      }
+    }
+  }
+  (void)target.kill();
+}
+
+}  // namespace server::triage

@@ -1,0 +1,44 @@
+// Runs the program to its end under a history collector: starts it under the fastest backend
+// that works (saying why faster ones did not), lets signals it handles through, and stops at
+// the one that would kill it, at exit, or at --timeout.
+#pragma once
+
+#include <csignal>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "server/triage/options.hpp"
+#include "server/triage/report.hpp"
+#include "tracer/target.hpp"
+
+namespace server::triage {
+
+struct Recorded {
+  std::unique_ptr<tracer::Target> target;
+  tracer::Pid pid = 0;
+  std::string backend;                // dbt, soft, step, bts
+  std::vector<std::string> not_used;  // "dbt: why" for each faster backend skipped
+};
+
+// Starts options.program stopped at its first instruction with every thread recorded.
+// dbt_lib: the recorder's VALGRIND_LIB (empty: not built).
+base::Result<Recorded> start_recorded(const Options& options, const std::string& dbt_lib, tracer::EventLog& log);
+
+struct Ending {
+  Outcome outcome;
+  tracer::StopEvent stop;  // Signal/Timeout: where the process stands now, stopped
+  bool interrupted = false;  // triage itself got SIGINT or SIGTERM (stop_signal)
+  int stop_signal = 0;
+};
+
+// Runs to the end. `stop_requested` is set (to the signal) by triage's SIGINT/SIGTERM handler.
+Ending run_to_end(Recorded& run, const Options& options, tracer::EventLog& log,
+                  const volatile std::sig_atomic_t& stop_requested);
+
+// After the report: lets the fatal signal end the program as it would have (a core dump where
+// the system makes one), or kills it (timeout, or when that does not end it).
+void finish(Recorded& run, const Ending& ending);
+
+}  // namespace server::triage

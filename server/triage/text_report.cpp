@@ -1,0 +1,131 @@
+// The report as text: the verdict first, then each thread (the crashing one first) with its
+// stack, the calls that led there, and its registers; then the event log.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "server/triage/signal_facts.hpp"
+#include "server/triage/writers.hpp"
+
+namespace server::triage {
+namespace {
+
+struct Style {
+  bool on;
+  std::string bold(const std::string& s) const { return on ? "\033[1m" + s + "\033[0m" : s; }
+  std::string red(const std::string& s) const { return on ? "\033[1;31m" + s + "\033[0m" : s; }
+  std::string dim(const std::string& s) const { return on ? "\033[2m" + s + "\033[0m" : s; }
+  std::string cyan(const std::string& s) const { return on ? "\033[36m" + s + "\033[0m" : s; }
+};
+
+std::string place(const tracer::SourceLocation& where) {
+  if (where.file.empty()) {
+    return where.module.empty() ? "" : "from " + std::filesystem::path(where.module).filename().string();
+  }
+  return fmt::format("{}:{}", where.file, where.line);
+}
+
+std::string short_place(const tracer::SourceLocation& where) {
+  if (where.file.empty()) {
+    return where.module.empty() ? "" : std::filesystem::path(where.module).filename().string();
+  }
+  return fmt::format("{}:{}", std::filesystem::path(where.file).filename().string(), where.line);
+}
+
+std::string function_of(const tracer::SourceLocation& where) { return where.function.empty() ? "??" : where.function; }
+
+void thread_section(std::string& out, const ThreadReport& t, const Style& s) {
+  out += "\n" + s.bold(fmt::format("Thread {} \"{}\"{}", t.tid, t.name, t.crashed ? " (crashed)" : "")) + "\n";
+  out += "  backtrace:\n";
+  if (t.backtrace.empty()) {
+    out += "    (none: the stack could not be unwound)\n";
+  }
+  for (std::size_t i = 0; i < t.backtrace.size(); ++i) {
+    const auto& f = t.backtrace[i];
+    const std::string name = f.inlined ? function_of(f.where) + " (inlined)" : function_of(f.where);
+    out += fmt::format("    #{:<2} {:#018x} in {} {}{}\n", i, f.pc,
+                       s.cyan(name), place(f.where), f.signal_frame ? "  <signal handler called>" : "");
+  }
+  if (!t.history_problem.empty()) {
+    out += "  history: " + t.history_problem + "\n";
+  } else {
+    const auto& h = t.history;
+    out += fmt::format("  last {} calls and returns, oldest first ({} branches recorded, {} lost{}):\n",
+                       h.entries.size(), t.branches_recorded, t.branches_lost,
+                       h.gaps != 0 ? fmt::format(", {} gaps", h.gaps) : "");
+    for (std::size_t i = 0; i < h.entries.size(); ++i) {
+      const auto& e = h.entries[i];
+      const bool last = i + 1 == h.entries.size();
+      const std::string how =
+          e.entered == tracer::Entered::Call || e.entered == tracer::Entered::Start ? "" : tracer::entered_name(e.entered);
+      std::string line = fmt::format("    {}{} {} {}  [{} branches]{}", std::string(static_cast<std::size_t>(e.depth) * 2, ' '),
+                                     e.kind()[0] == 'r' ? "<-" : "->", function_of(e.where), s.dim(short_place(e.where)),
+                                     e.branches, how.empty() ? "" : "  (" + how + ")");
+      out += (last && t.crashed ? s.red(line + "   <== here") : line) + "\n";
+    }
+  }
+  out += "  registers:\n";
+  for (std::size_t i = 0; i < t.registers.size(); ++i) {
+    out += fmt::format("{}{:>7} {:#018x}", i % 4 == 0 ? "    " : "  ", t.registers[i].first, t.registers[i].second);
+    out += i % 4 == 3 || i + 1 == t.registers.size() ? "\n" : "";
+  }
+}
+
+}  // namespace
+
+std::string Outcome::summary() const {
+  switch (kind) {
+    case Kind::Exit:
+      return fmt::format("exited with status {}", exit_status);
+    case Kind::Timeout:
+      return "was still running at --timeout: stopped";
+    case Kind::Signal:
+      break;
+  }
+  std::string text = "died of " + signal_name(signo);
+  if (si_code != 0 || has_fault_address) {
+    const std::string meaning = si_code_meaning(signo, si_code);
+    text += " (" + si_code_name(signo, si_code) + (meaning.empty() ? "" : ": " + meaning) + ")";
+  }
+  if (has_fault_address) {
+    text += " at address " + hex(fault_address);
+  }
+  return text;
+}
+
+std::string hex(std::uint64_t value) { return fmt::format("{:#x}", value); }
+
+std::string text_report(const TriageReport& r, bool colour) {
+  const Style s{colour};
+  std::string out;
+  out += s.red(fmt::format("hindsight triage: {} (pid {}) {}", r.program, r.pid, r.outcome.summary())) + "\n";
+  out += fmt::format("  recorded with {} ({} branches, {} lost); {:.0f} ms\n", r.tracer.backend,
+                     r.tracer.branches_recorded, r.tracer.branches_lost, r.wall_ms);
+  for (const auto& why : r.tracer.not_used) {
+    out += "  not used: " + why + "\n";
+  }
+  if (!r.sources.empty()) {
+    const SourceExcerpt& ex = r.sources.front();
+    out += "\n  " + s.bold(ex.function.empty() ? "??" : ex.function) + " at " + ex.file + ":" +
+           std::to_string(ex.marked_line) + "\n";
+    for (std::size_t i = 0; i < ex.lines.size(); ++i) {
+      const int n = ex.first_line + static_cast<int>(i);
+      const std::string line = fmt::format("  {} {:>5} | {}", n == ex.marked_line ? ">" : " ", n, ex.lines[i]);
+      out += (n == ex.marked_line ? s.red(line) : line) + "\n";
+    }
+  }
+  if (r.threads.empty()) {
+    out += "\n  (the process is gone: no thread could be examined)\n";
+  }
+  for (const auto& t : r.threads) {
+    thread_section(out, t, s);
+  }
+  out += "\n" + s.bold("Events") + " (ms since start):\n";
+  for (const auto& e : r.events) {
+    out += fmt::format("  {:>10.3f}  {:<14} pid {} tid {}{}{}\n", e.t_ms, e.kind, e.pid, e.tid,
+                       e.detail.empty() ? "" : "  " + e.detail, e.number != 0 ? fmt::format("  ({})", e.number) : "");
+  }
+  return out;
+}
+
+}  // namespace server::triage

@@ -1,0 +1,173 @@
+// hindsight triage: runs a program with history on and, when it dies, says how it got there.
+// The pieces live in server/triage/; this file strings them together and, for --serve, hands
+// the stopped program to the server.
+#include "server/triage_main.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "server/comm.hpp"
+#include "server/server.hpp"
+#include "server/triage/collect.hpp"
+#include "server/triage/options.hpp"
+#include "server/triage/runner.hpp"
+#include "server/triage/writers.hpp"
+#include "tracer/linux/host_io.hpp"
+#include "tracer/valgrind/valgrind_target.hpp"
+
+namespace server {
+namespace {
+
+volatile std::sig_atomic_t g_stop_requested = 0;
+
+void on_stop_signal(int signo) { g_stop_requested = signo; }
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "hindsight triage: %s\n", message.c_str());
+  return triage::kExitTriageFailed;
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "hindsight triage: cannot write %s\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string slowdown_hint(const std::string& backend) {
+  if (backend == "dbt") {
+    return "dbt: the program ran under a Valgrind tool, about 5x slower than native on branchy code";
+  }
+  if (backend == "soft") {
+    return "soft: one ptrace stop per taken branch (~30k branches/s); code without branches runs native";
+  }
+  if (backend == "step") {
+    return "step: one ptrace stop per instruction (~25k instructions/s)";
+  }
+  return "bts: the hardware records branches; the program runs near native speed";
+}
+
+// The recorder's threads: when each began and ended (it stamps them as they happen).
+void log_recorder_threads(triage::Recorded& run, tracer::EventLog& log) {
+  auto* dbt = dynamic_cast<tracer::ValgrindTarget*>(run.target.get());
+  if (dbt == nullptr) {
+    return;
+  }
+  using Clock = tracer::EventLog::Clock;
+  for (const auto& life : dbt->thread_lives()) {
+    if (life.tid != run.pid && life.born_ns != 0) {
+      log.add_at(Clock::time_point(std::chrono::nanoseconds(life.born_ns)), "thread_start", run.pid, life.tid);
+    }
+    if (life.tid != run.pid && life.exited_ns != 0) {
+      log.add_at(Clock::time_point(std::chrono::nanoseconds(life.exited_ns)), "thread_exit", run.pid, life.tid);
+    }
+  }
+}
+
+triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o, const triage::Ending& end,
+                                 tracer::EventLog& log) {
+  triage::TriageReport r;
+  r.program = o.program.front();
+  r.args.assign(o.program.begin() + 1, o.program.end());
+  r.pid = run.pid;
+  r.outcome = end.outcome;
+  r.tracer.backend = run.backend;
+  r.tracer.not_used = run.not_used;
+  r.tracer.slowdown_hint = slowdown_hint(run.backend);
+  tracer::Target& target = *run.target;
+  const tracer::Pid pid = end.stop.pid != 0 ? end.stop.pid : run.pid;
+  if (target.has_process() && target.process_of(end.stop.tid) != 0) {
+    for (const auto& t : target.threads()) {
+      if (target.branch_tracer(t.tid) == nullptr) {
+        (void)target.enable_btrace(t.tid, tracer::BtraceConfig{o.ring_bytes});  // recorded since birth
+      }
+    }
+    r.threads = triage::collect_threads(target, pid, end.stop.tid, o.history);
+  }
+  for (const auto& t : r.threads) {
+    r.tracer.branches_recorded += t.branches_recorded;
+    r.tracer.branches_lost += t.branches_lost;
+  }
+  if (!r.threads.empty()) {
+    r.sources = triage::collect_sources(r.threads.front(), 8);
+  }
+  log_recorder_threads(run, log);
+  r.events = log.events();
+  r.wall_ms = log.elapsed_ms();
+  return r;
+}
+
+// Keeps the program stopped at the fault and lets GDB in, history included.
+int serve(triage::Recorded& run, const triage::Options& o, const triage::Ending& end) {
+  auto endpoint = parse_comm(o.serve);
+  if (!endpoint) {
+    return fail("bad --serve '" + o.serve + "': " + endpoint.error().message());
+  }
+  run.target->hand_over_history();
+  ServerOptions options;
+  options.btrace_backend_name = run.backend;
+  options.last_stop = end.stop;
+  options.first_connection_timeout = o.serve_timeout;
+  tracer::LinuxHostIo host;
+  Server srv(*run.target, host, options, *endpoint, /*once=*/true);
+  std::fprintf(stderr, "hindsight triage: %s is stopped at the fault; in GDB: target remote %s\n", o.program.front().c_str(),
+               o.serve.c_str());
+  (void)srv.run();
+  return end.outcome.exit_status;
+}
+
+}  // namespace
+
+int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib) {
+  auto options = triage::parse_options(args);
+  if (!options) {
+    std::fprintf(stderr, "hindsight triage: %s\nTry 'hindsight triage --help' for more information.\n",
+                 options.error().message().c_str());
+    return triage::kExitUsage;
+  }
+  if (options->text) {
+    std::fputs(options->text->c_str(), stdout);
+    return 0;
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+
+  tracer::EventLog log;
+  auto run = triage::start_recorded(*options, dbt_lib, log);
+  if (!run) {
+    return fail(run.error().message());
+  }
+  triage::Ending end = triage::run_to_end(*run, *options, log, g_stop_requested);
+  if (end.interrupted) {
+    (void)run->target->kill();
+    return 128 + end.stop_signal;
+  }
+  const bool report = end.outcome.kind != triage::Outcome::Kind::Exit;
+  if (!report) {
+    return end.outcome.exit_status;
+  }
+  triage::TriageReport r = make_report(*run, *options, end, log);
+  const bool colour = options->color == "always" || (options->color == "auto" && options->output.empty() &&
+                                                      ::isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr);
+  const std::string text = triage::text_report(r, colour);
+  bool written = options->output.empty() ? std::fputs(text.c_str(), stderr) >= 0 : write_file(options->output, text);
+  written = (options->json.empty() || write_file(options->json, triage::json_report(r))) && written;
+  written = (options->html.empty() || write_file(options->html, triage::html_report(r))) && written;
+  if (!options->serve.empty() && run->target->has_process()) {
+    return serve(*run, *options, end);
+  }
+  triage::finish(*run, end);
+  return written ? end.outcome.exit_status : triage::kExitTriageFailed;
+}
+
+}  // namespace server

@@ -1,0 +1,138 @@
+/* Programs for hindsight triage, one per mode (argv[1]):
+ *   returned  a pointer planted by a function that has returned is used later (SIGSEGV)
+ *   fnptr     a call through a function pointer an overflow corrupted (SIGSEGV, frame #0 ??)
+ *   abort     an assertion fails (SIGABRT)
+ *   thread    a second thread crashes while two others run (SIGSEGV)
+ *   handled   signals with handlers, then a normal exit 0
+ *   exit      echoes stdin to stdout, writes to stderr, exits with status 3
+ *   hang      runs for ever (for --timeout)
+ */
+#include <assert.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int* slot;
+static int table[4] = {1, 2, 3, 4};
+
+/* Picks where consume() will write: a bad choice, made and forgotten. */
+static void prepare(int which) {
+  if (which > 3) {
+    slot = NULL; /* the cause */
+  } else {
+    slot = &table[which];
+  }
+}
+
+static int checksum(const int* values, int n) {
+  int sum = 0;
+  for (int i = 0; i < n; ++i) {
+    sum += values[i] * (i + 1);
+  }
+  return sum;
+}
+
+static void consume(int value) {
+  *slot = value; /* the crash */
+}
+
+static int crash_after_return(void) {
+  prepare(7);
+  int sum = checksum(table, 4);
+  consume(sum);
+  return sum;
+}
+
+struct handler {
+  char name[8];
+  void (*run)(int);
+};
+
+static void greet(int n) { printf("hello %d\n", n); }
+
+static void fill_name(struct handler* h, const char* text) {
+  memcpy(h->name, text, strlen(text)); /* no bound: overwrites run */
+}
+
+static void call_corrupted(void) {
+  struct handler h = {"", greet};
+  fill_name(&h, "overflow\xef\xbe\xad\xde");
+  h.run(1);
+}
+
+static int validate(int n) {
+  assert(n < 10 && "n must be small");
+  return n;
+}
+
+static volatile int spinning = 1;
+
+static void* spin(void* arg) {
+  (void)arg;
+  while (spinning) {
+    checksum(table, 4);
+  }
+  return NULL;
+}
+
+static void* worker_crash(void* arg) {
+  (void)arg;
+  usleep(100 * 1000);
+  prepare(9);
+  consume(checksum(table, 4));
+  return NULL;
+}
+
+static volatile sig_atomic_t handled;
+static void on_signal(int sig) { handled += sig; }
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "returned";
+  if (strcmp(mode, "returned") == 0) {
+    return crash_after_return();
+  }
+  if (strcmp(mode, "fnptr") == 0) {
+    call_corrupted();
+    return 0;
+  }
+  if (strcmp(mode, "abort") == 0) {
+    return validate(argc + 40);
+  }
+  if (strcmp(mode, "thread") == 0) {
+    pthread_t a, b, c;
+    pthread_create(&a, NULL, spin, NULL);
+    pthread_create(&b, NULL, spin, NULL);
+    pthread_create(&c, NULL, worker_crash, NULL);
+    pthread_join(c, NULL);
+    return 0;
+  }
+  if (strcmp(mode, "handled") == 0) {
+    signal(SIGUSR1, on_signal);
+    signal(SIGALRM, on_signal);
+    raise(SIGUSR1);
+    alarm(1);
+    pause();
+    signal(SIGPIPE, SIG_IGN);
+    raise(SIGPIPE);
+    return handled == SIGUSR1 + SIGALRM ? 0 : 1;
+  }
+  if (strcmp(mode, "exit") == 0) {
+    char line[256];
+    while (fgets(line, sizeof line, stdin) != NULL) {
+      fputs(line, stdout);
+    }
+    fputs("to stderr\n", stderr);
+    return 3;
+  }
+  if (strcmp(mode, "hang") == 0) {
+    for (;;) {
+      checksum(table, 4);
+      usleep(1000);
+    }
+  }
+  fprintf(stderr, "unknown mode %s\n", mode);
+  return 2;
+}

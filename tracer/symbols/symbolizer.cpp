@@ -1,0 +1,182 @@
+// libdw's view of a live process: modules from /proc/PID/maps, symbols, lines, inlines.
+#include "tracer/symbols/symbolizer.hpp"
+
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace tracer {
+namespace {
+
+char* g_debuginfo_path = nullptr;  // libdw's default search path
+const Dwfl_Callbacks kProcCallbacks = {
+    dwfl_linux_proc_find_elf,
+    dwfl_standard_find_debuginfo,
+    nullptr,
+    &g_debuginfo_path,
+};
+
+std::string attr_string(Dwarf_Die* die, unsigned int name) {
+  Dwarf_Attribute attr;
+  const char* s = dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
+  return s != nullptr ? s : "";
+}
+
+// An inlined call's function: its linkage name demangled (qualified, for C++), else its name.
+std::string inlined_name(Dwarf_Die* scope) {
+  std::string linkage = attr_string(scope, DW_AT_linkage_name);
+  return linkage.empty() ? attr_string(scope, DW_AT_name) : demangle(linkage);
+}
+
+// A source path as the debug info gives it, made absolute against the compilation directory.
+std::string absolute_source(const char* file, const char* comp_dir) {
+  std::filesystem::path path(file);
+  if (path.is_relative() && comp_dir != nullptr) {
+    path = std::filesystem::path(comp_dir) / path;
+  }
+  return path.lexically_normal().string();
+}
+
+// Where an inlined call was made: DW_AT_call_file / DW_AT_call_line. Leaves file and line as
+// they are when the debug info does not say.
+void call_site(Dwarf_Die* cu, Dwarf_Die* scope, std::string& file, int& line) {
+  Dwarf_Attribute attr;
+  Dwarf_Word index = 0;
+  Dwarf_Word call_line = 0;
+  Dwarf_Files* files = nullptr;
+  std::size_t count = 0;
+  if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_line, &attr), &call_line) != 0) {
+    return;
+  }
+  line = static_cast<int>(call_line);
+  if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_file, &attr), &index) == 0 &&
+      dwarf_getsrcfiles(cu, &files, &count) == 0 && index < count) {
+    if (const char* name = dwarf_filesrc(files, index, nullptr, nullptr); name != nullptr) {
+      Dwarf_Attribute comp_dir;
+      file = absolute_source(name, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &comp_dir)));
+    }
+  }
+}
+
+}  // namespace
+
+std::string demangle(const std::string& symbol) {
+  if (symbol.rfind("_Z", 0) != 0) {
+    return symbol;
+  }
+  int status = 0;
+  char* plain = abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status);
+  if (plain == nullptr) {
+    return symbol;
+  }
+  std::string out = plain;
+  std::free(plain);
+  return out;
+}
+
+base::Result<std::unique_ptr<Symbolizer>> Symbolizer::for_process(Pid pid) {
+  Dwfl* dwfl = dwfl_begin(&kProcCallbacks);
+  if (dwfl == nullptr) {
+    return base::make_error(base::Errc::internal, std::string("libdw: ") + dwfl_errmsg(-1));
+  }
+  dwfl_report_begin(dwfl);
+  const int err = dwfl_linux_proc_report(dwfl, pid);
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  if (err != 0) {
+    dwfl_end(dwfl);
+    return base::sys_error("reading the modules of process " + std::to_string(pid), err > 0 ? err : ESRCH);
+  }
+  return std::unique_ptr<Symbolizer>(new Symbolizer(dwfl));
+}
+
+Symbolizer::~Symbolizer() { dwfl_end(dwfl_); }
+
+const SourceLocation& Symbolizer::locate(Addr pc) {
+  auto it = cache_.find(pc);
+  if (it == cache_.end()) {
+    it = cache_.emplace(pc, lookup(pc)).first;
+  }
+  return it->second;
+}
+
+SourceLocation Symbolizer::lookup(Addr pc) {
+  SourceLocation loc;
+  Dwfl_Module* mod = dwfl_addrmodule(dwfl_, pc);
+  if (mod == nullptr) {
+    return loc;
+  }
+  const char* main_file = nullptr;
+  const char* name = dwfl_module_info(mod, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file, nullptr);
+  loc.module = main_file != nullptr ? main_file : (name != nullptr ? name : "");
+  GElf_Off offset = 0;
+  GElf_Sym sym;
+  if (const char* symbol = dwfl_module_addrinfo(mod, pc, &offset, &sym, nullptr, nullptr, nullptr); symbol) {
+    loc.function = demangle(symbol);
+    loc.function_start = pc - offset;
+  }
+  if (Dwfl_Line* line = dwfl_module_getsrc(mod, pc); line != nullptr) {
+    int lineno = 0;
+    if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr); file) {
+      loc.file = absolute_source(file, dwfl_line_comp_dir(line));
+      loc.line = lineno;
+    }
+  }
+  return loc;
+}
+
+std::vector<SourceFrame> Symbolizer::frames(Addr pc, bool return_address) {
+  const Addr at = return_address && pc > 0 ? pc - 1 : pc;
+  SourceFrame outer{pc, locate(at), false};
+  std::vector<SourceFrame> out;
+  Dwfl_Module* mod = dwfl_addrmodule(dwfl_, at);
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cu = mod != nullptr ? dwfl_module_addrdie(mod, at, &bias) : nullptr;
+  Dwarf_Die* scopes = nullptr;
+  const int n = cu != nullptr ? dwarf_getscopes(cu, at - bias, &scopes) : 0;
+  for (int i = 0; i < n; ++i) {
+    const int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_subprogram) {
+      break;
+    }
+    if (tag != DW_TAG_inlined_subroutine) {
+      continue;
+    }
+    SourceFrame inlined{pc, outer.where, true};
+    inlined.where.function = inlined_name(&scopes[i]);
+    out.push_back(inlined);
+    // The frame outside this one is at the call the compiler inlined.
+    call_site(cu, &scopes[i], outer.where.file, outer.where.line);
+  }
+  std::free(scopes);
+  out.push_back(outer);
+  return out;
+}
+
+std::optional<UnwindTable> Symbolizer::unwind_table(Addr pc) {
+  Dwfl_Module* mod = dwfl_addrmodule(dwfl_, pc);
+  if (mod == nullptr) {
+    return std::nullopt;
+  }
+  UnwindTable table;
+  dwfl_module_info(mod, nullptr, &table.module_start, &table.module_end, nullptr, nullptr, nullptr, nullptr);
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(mod, &bias);
+  std::size_t count = 0;
+  if (elf == nullptr || elf_getphdrnum(elf, &count) != 0) {
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    GElf_Phdr phdr;
+    if (gelf_getphdr(elf, static_cast<int>(i), &phdr) != nullptr && phdr.p_type == PT_GNU_EH_FRAME) {
+      table.eh_frame_hdr = phdr.p_vaddr + bias;
+      return table;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace tracer

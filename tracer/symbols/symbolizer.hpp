@@ -1,0 +1,67 @@
+// Names for addresses of a live process: the function, source file and line, the module, and
+// the calls inlined at an address (elfutils libdw over /proc/PID/maps). Also where a module's
+// unwind table (.eh_frame_hdr) is, for the unwinder. Used by triage; GDB needs none of this.
+#pragma once
+
+#include <elfutils/libdwfl.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer {
+
+struct SourceLocation {
+  std::string function;  // demangled; empty when no symbol covers the address
+  std::string file;      // absolute when the debug info says so; empty without line info
+  int line = 0;
+  std::string module;    // the ELF file the address lies in
+  Addr function_start = 0;
+};
+
+// One frame as a person reads it: a real frame, or a call inlined into it.
+struct SourceFrame {
+  Addr pc = 0;
+  SourceLocation where;
+  bool inlined = false;  // a call the compiler inlined into the frame below it
+};
+
+// A module's .eh_frame_hdr, as it lies in the process's memory.
+struct UnwindTable {
+  Addr module_start = 0;
+  Addr module_end = 0;
+  Addr eh_frame_hdr = 0;
+};
+
+class Symbolizer {
+ public:
+  // Reports every module mapped in pid (its /proc/PID/maps) now.
+  static base::Result<std::unique_ptr<Symbolizer>> for_process(Pid pid);
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // Where the instruction at pc is (cached: histories ask for the same places again).
+  const SourceLocation& locate(Addr pc);
+  // The frames at pc, innermost first: the calls inlined there, then the function holding
+  // them. A return address (caller frames) is looked up one byte back, inside its call.
+  std::vector<SourceFrame> frames(Addr pc, bool return_address);
+  std::optional<UnwindTable> unwind_table(Addr pc);
+
+ private:
+  explicit Symbolizer(Dwfl* dwfl) : dwfl_(dwfl) {}
+  SourceLocation lookup(Addr pc);
+
+  Dwfl* dwfl_;
+  std::map<Addr, SourceLocation> cache_;
+};
+
+// A C++ symbol as a person reads it; other names unchanged.
+std::string demangle(const std::string& symbol);
+
+}  // namespace tracer
