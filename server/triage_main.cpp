@@ -120,6 +120,9 @@ int serve(triage::Recorded& run, const triage::Options& o, const triage::Ending&
   std::fprintf(stderr, "hindsight triage: %s is stopped at the fault; in GDB: target remote %s\n", o.program.front().c_str(),
                o.serve.c_str());
   (void)srv.run();
+  if (run.target->has_process()) {
+    (void)run.target->kill();  // GDB left it, or never came
+  }
   return end.outcome.exit_status;
 }
 

@@ -1,0 +1,360 @@
+// hindsight triage end to end: real crashing programs (test/progs/triage_cases.c and
+// triage_throw.cpp) under each history collector this machine has; the text report, the
+// JSON checked against docs/triage-report.schema.json, the HTML page in a headless browser,
+// exit statuses, and --serve with a real GDB.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "test/e2e/gdb_session.hpp"
+#include "test/e2e/matchers.hpp"
+#include "test/support/skip.hpp"
+
+using Catch::Matchers::Contains;
+using e2e::ContainsRegex;
+using nlohmann::json;
+
+namespace {
+
+struct Triage {
+  std::string out;
+  std::string err;
+  int status = -1;  // exit status (or 128+signal if triage itself was killed)
+  json report;      // --json, when written
+  std::string transcript() const { return "exit " + std::to_string(status) + "\n--- stdout\n" + out + "\n--- stderr\n" + err; }
+};
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("hs-triage-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+bool is_hindsight() { return e2e::server_path().find("gdbserver") == std::string::npos; }
+
+#define SKIP_UNLESS_COLLECTOR(collector)                                                        \
+  if (!is_hindsight()) {                                                                      \
+    HS_SKIP("triage is Hindsight's own: the server under test is " + e2e::server_path());     \
+  }                                                                                           \
+  if ((collector) == "dbt" && !HS_DBT_BUILT) {                                                \
+    HS_SKIP("the dbt recorder is not built (valgrind's headers and core archives not found)"); \
+  }
+
+// hindsight triage FLAGS --json=... -- PROG ARGS, through `sh -c` so stdin can be fed.
+Triage run_triage(const std::vector<std::string>& flags, const std::string& prog, const std::vector<std::string>& args,
+                  const std::string& stdin_text = "", int seconds = 120) {
+  const std::string json_path = temp_path("report.json");
+  std::filesystem::remove(json_path);
+  std::string command = "printf '" + stdin_text + "' | '" + e2e::server_path() + "' triage";
+  for (const auto& f : flags) {
+    command += " '" + f + "'";
+  }
+  command += " --json='" + json_path + "' -- '" + e2e::prog_path(prog) + "'";
+  for (const auto& a : args) {
+    command += " '" + a + "'";
+  }
+  e2e::Child child({.argv = {"/bin/sh", "-c", command}});
+  auto status = child.wait(e2e::Clock::now() + std::chrono::seconds(seconds));
+  Triage t{child.out(), child.err(), -1, json()};
+  if (status && WIFEXITED(*status)) {
+    t.status = WEXITSTATUS(*status);
+  }
+  if (std::ifstream in(json_path); in) {
+    t.report = json::parse(in, nullptr, false);
+  }
+  std::filesystem::remove(json_path);
+  return t;
+}
+
+// Runs test/e2e/validate_json.py: 0 valid, 1 invalid (message in *why), 2 no validator.
+int validate(const json& document, std::string* why) {
+  const std::string path = temp_path("validate.json");
+  std::ofstream(path) << document.dump();
+  e2e::Child child({.argv = {"/usr/bin/python3", HS_SOURCE_DIR "/test/e2e/validate_json.py",
+                             HS_SOURCE_DIR "/docs/triage-report.schema.json", path}});
+  auto status = child.wait(e2e::Clock::now() + std::chrono::seconds(30));
+  std::filesystem::remove(path);
+  *why = child.err();
+  return status && WIFEXITED(*status) ? WEXITSTATUS(*status) : 3;
+}
+
+void check_schema(const json& report) {
+  std::string why;
+  const int valid = validate(report, &why);
+  if (valid == 2) {
+    WARN("python3-jsonschema is missing: the report is not checked against the schema");
+    return;
+  }
+  INFO(why);
+  CHECK(valid == 0);
+  // The validator does reject what the schema forbids.
+  json broken = report;
+  broken["outcome"]["kind"] = "crash";
+  CHECK(validate(broken, &why) == 1);
+}
+
+const json& crashed_thread(const Triage& t) {
+  static const json none = json::object();
+  for (const auto& th : t.report["threads"]) {
+    if (th.value("crashed", false)) {
+      return th;
+    }
+  }
+  return none;
+}
+
+std::vector<std::string> call_functions(const json& thread) {
+  std::vector<std::string> out;
+  for (const auto& c : thread["history"]["calls"]) {
+    out.push_back(c["function"].get<std::string>());
+  }
+  return out;
+}
+
+bool backtrace_has(const json& thread, const std::string& function) {
+  for (const auto& f : thread["backtrace"]) {
+    if (f["function"].get<std::string>().find(function) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* kCollectors[] = {"step", "soft", "dbt"};
+
+}  // namespace
+
+TEST_CASE("triage: the cause returned before the crash; the history shows it, the backtrace cannot", "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"returned"});
+  INFO(t.transcript());
+  CHECK(t.status == 128 + 11);
+  CHECK_THAT(t.err, Contains("died of SIGSEGV (SEGV_MAPERR: address not mapped to object) at address 0x0"));
+  CHECK_THAT(t.err, Contains("recorded with " + collector));
+  CHECK_THAT(t.err, ContainsRegex(R"(#0 +0x[0-9a-f]+ in consume .*triage_cases\.c:39)"));
+  CHECK_THAT(t.err, ContainsRegex(R"(>\s+39 \|   \*slot = value;)"));  // the faulting line
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["tracer"]["backend"] == collector);
+  CHECK(t.report["outcome"]["signal"] == "SIGSEGV");
+  const json& th = crashed_thread(t);
+  CHECK_FALSE(backtrace_has(th, "prepare"));
+  const auto calls = call_functions(th);
+  REQUIRE(calls.size() >= 4);
+  // ... crash_after_return -> prepare, <- crash_after_return, -> checksum, <- ..., -> consume
+  CHECK(calls.back() == "consume");
+  CHECK(std::find(calls.end() - 5, calls.end(), "prepare") != calls.end());
+  CHECK(th["history"]["calls"].back()["kind"] == "call");
+  CHECK(th["history"]["calls"].back()["file"].get<std::string>().ends_with("triage_cases.c"));
+  CHECK(th["history"]["calls"].size() <= 64);
+}
+
+TEST_CASE("triage: a call through a corrupted function pointer: frame #0 is ??, the history names the caller", "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector, "--history=10"}, "triage_cases", {"fnptr"});
+  INFO(t.transcript());
+  CHECK(t.status == 128 + 11);
+  REQUIRE(t.report.is_object());
+  CHECK_THAT(t.report["outcome"]["fault_address"].get<std::string>(), ContainsRegex("deadbeef$"));
+  const json& th = crashed_thread(t);
+  REQUIRE(th["backtrace"].size() >= 2);
+  CHECK(th["backtrace"][0]["function"] == "");
+  CHECK(th["backtrace"][1]["function"] == "call_corrupted");
+  const auto calls = call_functions(th);
+  REQUIRE(calls.size() >= 3);
+  CHECK(calls.back() == "");
+  CHECK(calls[calls.size() - 2] == "call_corrupted");
+  CHECK(std::find(calls.begin(), calls.end(), "fill_name") != calls.end());
+  CHECK(th["history"]["calls"].size() <= 10);
+}
+
+TEST_CASE("triage: abort() from an assertion", "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"abort"});
+  INFO(t.transcript());
+  CHECK(t.status == 128 + 6);
+  CHECK_THAT(t.err, Contains("Assertion `n < 10 && \"n must be small\"' failed."));  // the program's own stderr
+  CHECK_THAT(t.err, Contains("died of SIGABRT"));
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  const json& th = crashed_thread(t);
+  CHECK(backtrace_has(th, "abort"));
+  CHECK(backtrace_has(th, "validate"));
+  CHECK(backtrace_has(th, "main"));
+}
+
+TEST_CASE("triage: a crash in a second thread while others run; the crashing thread first", "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"thread"});
+  INFO(t.transcript());
+  CHECK(t.status == 128 + 11);
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  const json& threads = t.report["threads"];
+  REQUIRE(threads.size() == 4);
+  CHECK(threads[0]["crashed"] == true);
+  CHECK(threads[0]["tid"] != t.report["program"]["pid"]);
+  CHECK(backtrace_has(threads[0], "worker_crash"));
+  CHECK(call_functions(threads[0]).back() == "consume");
+  int spinning = 0;
+  for (const auto& th : threads) {
+    CHECK((th["crashed"] == true) == (&th == &threads[0]));
+    spinning += backtrace_has(th, "spin") ? 1 : 0;
+  }
+  CHECK(spinning == 2);
+  int born = 0;
+  for (const auto& e : t.report["events"]) {
+    born += e["kind"] == "thread_start" && e["tid"] != t.report["program"]["pid"] ? 1 : 0;
+  }
+  CHECK(born == 3);
+}
+
+TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector}, "triage_throw", {}, "", 240);
+  INFO(t.transcript());
+  CHECK(t.status == 128 + 6);
+  CHECK_THAT(t.err, Contains("what():  bad port: '1234567'"));
+  REQUIRE(t.report.is_object());
+  const json& th = crashed_thread(t);
+  CHECK(backtrace_has(th, "__cxa_throw"));
+  CHECK(backtrace_has(th, "parse_port"));
+  CHECK(backtrace_has(th, "configure"));
+}
+
+TEST_CASE("triage: a clean exit passes stdin, stdout, stderr and the status through, and reports nothing", "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"exit"}, "first line\\nsecond\\n");
+  INFO(t.transcript());
+  CHECK(t.status == 3);
+  CHECK(t.out == "first line\nsecond\n");
+  CHECK(t.err == "to stderr\n");
+  CHECK(t.report.is_null());
+}
+
+TEST_CASE("triage: signals the program handles or ignores are not crashes", "[e2e][triage]") {
+  const std::string collector = GENERATE("soft", "dbt");
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"handled"});
+  INFO(t.transcript());
+  CHECK(t.status == 0);
+  CHECK(t.err.empty());
+}
+
+TEST_CASE("triage: --timeout stops a hung program and reports every thread", "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector, "--timeout=3"}, "triage_cases", {"hang"});
+  INFO(t.transcript());
+  CHECK(t.status == 124);
+  CHECK_THAT(t.err, Contains("was still running at --timeout"));
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["outcome"]["kind"] == "timeout");
+  CHECK(t.report["outcome"]["exit_status"] == 124);
+  REQUIRE(t.report["threads"].size() == 1);
+  CHECK(backtrace_has(t.report["threads"][0], "main"));
+}
+
+TEST_CASE("triage: a program that cannot start, and a bad command line, get triage's own statuses", "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("soft"));
+  auto missing = run_triage({"--btrace=soft"}, "/nonexistent/prog", {});
+  INFO(missing.transcript());
+  CHECK(missing.status == 125);
+  CHECK_THAT(missing.err, Contains("Cannot exec /nonexistent/prog"));
+  e2e::Child bad({.argv = {e2e::server_path(), "triage", "--history=zero", "--", "/bin/true"}});
+  auto status = bad.wait(e2e::Clock::now() + std::chrono::seconds(10));
+  REQUIRE(status);
+  CHECK(WEXITSTATUS(*status) == 2);
+}
+
+TEST_CASE("triage --html: the page loads in a headless browser without script errors and shows the crash", "[e2e][triage]") {
+  const std::string collector = GENERATE("soft", "dbt");
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  const std::string browser = "/usr/bin/chromium-headless-shell";
+  if (!std::filesystem::exists(browser)) {
+    HS_SKIP("no headless browser (Debian's chromium-headless-shell) installed");
+  }
+  const std::string page = temp_path("report.html");
+  auto t = run_triage({"--btrace=" + collector, "--html=" + page}, "triage_cases", {"returned"});
+  INFO(t.transcript());
+  REQUIRE(std::filesystem::exists(page));
+  auto load = [&](const std::string& path, std::string* dom, std::string* log) {
+    e2e::Child b({.argv = {browser, "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
+                           "--dump-dom", "file://" + path}});
+    auto status = b.wait(e2e::Clock::now() + std::chrono::seconds(60));
+    *dom = b.out();
+    *log = b.err();
+    return status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
+  };
+  std::string dom, log;
+  REQUIRE(load(page, &dom, &log));
+  INFO(log);
+  CHECK_THAT(log, !Contains("Uncaught"));
+  CHECK_THAT(dom, ContainsRegex(R"(id="crash-function"[^>]*>consume<)"));
+  CHECK_THAT(dom, Contains("<svg"));
+  CHECK_THAT(dom, Contains("stopped here"));
+  // The same check sees a page whose script fails.
+  const std::string broken = temp_path("broken.html");
+  std::ofstream(broken) << "<html><body><script>no_such_function();</script></body></html>";
+  REQUIRE(load(broken, &dom, &log));
+  CHECK_THAT(log, Contains("Uncaught"));
+  std::filesystem::remove(page);
+  std::filesystem::remove(broken);
+}
+
+TEST_CASE("triage --serve: GDB connects at the crash with the history already recorded", "[e2e][triage]") {
+  const std::string collector = GENERATE("soft", "dbt");
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  e2e::Child triage({.argv = {e2e::server_path(), "triage", "--btrace=" + collector, "--serve=127.0.0.1:0",
+                              "--serve-timeout=60", "--", e2e::prog_path("triage_cases"), "returned"}});
+  REQUIRE(triage.wait_for_text("Listening on port ", e2e::Clock::now() + std::chrono::seconds(60)));
+  triage.pump_until(e2e::Clock::now() + std::chrono::seconds(2),
+                    [&] { return triage.err().find('\n', triage.err().find("Listening on port ")) != std::string::npos; });
+  const int port = std::stoi(triage.err().substr(triage.err().find("Listening on port ") + 18));
+  CHECK_THAT(triage.err(), Contains("died of SIGSEGV"));  // the report comes first
+  e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-ex", "target remote 127.0.0.1:" + std::to_string(port),
+                           "-ex", "info record", "-ex", "record function-call-history", "-ex", "reverse-step",
+                           "-ex", "reverse-step", "-ex", "bt", "-ex", "record goto end", "-ex", "kill"},
+                  .merge_stderr = true});
+  REQUIRE(gdb.wait(e2e::Clock::now() + std::chrono::seconds(120)));
+  auto status = triage.wait(e2e::Clock::now() + std::chrono::seconds(30));
+  INFO(gdb.out());
+  INFO(triage.err());
+  CHECK_THAT(gdb.out(), Contains("in consume (value=30) at ../test/progs/triage_cases.c:39"));
+  CHECK_THAT(gdb.out(), Contains("Active record target: record-btrace"));
+  CHECK_THAT(gdb.out(), ContainsRegex(R"(\d+\s+prepare\n(.*\n)*\d+\s+crash_after_return\n\d+\s+checksum\n\d+\s+crash_after_return\n\d+\s+consume\n)"));
+  CHECK_THAT(gdb.out(), Contains("crash_after_return () at ../test/progs/triage_cases.c:45"));
+  CHECK_THAT(gdb.out(), Contains("#0  crash_after_return () at ../test/progs/triage_cases.c:45"));
+  REQUIRE(status);
+  CHECK(WEXITSTATUS(*status) == 128 + 11);
+}
+
+TEST_CASE("triage --serve-timeout: no GDB came; triage gives up, kills the program, exits with the crash status", "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("soft"));
+  const auto start = e2e::Clock::now();
+  auto t = run_triage({"--btrace=soft", "--serve=127.0.0.1:0", "--serve-timeout=1"}, "triage_cases", {"returned"});
+  INFO(t.transcript());
+  CHECK(t.status == 128 + 11);
+  CHECK_THAT(t.err, Contains("No GDB connected in time"));
+  CHECK(e2e::Clock::now() - start < std::chrono::seconds(30));
+}

@@ -1,0 +1,84 @@
+// The report writers on a hand-made report: the JSON's fields and types, the text's verdict,
+// and an HTML page whose embedded data cannot close its script element early.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+
+#include "server/triage/writers.hpp"
+
+using namespace server::triage;
+
+namespace {
+
+TriageReport sample() {
+  TriageReport r;
+  r.program = "/abs/prog";
+  r.args = {"</script><b>x"};
+  r.pid = 42;
+  r.outcome.kind = Outcome::Kind::Signal;
+  r.outcome.signo = SIGSEGV;
+  r.outcome.si_code = 1;
+  r.outcome.has_fault_address = true;
+  r.outcome.fault_address = 0;
+  r.outcome.exit_status = 139;
+  r.tracer.backend = "soft";
+  ThreadReport t;
+  t.tid = 42;
+  t.name = "prog";
+  t.crashed = true;
+  t.registers = {{"rip", 0x401136}};
+  t.backtrace = {FrameReport{0x401136, {"consume", "/abs/prog.c", 18, "/abs/prog", 0x401120}, false, false}};
+  tracer::HistoryEntry e;
+  e.where = {"consume", "/abs/prog.c", 17, "/abs/prog", 0x401120};
+  e.depth = 1;
+  e.entered = tracer::Entered::Call;
+  e.branches = 3;
+  t.history.entries = {e};
+  r.threads = {t};
+  r.events = {tracer::TraceEvent{1.5, "signal", 42, 42, "SIGSEGV", 11}};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("json_report: the documented shape", "[triage][report]") {
+  auto j = nlohmann::json::parse(json_report(sample()));
+  CHECK(j["schema"] == "hindsight-triage/1");
+  CHECK(j["program"]["path"] == "/abs/prog");
+  CHECK(j["program"]["pid"] == 42);
+  CHECK(j["outcome"]["kind"] == "signal");
+  CHECK(j["outcome"]["signal"] == "SIGSEGV");
+  CHECK(j["outcome"]["signo"] == 11);
+  CHECK(j["outcome"]["code"] == "SEGV_MAPERR");
+  CHECK(j["outcome"]["fault_address"] == "0x0");
+  CHECK(j["outcome"]["exit_status"] == 139);
+  CHECK(j["tracer"]["backend"] == "soft");
+  const auto& t = j["threads"][0];
+  CHECK(t["crashed"] == true);
+  CHECK(t["registers"]["rip"] == "0x401136");
+  CHECK(t["backtrace"][0]["function"] == "consume");
+  CHECK(t["backtrace"][0]["line"] == 18);
+  CHECK(t["backtrace"][0]["inlined"] == false);
+  CHECK(t["history"]["calls"][0]["kind"] == "call");
+  CHECK(t["history"]["calls"][0]["depth"] == 1);
+  CHECK(t["history"]["calls"][0]["branches"] == 3);
+  CHECK(j["events"][0]["t_ms"] == 1.5);
+  CHECK(j["events"][0]["kind"] == "signal");
+}
+
+TEST_CASE("text_report: the verdict first, colour only when asked", "[triage][report]") {
+  const std::string plain = text_report(sample(), false);
+  CHECK(plain.rfind("hindsight triage: /abs/prog (pid 42) died of SIGSEGV (SEGV_MAPERR", 0) == 0);
+  CHECK(plain.find("\033[") == std::string::npos);
+  CHECK(plain.find("-> consume prog.c:17  [3 branches]") != std::string::npos);
+  CHECK(text_report(sample(), true).find("\033[") != std::string::npos);
+}
+
+TEST_CASE("html_report: self-contained, the data cannot end the script early", "[triage][report]") {
+  const std::string page = html_report(sample());
+  CHECK(page.find("</script><b>x") == std::string::npos);
+  CHECK(page.find("<\\/script><b>x") != std::string::npos);
+  CHECK(page.find("http://") == page.find("http://www.w3.org/2000/svg"));  // no other URL: no network
+  CHECK(page.find("https://") == std::string::npos);
+}
