@@ -6,7 +6,7 @@
 #   HS_FAST=1 skips the sanitizer build and the fuzzer; HS_FUZZ_SECONDS sets the fuzz time.
 set -uo pipefail
 cd "$(dirname "$0")"
-source scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+HS_WITH_TEST_TOOLS=1 source scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 set +e
 
 LOG_DIR=$BUILD_DIR/test-logs
@@ -62,7 +62,7 @@ run_step() {
 }
 
 echo "== unit tests"
-UNIT_SUITES=(protocol arch server btrace)
+UNIT_SUITES=(protocol arch server btrace triage)
 for suite in "${UNIT_SUITES[@]}"; do
   run_catch "unit_$suite" "$BUILD_DIR/test/unit/$suite/unit_$suite"
 done

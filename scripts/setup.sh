@@ -11,6 +11,10 @@ HS_PACKAGES=(
   libboost-dev catch2 libfmt-dev libcli11-dev nlohmann-json3-dev libzydis-dev libdw-dev libunwind-dev
   gdb gdbserver procps strace valgrind
 )
+# Only the tests use these: the triage report's JSON Schema check and its page in a browser.
+if [[ ${HS_WITH_TEST_TOOLS:-0} == 1 ]]; then
+  HS_PACKAGES+=(python3-jsonschema chromium-headless-shell)
+fi
 
 hs_install_packages() {
   local missing=()
