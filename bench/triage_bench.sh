@@ -31,7 +31,7 @@ seconds() {  # CMD...: wall seconds of one run ("cap" when it ran out of time)
 median_of() {  # RUNS CMD...: median seconds
   local runs=$1
   shift
-  for _ in $(seq "$runs"); do seconds "$@"; echo; done | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+  for _ in $(seq "$runs"); do seconds "$@"; echo; done | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
 row() {  # LABEL CMD...

@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <cstring>
+#include <utility>
 
+#include "server/triage/library_watch.hpp"
 #include "server/triage/signal_facts.hpp"
 #include "tracer/linux/linux_target.hpp"
 #include "tracer/valgrind/valgrind_target.hpp"
@@ -150,6 +152,9 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
                                       : Clock::time_point::max();
   bool timed_out = false;
   log.add("thread_start", run.pid, run.pid, o.program.front());
+  LibraryWatch libraries;
+  libraries.start(target, run.pid, log);
+  std::optional<tracer::StopEvent> carried;  // a stop that came while stepping over the watch
   if (auto ok = target.resume(continue_all()); !ok) {
     end.outcome.kind = Outcome::Kind::Exit;
     end.outcome.exit_status = kExitTriageFailed;
@@ -165,7 +170,7 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
       timed_out = true;
       (void)target.interrupt();
     }
-    auto ev = next_stop(target, std::chrono::milliseconds(50));
+    auto ev = carried ? std::exchange(carried, std::nullopt) : next_stop(target, std::chrono::milliseconds(50));
     if (!ev) {
       continue;
     }
@@ -190,7 +195,19 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
       return end;
     }
     int deliver = 0;
-    if (ev->reason == tracer::StopReason::Signal) {
+    if (libraries.handle(target, *ev, log)) {
+      // The dynamic linker changed its list: logged; past the breakpoint, and on it goes.
+      carried = libraries.step_over(target, *ev, [&] {
+        std::optional<tracer::StopEvent> next;
+        for (int i = 0; i < 200 && !next; ++i) {
+          next = next_stop(target, std::chrono::milliseconds(50));
+        }
+        return next;
+      });
+      if (carried) {
+        continue;
+      }
+    } else if (ev->reason == tracer::StopReason::Signal) {
       const int code = si_code_of(target, ev->tid);
       const bool from_fault = is_fault(ev->signal) && code > 0;
       log.add("signal", ev->pid, ev->tid, signal_name(ev->signal), ev->signal);

@@ -125,6 +125,18 @@ bool backtrace_has(const json& thread, const std::string& function) {
 
 const char* kCollectors[] = {"step", "soft", "dbt"};
 
+// The line of test/progs/triage_cases.c that holds `needle`, as a string.
+std::string line_of(const std::string& needle) {
+  std::ifstream in(HS_SOURCE_DIR "/test/progs/triage_cases.c");
+  std::string text;
+  for (int n = 1; std::getline(in, text); ++n) {
+    if (text.find(needle) != std::string::npos) {
+      return std::to_string(n);
+    }
+  }
+  return "?";
+}
+
 }  // namespace
 
 TEST_CASE("triage: the cause returned before the crash; the history shows it, the backtrace cannot", "[e2e][triage]") {
@@ -136,8 +148,9 @@ TEST_CASE("triage: the cause returned before the crash; the history shows it, th
   CHECK(t.status == 128 + 11);
   CHECK_THAT(t.err, Contains("died of SIGSEGV (SEGV_MAPERR: address not mapped to object) at address 0x0"));
   CHECK_THAT(t.err, Contains("recorded with " + collector));
-  CHECK_THAT(t.err, ContainsRegex(R"(#0 +0x[0-9a-f]+ in consume .*triage_cases\.c:39)"));
-  CHECK_THAT(t.err, ContainsRegex(R"(>\s+39 \|   \*slot = value;)"));  // the faulting line
+  const std::string crash_line = line_of("*slot = value;");
+  CHECK_THAT(t.err, ContainsRegex(R"(#0 +0x[0-9a-f]+ in consume .*triage_cases\.c:)" + crash_line));
+  CHECK_THAT(t.err, ContainsRegex(R"(>\s+)" + crash_line + R"( \|   \*slot = value;)"));  // the faulting line
   REQUIRE(t.report.is_object());
   check_schema(t.report);
   CHECK(t.report["tracer"]["backend"] == collector);
@@ -218,6 +231,29 @@ TEST_CASE("triage: a crash in a second thread while others run; the crashing thr
     born += e["kind"] == "thread_start" && e["tid"] != t.report["program"]["pid"] ? 1 : 0;
   }
   CHECK(born == 3);
+}
+
+TEST_CASE("triage: the event log has libraries loaded and unloaded, in order", "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"dlopen"});
+  INFO(t.transcript());
+  CHECK(t.status == 128 + 11);
+  CHECK_THAT(t.out, Contains("cos(0) = 1"));
+  REQUIRE(t.report.is_object());
+  std::vector<std::string> seen;
+  double last_ms = -1;
+  for (const auto& e : t.report["events"]) {
+    CHECK(e["t_ms"].get<double>() >= last_ms);
+    last_ms = e["t_ms"].get<double>();
+    const std::string detail = e.value("detail", "");
+    if (detail.find("libm.so") != std::string::npos || detail.find("libc.so") != std::string::npos ||
+        e["kind"] == "signal") {
+      seen.push_back(e["kind"].get<std::string>() + " " + (detail.find("libm") != std::string::npos ? "libm" : detail.find("libc") != std::string::npos ? "libc" : detail));
+    }
+  }
+  CHECK(seen == std::vector<std::string>{"library_load libc", "library_load libm", "library_unload libm", "signal SIGSEGV"});
 }
 
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
@@ -340,11 +376,12 @@ TEST_CASE("triage --serve: GDB connects at the crash with the history already re
   auto status = triage.wait(e2e::Clock::now() + std::chrono::seconds(30));
   INFO(gdb.out());
   INFO(triage.err());
-  CHECK_THAT(gdb.out(), Contains("in consume (value=30) at ../test/progs/triage_cases.c:39"));
+  CHECK_THAT(gdb.out(), Contains("in consume (value=30) at ../test/progs/triage_cases.c:" + line_of("*slot = value;")));
   CHECK_THAT(gdb.out(), Contains("Active record target: record-btrace"));
   CHECK_THAT(gdb.out(), ContainsRegex(R"(\d+\s+prepare\n(.*\n)*\d+\s+crash_after_return\n\d+\s+checksum\n\d+\s+crash_after_return\n\d+\s+consume\n)"));
-  CHECK_THAT(gdb.out(), Contains("crash_after_return () at ../test/progs/triage_cases.c:45"));
-  CHECK_THAT(gdb.out(), Contains("#0  crash_after_return () at ../test/progs/triage_cases.c:45"));
+  const std::string call_line = line_of("  consume(sum);");
+  CHECK_THAT(gdb.out(), Contains("crash_after_return () at ../test/progs/triage_cases.c:" + call_line));
+  CHECK_THAT(gdb.out(), Contains("#0  crash_after_return () at ../test/progs/triage_cases.c:" + call_line));
   REQUIRE(status);
   CHECK(WEXITSTATUS(*status) == 128 + 11);
 }

@@ -6,7 +6,9 @@
  *   handled   signals with handlers, then a normal exit 0
  *   exit      echoes stdin to stdout, writes to stderr, exits with status 3
  *   hang      runs for ever (for --timeout)
+ *   dlopen    loads libm, calls cos, unloads it, then crashes as `returned` does
  */
+#include <dlfcn.h>
 #include <assert.h>
 #include <pthread.h>
 #include <signal.h>
@@ -126,6 +128,16 @@ int main(int argc, char** argv) {
     }
     fputs("to stderr\n", stderr);
     return 3;
+  }
+  if (strcmp(mode, "dlopen") == 0) {
+    void* libm = dlopen("libm.so.6", RTLD_NOW);
+    double (*cosine)(double) = libm != NULL ? (double (*)(double))dlsym(libm, "cos") : NULL;
+    printf("cos(0) = %g\n", cosine != NULL ? cosine(0.0) : -1.0);
+    fflush(stdout); /* before the crash, which would lose a pipe's buffer */
+    if (libm != NULL) {
+      dlclose(libm);
+    }
+    return crash_after_return();
   }
   if (strcmp(mode, "hang") == 0) {
     for (;;) {

@@ -156,6 +156,33 @@ std::vector<SourceFrame> Symbolizer::frames(Addr pc, bool return_address) {
   return out;
 }
 
+std::optional<Addr> Symbolizer::find_symbol(const std::string& module_prefix, const std::string& symbol) {
+  struct Search {
+    const std::string& prefix;
+    const std::string& symbol;
+    std::optional<Addr> found;
+  } search{module_prefix, symbol, std::nullopt};
+  auto visit = [](Dwfl_Module* mod, void**, const char* name, Dwarf_Addr, void* arg) -> int {
+    auto& s = *static_cast<Search*>(arg);
+    if (name == nullptr || std::filesystem::path(name).filename().string().rfind(s.prefix, 0) != 0) {
+      return DWARF_CB_OK;
+    }
+    const int count = dwfl_module_getsymtab(mod);
+    for (int i = 1; i < count; ++i) {
+      GElf_Sym sym;
+      GElf_Addr addr = 0;
+      const char* sym_name = dwfl_module_getsym_info(mod, i, &sym, &addr, nullptr, nullptr, nullptr);
+      if (sym_name != nullptr && s.symbol == sym_name && GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
+        s.found = addr;
+        return DWARF_CB_ABORT;
+      }
+    }
+    return DWARF_CB_OK;
+  };
+  dwfl_getmodules(dwfl_, visit, &search, 0);
+  return search.found;
+}
+
 std::optional<UnwindTable> Symbolizer::unwind_table(Addr pc) {
   Dwfl_Module* mod = dwfl_addrmodule(dwfl_, pc);
   if (mod == nullptr) {

@@ -52,6 +52,8 @@ class Symbolizer {
   // them. A return address (caller frames) is looked up one byte back, inside its call.
   std::vector<SourceFrame> frames(Addr pc, bool return_address);
   std::optional<UnwindTable> unwind_table(Addr pc);
+  // Where `symbol` is in the first module whose file name starts with module_prefix.
+  std::optional<Addr> find_symbol(const std::string& module_prefix, const std::string& symbol);
 
  private:
   explicit Symbolizer(Dwfl* dwfl) : dwfl_(dwfl) {}
