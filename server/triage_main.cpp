@@ -76,7 +76,8 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   triage::TriageReport r;
   r.program = o.program.front();
   r.args.assign(o.program.begin() + 1, o.program.end());
-  r.pid = run.pid;
+  r.root_pid = run.pid;
+  r.pid = end.stop.pid != 0 ? end.stop.pid : run.pid;  // a followed child, when that is what died
   r.outcome = end.outcome;
   r.tracer.backend = run.backend;
   r.tracer.not_used = run.not_used;

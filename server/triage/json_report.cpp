@@ -99,7 +99,7 @@ std::string json_report(const TriageReport& r) {
   }
   json doc{
       {"schema", "hindsight-triage/1"},
-      {"program", {{"path", r.program}, {"args", r.args}, {"pid", r.pid}}},
+      {"program", {{"path", r.program}, {"args", r.args}, {"pid", r.pid}, {"root_pid", r.root_pid}}},
       {"outcome", outcome(r.outcome)},
       {"tracer",
        {{"backend", r.tracer.backend},

@@ -59,7 +59,8 @@ struct SourceExcerpt {
 struct TriageReport {
   std::string program;
   std::vector<std::string> args;
-  tracer::Pid pid = 0;
+  tracer::Pid pid = 0;       // the process the report is about
+  tracer::Pid root_pid = 0;  // the one triage started (differs for a --follow-fork child)
   Outcome outcome;
   TracerReport tracer;
   std::vector<ThreadReport> threads;  // the crashing thread first

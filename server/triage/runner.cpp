@@ -119,7 +119,14 @@ std::optional<tracer::StopEvent> next_stop(tracer::Target& target, std::chrono::
 
 base::Result<Recorded> start_recorded(const Options& o, const std::string& dbt_lib, tracer::EventLog& log) {
   std::vector<std::string> not_used;
-  if (o.btrace == "dbt" || o.btrace == "auto") {
+  if (o.btrace == "dbt" && o.follow_fork) {
+    return base::make_error(base::Errc::unsupported,
+                            "--follow-fork needs a ptrace collector (soft or step): under dbt, Valgrind's "
+                            "gdbserver serves one process");
+  }
+  if (o.btrace == "auto" && o.follow_fork) {
+    not_used.push_back("dbt: --follow-fork needs a ptrace collector (Valgrind's gdbserver serves one process)");
+  } else if (o.btrace == "dbt" || o.btrace == "auto") {
     auto run = start_dbt(o, dbt_lib);
     if (run || o.btrace == "dbt" || program_cannot_start(run.error())) {
       return run;

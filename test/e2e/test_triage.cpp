@@ -256,6 +256,33 @@ TEST_CASE("triage: the event log has libraries loaded and unloaded, in order", "
   CHECK(seen == std::vector<std::string>{"library_load libc", "library_load libm", "library_unload libm", "signal SIGSEGV"});
 }
 
+TEST_CASE("triage --follow-fork: a child's crash is reported; without it, children are not followed", "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("soft"));
+  auto followed = run_triage({"--follow-fork"}, "triage_cases", {"fork"});
+  INFO(followed.transcript());
+  CHECK(followed.status == 128 + 11);
+  REQUIRE(followed.report.is_object());
+  check_schema(followed.report);
+  CHECK(followed.report["tracer"]["backend"] == "soft");  // auto: dbt cannot follow, said so
+  CHECK_THAT(followed.report["tracer"]["not_used"][0].get<std::string>(), Contains("--follow-fork"));
+  CHECK(followed.report["program"]["pid"] != followed.report["program"]["root_pid"]);
+  CHECK(call_functions(crashed_thread(followed)).back() == "consume");
+  bool forked = false;
+  for (const auto& e : followed.report["events"]) {
+    forked = forked || (e["kind"] == "fork" && e["number"] == followed.report["program"]["pid"]);
+  }
+  CHECK(forked);
+  for (const std::string collector : {"soft", "dbt"}) {
+    if (collector == "dbt" && !HS_DBT_BUILT) {
+      continue;
+    }
+    auto alone = run_triage({"--btrace=" + collector}, "triage_cases", {"fork"});
+    INFO(alone.transcript());
+    CHECK(alone.status == 0);
+    CHECK(alone.report.is_null());
+  }
+}
+
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
   INFO("collector " << collector);

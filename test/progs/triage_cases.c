@@ -7,7 +7,9 @@
  *   exit      echoes stdin to stdout, writes to stderr, exits with status 3
  *   hang      runs for ever (for --timeout)
  *   dlopen    loads libm, calls cos, unloads it, then crashes as `returned` does
+ *   fork      a forked child crashes as `returned` does; the parent exits with 0
  */
+#include <sys/wait.h>
 #include <dlfcn.h>
 #include <assert.h>
 #include <pthread.h>
@@ -138,6 +140,15 @@ int main(int argc, char** argv) {
       dlclose(libm);
     }
     return crash_after_return();
+  }
+  if (strcmp(mode, "fork") == 0) {
+    const pid_t child = fork();
+    if (child == 0) {
+      return crash_after_return();
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    return 0;
   }
   if (strcmp(mode, "hang") == 0) {
     for (;;) {

@@ -122,7 +122,7 @@ DbtRun record_dbt(const std::string& program, const std::vector<std::string>& ar
   }
   for (const auto& entry : std::filesystem::directory_iterator(dir.path)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("hsdbt." + std::to_string(pid) + ".", 0) != 0) {
+    if (name.rfind("hsdbt." + std::to_string(pid) + ".", 0) != 0 && !name.ends_with(HS_DBT_SIGNALS_SUFFIX)) {
       auto ring = DbtRing::open(entry.path().string());
       REQUIRE(ring.ok());
       CHECK(ring->pid() != pid);

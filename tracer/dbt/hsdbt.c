@@ -298,6 +298,9 @@ static void hs_fork_child(ThreadId tid) {
     rings[tid].header->born_ns = monotonic_ns();
   }
   hs_current = ring_or_scratch(&rings[tid]);
+  /* No debugger follows the child: it must not wait for one at a fatal signal (Valgrind's
+   * gdbserver would, with --vgdb-error=0), it dies as it would natively. */
+  VG_(clo_vgdb_error) = 0x7fffffff;
   struct hs_dbt_signals* parent = signals;
   open_signals(); /* the child's own, starting from what it inherited */
   if (signals != NULL && parent != NULL) {
