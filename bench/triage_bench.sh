@@ -6,13 +6,14 @@
 #   Python: python3 -m unittest bench/progs/test_sample.py
 #
 #   bench/triage_bench.sh [PATH_TO_HINDSIGHT]      (default: build/server/hindsight)
-# Environment: N (20000), RUNS (3), CAP (300), COLLECTORS ("dbt soft step").
+# Environment: N (20000), RUNS (3), CAP (300), COLLECTORS ("dbt soft step"), WORKLOADS ("c python").
 set -u
 source "$(dirname "$0")/common.sh"
 N=${N:-20000}
 RUNS=${RUNS:-3}
 CAP=${CAP:-300}
 COLLECTORS=${COLLECTORS:-dbt soft step}
+WORKLOADS=${WORKLOADS:-c python}
 
 WORK=$(mktemp -d /tmp/hindsight-triage-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
@@ -53,5 +54,5 @@ row() {  # LABEL CMD...
 }
 
 echo "triage_bench: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-row "C qsort of $N ints" "$WORK/qsort" "$N"
-row "python3 -m unittest (3 tests)" /usr/bin/python3 -m unittest "$HERE/progs/test_sample.py"
+[[ " $WORKLOADS " == *" c "* ]] && row "C qsort of $N ints" "$WORK/qsort" "$N"
+[[ " $WORKLOADS " == *" python "* ]] && row "python3 -m unittest (3 tests)" /usr/bin/python3 -m unittest "$HERE/progs/test_sample.py"
