@@ -13,6 +13,7 @@ constexpr const char* kUsage =
     "Usage:\thindsight [OPTIONS] COMM PROG [ARGS ...]\n"
     "\thindsight [OPTIONS] --attach COMM PID\n"
     "\thindsight [OPTIONS] --multi COMM\n"
+    "\thindsight triage [OPTIONS] -- PROG [ARGS ...]   (crash reports for CI: hindsight triage --help)\n"
     "\n"
     "COMM may either be a tcp port to listen on, as in ':1234' (loopback only) or\n"
     "'HOST:1234' (that interface; 0.0.0.0 for all), '-' to talk to GDB over stdin/stdout,\n"

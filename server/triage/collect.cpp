@@ -15,7 +15,7 @@ constexpr std::size_t kLongestInstruction = 15;  // bytes an x86 instruction may
 
 std::vector<std::pair<std::string, std::uint64_t>> named_registers(const tracer::Bytes& g) {
   std::vector<std::pair<std::string, std::uint64_t>> out;
-  const arch::x86::RegisterLayout layout(arch::x86::reference_geometry());
+  static const arch::x86::RegisterLayout layout(arch::x86::reference_geometry());  // core registers: any geometry
   for (const auto& r : layout.registers()) {
     if (r.regnum >= kReportedRegisters || r.g_offset + r.size > g.size() || r.size > 8) {
       continue;

@@ -69,28 +69,29 @@ bool program_cannot_start(const base::Error& e) { return e.detail.rfind("Cannot 
 
 bool is_fault(int signo) { return signo == SIGSEGV || signo == SIGBUS || signo == SIGILL || signo == SIGFPE; }
 
-int si_code_of(tracer::Target& target, tracer::Tid tid) {
-  auto info = target.siginfo(tid);
+// si_code and (for faults) the address, from the thread's siginfo.
+struct SignalInfo {
   int code = 0;
-  if (info && info->size() >= 12) {
-    std::memcpy(&code, info->data() + 8, sizeof code);
+  std::uint64_t address = 0;
+};
+SignalInfo signal_info(tracer::Target& target, tracer::Tid tid) {
+  SignalInfo out;
+  auto info = target.siginfo(tid);
+  if (info && info->size() >= 24) {
+    std::memcpy(&out.code, info->data() + 8, sizeof out.code);
+    std::memcpy(&out.address, info->data() + 16, sizeof out.address);
   }
-  return code;
+  return out;
 }
 
-Outcome signal_outcome(tracer::Target& target, const tracer::StopEvent& ev) {
+Outcome signal_outcome(const tracer::StopEvent& ev, const SignalInfo& info) {
   Outcome o;
   o.kind = Outcome::Kind::Signal;
   o.signo = ev.signal;
   o.exit_status = 128 + ev.signal;
-  auto info = target.siginfo(ev.tid);
-  if (info && info->size() >= 24) {
-    std::memcpy(&o.si_code, info->data() + 8, sizeof o.si_code);
-    o.has_fault_address = has_fault_address(ev.signal, o.si_code);
-    if (o.has_fault_address) {
-      std::memcpy(&o.fault_address, info->data() + 16, sizeof o.fault_address);
-    }
-  }
+  o.si_code = info.code;
+  o.has_fault_address = has_fault_address(ev.signal, info.code);
+  o.fault_address = o.has_fault_address ? info.address : 0;
   return o;
 }
 
@@ -215,11 +216,11 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
         continue;
       }
     } else if (ev->reason == tracer::StopReason::Signal) {
-      const int code = si_code_of(target, ev->tid);
-      const bool from_fault = is_fault(ev->signal) && code > 0;
+      const SignalInfo info = signal_info(target, ev->tid);
+      const bool from_fault = is_fault(ev->signal) && info.code > 0;
       log.add("signal", ev->pid, ev->tid, signal_name(ev->signal), ev->signal);
       if (signal_kills(target.signal_action(ev->tid, ev->signal), ev->signal, from_fault)) {
-        end.outcome = signal_outcome(target, *ev);
+        end.outcome = signal_outcome(*ev, info);
         end.stop = *ev;
         return end;
       }
