@@ -13,6 +13,8 @@ enum class LogCat { rsp, ptrace, perf, session };
 
 void set_log_enabled(LogCat cat, bool on);
 bool log_enabled(LogCat cat);
+// Each line starts with the wall-clock time (seconds.microseconds), as --debug-format=timestamp.
+void set_log_timestamps(bool on);
 void log_line(LogCat cat, std::string_view message);
 
 template <class... Args>

@@ -188,6 +188,21 @@ Result<SetThread> parse_set_thread(std::string_view body) {
   return SetThread{body.front(), *thread};
 }
 
+Result<TlsAddressQuery> parse_tls_address(std::string_view body) {
+  auto first = split_once(body, ',');
+  auto rest = first ? split_once(first->second, ',') : std::nullopt;
+  if (!rest) {
+    return malformed("expected THREAD,OFFSET,LM");
+  }
+  auto thread = parse_thread_id(first->first);
+  auto offset = parse_hex_u64(rest->first);
+  auto link_map = parse_hex_u64(rest->second);
+  if (!thread || !offset || !link_map) {
+    return malformed("bad thread, offset or link map");
+  }
+  return TlsAddressQuery{*thread, *offset, *link_map};
+}
+
 Result<ReadMem> parse_read_mem(std::string_view body) { return parse_addr_len(body); }
 
 Result<WriteMem> parse_write_mem_hex(std::string_view body) {

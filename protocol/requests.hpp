@@ -20,6 +20,10 @@ Result<std::vector<std::string>> parse_qsupported(std::string_view body);
 struct SetThread { char op = 'g'; ThreadId thread; };
 Result<SetThread> parse_set_thread(std::string_view body);
 
+// qGetTLSAddr:THREAD-ID,OFFSET,LM (body after the colon).
+struct TlsAddressQuery { ThreadId thread; std::uint64_t offset = 0; std::uint64_t link_map = 0; };
+Result<TlsAddressQuery> parse_tls_address(std::string_view body);
+
 // mADDR,LEN
 struct ReadMem { std::uint64_t addr = 0; std::uint64_t len = 0; };
 Result<ReadMem> parse_read_mem(std::string_view body);

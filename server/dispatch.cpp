@@ -94,6 +94,7 @@ constexpr Route kRoutes[] = {
     {"QStartupWithShell:", false, kCode, "QStartupWithShell+", raw<on_startup_with_shell>},
     {"qSymbol:", false, kCode, "", raw<on_symbol>},
     {"qRcmd", false, kCode, "", adapt<parse_monitor, on_monitor>},
+    {"qGetTLSAddr:", false, kCode, "", adapt<protocol::parse_tls_address, on_tls_address>},
     // registers and memory
     {"g", true, kCode, "", raw<on_read_registers>},
     {"G", false, kCode, "", raw<on_write_registers>},

@@ -131,6 +131,17 @@ class Target {
   virtual Result<LibraryList> libraries() = 0;
   virtual Result<Bytes> siginfo(Tid tid) = 0;
   virtual Result<void> write_siginfo(Tid tid, const Bytes& data) = 0;
+  // Where thread tid's copy of a thread-local variable is: `offset` into the block of the
+  // module whose link_map is at link_map (0: the program's own, for a static program).
+  // Errc::unsupported: this target cannot tell (the reply is then empty, as from a server
+  // that does not know qGetTLSAddr).
+  virtual Result<Addr> tls_address(Tid tid, Addr offset, Addr link_map) {
+    (void)tid, (void)offset, (void)link_map;
+    return base::make_error(base::Errc::unsupported, "no thread-local storage lookup here");
+  }
+  // Where libthread_db is looked for (gdbserver's libthread-db-search-path; empty: the
+  // default). Takes effect at the next lookup.
+  virtual void set_thread_db_search_path(const std::string& path) { (void)path; }
   // What tid's process does with sig now (whether it would die of it, for triage).
   virtual SignalAction signal_action(Tid tid, int sig) {
     (void)tid;

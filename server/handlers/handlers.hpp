@@ -27,7 +27,12 @@ HandlerResult on_thread_events(Context& cx, std::string_view body);
 HandlerResult on_symbol(Context& cx, std::string_view body);
 HandlerResult on_extended_mode(Context& cx, std::string_view body);
 HandlerResult on_startup_with_shell(Context& cx, std::string_view body);
+
+// monitor.cpp: qRcmd
 HandlerResult on_monitor(Context& cx, const std::string& command);
+
+// tls.cpp: qGetTLSAddr
+HandlerResult on_tls_address(Context& cx, const protocol::TlsAddressQuery& query);
 
 // registers.cpp
 HandlerResult on_read_registers(Context& cx, std::string_view body);

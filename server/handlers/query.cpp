@@ -1,7 +1,6 @@
-// Connection set-up, thread selection and listing, settings and `monitor` commands.
+// Connection set-up, thread selection and listing, settings.
 #include <algorithm>
 
-#include "base/log.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/hex.hpp"
 #include "protocol/signals.hpp"
@@ -210,41 +209,6 @@ HandlerResult on_startup_with_shell(Context& cx, std::string_view body) {
     return on.error();
   }
   cx.options.startup_with_shell = *on;
-  return Reply::ok();
-}
-
-HandlerResult on_monitor(Context& cx, const std::string& command) {
-  auto say = [&](std::string line) { cx.console.push_back(std::move(line) + "\n"); };
-  if (command == "help") {
-    // gdbserver's layout and words (GDB's testsuite recognises gdbserver by "Quit GDBserver").
-    say("The following monitor commands are supported:");
-    say("  set debug <0|1>");
-    say("    Enable general debugging messages");
-    say("  set remote-debug <0|1>");
-    say("    Enable remote protocol debugging messages");
-    say("  btrace");
-    say("    Branch tracing: backend, buffer size, branches kept per thread");
-    say("  help");
-    say("    This list");
-    say("  exit");
-    say("    Quit GDBserver");
-  } else if (command == "btrace") {
-    for (auto& line : btrace_status_lines(cx)) {
-      say(std::move(line));
-    }
-  } else if (command == "exit") {
-    cx.state.exit_server = true;
-    cx.state.end_session = true;
-  } else if (command == "set debug 1" || command == "set debug 0" || command == "set debug on" ||
-             command == "set debug off") {
-    bool on = command.back() == '1' || command.ends_with("on");
-    base::set_log_enabled(base::LogCat::ptrace, on);
-    base::set_log_enabled(base::LogCat::session, on);
-  } else if (command == "set remote-debug 1" || command == "set remote-debug 0") {
-    base::set_log_enabled(base::LogCat::rsp, command.back() == '1');
-  } else {
-    say("Unknown monitor command '" + command + "'; try 'monitor help'.");
-  }
   return Reply::ok();
 }
 

@@ -211,6 +211,15 @@ class FakeTarget : public tracer::Target {
     return it == tracers.end() ? nullptr : it->second.get();
   }
 
+  // qGetTLSAddr: the block of a thread is at 0x7000'0000 + tid * 0x1000; link map 0xbad fails.
+  std::string thread_db_search_path;
+  tracer::Result<tracer::Addr> tls_address(tracer::Tid tid, tracer::Addr offset, tracer::Addr link_map) override {
+    if (link_map == 0xbad) {
+      return base::make_error(base::Errc::invalid, "no thread-local storage in that module");
+    }
+    return 0x7000'0000 + static_cast<tracer::Addr>(tid) * 0x1000 + offset;
+  }
+  void set_thread_db_search_path(const std::string& path) override { thread_db_search_path = path; }
   tracer::Result<tracer::Bytes> siginfo(tracer::Tid) override { return siginfo_bytes; }
   tracer::Result<void> write_siginfo(tracer::Tid, const tracer::Bytes& d) override {
     siginfo_bytes = d;

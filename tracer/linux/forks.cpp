@@ -171,6 +171,8 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   p.sites.clear();
   p.dr_slots = arch::x86::DebugSlots{};
   p.step_over.reset();
+  p.thread_db.reset();  // another program, maybe another glibc
+  p.thread_db_host.reset();
   p.vfork_parent = 0;  // its own memory now: the parent gets vforkdone
   (void)p.memory.open(p.pid);
   LinuxThread& leader = p.threads[p.pid];

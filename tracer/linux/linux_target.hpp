@@ -8,7 +8,7 @@
 // Files: linux_target.cpp (lookups, registers, memory, breakpoints), events.cpp (one wait
 // status into its thread), forks.cpp (clone, fork, vfork, exec), policy.cpp (what to report
 // and when), resume.cpp (resuming and step-overs), attach.cpp (attach, detach, kill),
-// launch.cpp, debug_registers.cpp, signals.cpp, btrace.cpp (the collector seam).
+// launch.cpp, debug_registers.cpp, signals.cpp, btrace.cpp (the collector seam), thread_db.cpp.
 #pragma once
 
 #include <map>
@@ -89,6 +89,9 @@ class LinuxTarget final : public Target {
   Result<Bytes> siginfo(Tid tid) override;
   Result<void> write_siginfo(Tid tid, const Bytes& data) override;
   SignalAction signal_action(Tid tid, int sig) override { return procfs::signal_action(tid, sig); }
+  // Through glibc's libthread_db (thread_db.cpp), loaded per process at the first question.
+  Result<Addr> tls_address(Tid tid, Addr offset, Addr link_map) override;
+  void set_thread_db_search_path(const std::string& path) override;
 
   // Qbtrace:bts / Qbtrace:off with the backend set_btrace_backend() chose (btrace.cpp).
   Result<void> enable_btrace(Tid tid, const BtraceConfig& config) override;
@@ -224,6 +227,7 @@ class LinuxTarget final : public Target {
   BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it
   std::set<Tid> unclaimed_;     // traced since birth; GDB's Qbtrace:bts for them is a no-op
   EventLog* event_log_ = nullptr;
+  std::string thread_db_search_path_{kDefaultThreadDbSearchPath};
   void log_event(const char* kind, Pid pid, Tid tid, std::string detail = {}, int number = 0) {
     if (event_log_ != nullptr) {
       event_log_->add(kind, pid, tid, std::move(detail), number);

@@ -12,6 +12,7 @@
 #include "tracer/btrace/collector.hpp"
 #include "tracer/linux/memory.hpp"
 #include "tracer/linux/software_breakpoints.hpp"
+#include "tracer/linux/thread_db_host.hpp"
 #include "tracer/linux/thread.hpp"
 
 namespace tracer {
@@ -43,6 +44,9 @@ struct Process {
   std::map<Tid, LinuxThread> threads;
   std::optional<StepOver> step_over;  // at most one per address space at a time
   std::unique_ptr<Collector> collector;  // set while branch tracing is on
+  // libthread_db for thread-local storage, loaded at the first qGetTLSAddr (dropped at exec).
+  std::unique_ptr<ProcessThreadDbHost> thread_db_host;
+  std::unique_ptr<ThreadDb> thread_db;
   bool frozen = false;  // being detached or killed: nothing of it runs again
   // It died. Kept, with the registers read at its last stop, until GDB hears how it ended:
   // at once if it was running (end_queued), else (SIGKILL from outside while GDB had it

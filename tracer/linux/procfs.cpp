@@ -138,7 +138,8 @@ SignalAction signal_action(Tid tid, int sig) {
   return (*caught & bit) != 0 ? SignalAction::Handler : (*ignored & bit) != 0 ? SignalAction::Ignore : SignalAction::Default;
 }
 
-std::optional<MappedObject> find_mapping(std::string_view maps, Addr addr) {
+std::vector<MappedObject> parse_maps(std::string_view maps) {
+  std::vector<MappedObject> out;
   std::istringstream in{std::string(maps)};
   std::string line;
   while (std::getline(in, line)) {
@@ -152,13 +153,27 @@ std::optional<MappedObject> find_mapping(std::string_view maps, Addr addr) {
     }
     const Addr start = std::strtoull(range.substr(0, dash).c_str(), nullptr, 16);
     const Addr end = std::strtoull(range.substr(dash + 1).c_str(), nullptr, 16);
-    if (addr < start || addr >= end) {
-      continue;
-    }
     std::getline(fields >> std::ws, path);
-    return MappedObject{start, end, path};
+    out.push_back(MappedObject{start, end, path});
+  }
+  return out;
+}
+
+std::optional<MappedObject> find_mapping(std::string_view maps, Addr addr) {
+  for (auto& m : parse_maps(maps)) {
+    if (addr >= m.start && addr < m.end) {
+      return m;
+    }
   }
   return std::nullopt;
+}
+
+std::vector<MappedObject> mappings(Pid pid) {
+  auto maps = read_file("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) {
+    return {};
+  }
+  return parse_maps(std::string_view(reinterpret_cast<const char*>(maps->data()), maps->size()));
 }
 
 std::string executable(Pid pid) {

@@ -29,6 +29,9 @@ std::optional<TaskStat> task_stat(Pid pid, Tid tid);
 std::string executable(Pid pid);
 // The line of /proc/PID/maps that maps addr: its range and file (empty: anonymous).
 base::Result<MappedObject> mapping_at(Pid pid, Addr addr);
+// Every line of /proc/PID/maps text; and of the live file (empty when unreadable).
+std::vector<MappedObject> parse_maps(std::string_view maps);
+std::vector<MappedObject> mappings(Pid pid);
 // Parses /proc/PID/maps text for the mapping holding addr.
 std::optional<MappedObject> find_mapping(std::string_view maps, Addr addr);
 // The thread group (process) a task belongs to, from the Tgid line of /proc/TID/status.

@@ -172,7 +172,9 @@ std::optional<Addr> Symbolizer::find_symbol(const std::string& module_prefix, co
       GElf_Sym sym;
       GElf_Addr addr = 0;
       const char* sym_name = dwfl_module_getsym_info(mod, i, &sym, &addr, nullptr, nullptr, nullptr);
-      if (sym_name != nullptr && s.symbol == sym_name && GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
+      const int type = GELF_ST_TYPE(sym.st_info);
+      if (sym_name != nullptr && s.symbol == sym_name && sym.st_shndx != SHN_UNDEF &&
+          (type == STT_FUNC || type == STT_OBJECT)) {
         s.found = addr;
         return DWARF_CB_ABORT;
       }

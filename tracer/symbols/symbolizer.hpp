@@ -1,6 +1,7 @@
 // Names for addresses of a live process: the function, source file and line, the module, and
 // the calls inlined at an address (elfutils libdw over /proc/PID/maps). Also where a module's
-// unwind table (.eh_frame_hdr) is, for the unwinder. Used by triage; GDB needs none of this.
+// unwind table (.eh_frame_hdr) is, for the unwinder, and where a symbol is. Used by triage, and
+// for the symbols libthread_db asks for.
 #pragma once
 
 #include <elfutils/libdwfl.h>
@@ -52,7 +53,8 @@ class Symbolizer {
   // them. A return address (caller frames) is looked up one byte back, inside its call.
   std::vector<SourceFrame> frames(Addr pc, bool return_address);
   std::optional<UnwindTable> unwind_table(Addr pc);
-  // Where `symbol` is in the first module whose file name starts with module_prefix.
+  // Where the function or object `symbol` is defined in the first module whose file name
+  // starts with module_prefix (any module when it is empty).
   std::optional<Addr> find_symbol(const std::string& module_prefix, const std::string& symbol);
 
  private:

@@ -51,6 +51,16 @@ TEST_CASE("parse_set_thread", "[requests]") {
   check_bad(protocol::parse_set_thread, {"", "g", "x1", "gp", "cp-1.-2", "gp1.2x", "G1"});
 }
 
+TEST_CASE("parse_tls_address", "[requests]") {
+  auto r = protocol::parse_tls_address("p1.2,10,7ffff7ff0000");
+  REQUIRE(r.ok());
+  CHECK(r->thread == ThreadId{1, 2});
+  CHECK(r->offset == 0x10);
+  CHECK(r->link_map == 0x7ffff7ff0000);
+  CHECK(protocol::parse_tls_address("2a,0,0")->thread == ThreadId{ThreadId::kAny, 0x2a});
+  check_bad(protocol::parse_tls_address, {"", "1", "1,2", "1,2,", "x,1,2", "1,zz,2", "1,2,3,4"});
+}
+
 TEST_CASE("parse_read_mem", "[requests]") {
   auto r = protocol::parse_read_mem("401000,4");
   REQUIRE(r.ok());

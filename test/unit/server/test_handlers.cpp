@@ -244,6 +244,45 @@ TEST_CASE("detach, kill and monitor", "[handlers]") {
   CHECK(m.send("qRcmd,zz").starts_with("E"));
 }
 
+TEST_CASE("monitor: gdbserver's messages; unknown commands get the list and an error", "[handlers]") {
+  auto said = [](HandlerFixture& f) {
+    std::string all;
+    for (const auto& line : f.cx.console) {
+      all += line;
+    }
+    f.cx.console.clear();
+    return all;
+  };
+  HandlerFixture m;
+  CHECK(m.send("qRcmd," + protocol::to_hex("set debug 1")) == "OK");
+  CHECK(said(m) == "Debug output enabled.\n");
+  CHECK(m.send("qRcmd," + protocol::to_hex("set debug 0")) == "OK");
+  CHECK(said(m) == "Debug output disabled.\n");
+  CHECK(m.send("qRcmd," + protocol::to_hex("set debug-format all")) == "OK");
+  CHECK(said(m) == "All extra debug format options enabled.\n");
+  CHECK(m.send("qRcmd," + protocol::to_hex("set debug-format none")) == "OK");
+  CHECK(said(m) == "All extra debug format options disabled.\n");
+  CHECK(m.send("qRcmd," + protocol::to_hex("set debug-format x")).starts_with("E"));
+  CHECK(said(m).starts_with("Unknown debug-format argument: \"x\"\nThe following monitor commands"));
+  CHECK(m.send("qRcmd,").starts_with("E"));
+  CHECK(said(m).starts_with("Unknown monitor command.\n\nThe following monitor commands are supported:\n"));
+  CHECK(m.send("qRcmd," + protocol::to_hex("set libthread-db-search-path /opt/lib")) == "OK");
+  CHECK(said(m) == "libthread-db-search-path set to `/opt/lib'\n");
+  CHECK(m.target.thread_db_search_path == "/opt/lib");
+  CHECK(m.send("qRcmd," + protocol::to_hex("set libthread-db-search-path")) == "OK");
+  CHECK(said(m) == "libthread-db-search-path set to `$sdir:$pdir'\n");
+  CHECK(m.target.thread_db_search_path.empty());
+}
+
+TEST_CASE("qGetTLSAddr: the thread's address in hex; errors as E; bad packets malformed", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("qGetTLSAddr:p64.64,10,7ffff7dd0000") == "70064010");
+  CHECK(f.send("qGetTLSAddr:-1,8,0") == "70064008");  // any thread: the current one
+  CHECK(f.send("qGetTLSAddr:64,8,bad").starts_with("E"));
+  CHECK(f.send("qGetTLSAddr:64,8").starts_with("E"));
+  CHECK(f.send("qGetTLSAddr:64,zz,0").starts_with("E"));
+}
+
 TEST_CASE("extended mode: vRun and vAttach", "[handlers]") {
   HandlerFixture f;
   CHECK(f.send("!") == "OK");

@@ -1,0 +1,84 @@
+// The server's surface beyond running programs: thread-local variables (qGetTLSAddr through
+// libthread_db) and `monitor` commands, with gdbserver's words.
+#include <catch2/catch.hpp>
+
+#include "test/e2e/gdb_session.hpp"
+#include "test/e2e/matchers.hpp"
+
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Every thread's copy of each variable: main sets base 0, the two workers 100 and 200.
+const std::vector<std::string> kPrintEveryThread = {
+    "break all_set", "continue", "thread apply all print tls_main", "thread apply all print (int) errno"};
+
+void check_per_thread(const e2e::SessionResult& out, int offset) {
+  for (int base : {0, 100, 200}) {
+    CHECK_THAT(out.gdb, Contains(" = " + std::to_string(base + offset)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("thread-local variables and errno: each thread's own copy, in the program and a library",
+          "[e2e][tls]") {
+  auto commands = kPrintEveryThread;
+  commands.push_back("thread apply all print tls_lib");
+  auto out = e2e::run_gdb({.program = "tls", .commands = commands});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Breakpoint 1, all_set"));
+  CHECK_THAT(out.gdb, !Contains("Cannot find thread-local storage"));
+  check_per_thread(out, 1);  // tls_main
+  check_per_thread(out, 2);  // tls_lib, in libtls_lib.so
+  check_per_thread(out, 3);  // errno, in libc
+}
+
+TEST_CASE("thread-local variables in a static program", "[e2e][tls]") {
+  auto out = e2e::run_gdb({.program = "tls_static", .commands = kPrintEveryThread});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Breakpoint 1, all_set"));
+  CHECK_THAT(out.gdb, !Contains("Cannot find thread-local storage"));
+  check_per_thread(out, 1);
+  check_per_thread(out, 3);
+}
+
+TEST_CASE("no libthread_db along the search path: GDB is told, the server serves on", "[e2e][tls]") {
+  auto out = e2e::run_gdb({.program = "tls",
+                           .commands = {"monitor set libthread-db-search-path /nonexistent",
+                                        "break all_set", "continue", "print tls_main",
+                                        "monitor set libthread-db-search-path", "print tls_main"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("libthread-db-search-path set to `/nonexistent'"));
+  CHECK_THAT(out.gdb, Contains("Cannot find thread-local storage for Thread"));
+  CHECK_THAT(out.gdb, Contains("Remote target failed to process qGetTLSAddr request"));
+  CHECK_THAT(out.gdb, Contains("libthread-db-search-path set to `$sdir:$pdir'"));
+  CHECK_THAT(out.gdb, Contains("$1 = 1"));  // the default path again: found
+}
+
+TEST_CASE("monitor: gdbserver's commands and messages; an unknown one is an error with the list",
+          "[e2e][monitor]") {
+  auto out = e2e::run_gdb({.program = "simple",
+                           .commands = {"monitor help", "monitor set debug 1", "monitor set debug 0",
+                                        "monitor set remote-debug 1", "monitor set remote-debug 0",
+                                        "monitor set debug-hw-points 1", "monitor set debug-hw-points 0",
+                                        "monitor set event-loop-debug 1", "monitor set event-loop-debug 0",
+                                        "monitor set debug-format all", "monitor set debug-format none",
+                                        "monitor set debug-format timestamp", "monitor set debug-format none",
+                                        "monitor set debug-format bogus", "monitor", "monitor frobnicate",
+                                        "print 6*7"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("The following monitor commands are supported:"));
+  CHECK_THAT(out.gdb, Contains("Quit GDBserver"));
+  for (const char* said : {"Debug output enabled.", "Debug output disabled.", "Protocol debug output enabled.",
+                           "Protocol debug output disabled.", "H/W point debugging output enabled.",
+                           "H/W point debugging output disabled.", "Event loop debug output enabled.",
+                           "Event loop debug output disabled.", "All extra debug format options enabled.",
+                           "All extra debug format options disabled.",
+                           "Timestamps will be added to debug output.",
+                           "Unknown debug-format argument: \"bogus\"", "Unknown monitor command."}) {
+    CHECK_THAT(out.gdb, Contains(said));
+  }
+  CHECK_THAT(out.gdb, Contains("Protocol error with Rcmd"));
+  CHECK_THAT(out.gdb, Contains("$1 = 42"));  // still serving
+}
