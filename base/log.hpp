@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -15,6 +16,8 @@ void set_log_enabled(LogCat cat, bool on);
 bool log_enabled(LogCat cat);
 // Each line starts with the wall-clock time (seconds.microseconds), as --debug-format=timestamp.
 void set_log_timestamps(bool on);
+// Lines go to this file (created or truncated) instead of stderr; false when it cannot be opened.
+bool set_log_file(const std::string& path);
 void log_line(LogCat cat, std::string_view message);
 
 template <class... Args>

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace server {
@@ -13,6 +14,7 @@ constexpr const char* kUsage =
     "Usage:\thindsight [OPTIONS] COMM PROG [ARGS ...]\n"
     "\thindsight [OPTIONS] --attach COMM PID\n"
     "\thindsight [OPTIONS] --multi COMM\n"
+    "\t(before COMM: --wrapper WRAPPER [ARGS...] -- runs PROG as WRAPPER ARGS... PROG)\n"
     "\thindsight triage [OPTIONS] -- PROG [ARGS ...]   (crash reports for CI: hindsight triage --help)\n"
     "\n"
     "COMM may either be a tcp port to listen on, as in ':1234' (loopback only) or\n"
@@ -34,10 +36,31 @@ std::size_t first_positional(const std::vector<std::string>& args) {
   return args.size();
 }
 
+// gdbserver's `--wrapper WRAPPER... --`: takes the words up to the "--" out of args.
+base::Result<std::vector<std::string>> take_wrapper(std::vector<std::string>& args) {
+  auto start = std::find(args.begin(), args.end(), "--wrapper");
+  if (start == args.end() || start > args.begin() + static_cast<std::ptrdiff_t>(first_positional(args))) {
+    return std::vector<std::string>{};
+  }
+  auto end = std::find(start + 1, args.end(), "--");
+  if (end == args.end() || end == start + 1) {
+    return base::make_error(base::Errc::malformed, "--wrapper needs a command and a '--' after it");
+  }
+  std::vector<std::string> wrapper(start + 1, end);
+  args.erase(start, end + 1);
+  return wrapper;
+}
+
 }  // namespace
 
-base::Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
+base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all_args) {
   CommandLine cl;
+  std::vector<std::string> args = all_args;
+  if (auto wrapper = take_wrapper(args); !wrapper) {
+    return std::move(wrapper).error();
+  } else {
+    cl.wrapper = std::move(*wrapper);
+  }
   CLI::App app{"Hindsight: a GDB remote server with branch-trace history", "hindsight"};
   app.set_help_flag("-h,--help", "Print this help and exit");
   bool version = false;
@@ -55,6 +78,23 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& arg
   app.add_option("--debug", debug_kinds, "Log to stderr: --debug (all), --debug=remote, --debug=ptrace")
       ->expected(0, 1)
       ->delimiter(',');
+  bool event_loop_debug = false;
+  std::vector<std::string> debug_format;
+  app.add_flag("--event-loop-debug", event_loop_debug, "Log the server's event handling");
+  app.add_option("--debug-format", debug_format, "Extra content in log lines: all, none, timestamp")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"all", "none", "timestamp"}));
+  app.add_option("--debug-file", cl.debug_file, "Write the logs to this file instead of stderr");
+  bool no_disable_randomization = false;
+  bool disable_randomization = false;
+  app.add_flag("--disable-randomization", disable_randomization,
+               "Run PROG with address space randomization disabled (the default)");
+  app.add_flag("--no-disable-randomization", no_disable_randomization,
+               "Run PROG with address space randomization as the system has it");
+  std::string selftest_filter;
+  app.add_option("--selftest", selftest_filter,
+                 "Run the server's self-checks (those whose name contains the filter) and exit")
+      ->expected(0, 1);
   app.add_option("--btrace", cl.btrace,
                  "Branch-trace backend for `record btrace`: auto (BTS if the kernel offers it, else "
                  "software), bts (Intel BTS via perf_event), soft (software, emulating), step (software, "
@@ -112,14 +152,19 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& arg
       }
     }
   }
+  if (app.count("--selftest") > 0) {
+    cl.selftest = selftest_filter;
+    return cl;
+  }
+  cl.debug = cl.debug || event_loop_debug;
+  for (const auto& option : debug_format) {
+    cl.log_timestamps = option != "none";
+  }
+  cl.disable_randomization = !no_disable_randomization;
   if (auto scope = tracer::parse_btrace_scope(cl.btrace_scope); !scope) {
     return std::move(scope).error();
   } else if (!scope->all && (cl.btrace == "step" || cl.btrace == "bts")) {
     return base::make_error(base::Errc::malformed, "--btrace-scope needs the software tracer (--btrace=soft or auto)");
-  }
-  if (cl.btrace == "dbt" && (attach || cl.multi || cl.btrace_scope != "all")) {
-    return base::make_error(base::Errc::malformed,
-                            "--btrace=dbt starts PROG under the recorder: not with --attach, --multi or --btrace-scope");
   }
   cl.startup_with_shell = !no_shell;
   if (positional.empty()) {
@@ -127,6 +172,14 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& arg
   }
   cl.comm = positional.front();
   positional.erase(positional.begin());
+  if (!positional.empty() && positional.front() == "--attach") {
+    attach = true;  // gdbserver still takes --attach after COMM, where it used to go
+    positional.erase(positional.begin());
+  }
+  if (cl.btrace == "dbt" && (attach || cl.multi || cl.btrace_scope != "all" || !cl.wrapper.empty())) {
+    return base::make_error(base::Errc::malformed, "--btrace=dbt starts PROG under the recorder: not with --attach, "
+                                                   "--multi, --btrace-scope or --wrapper");
+  }
   if (attach) {
     if (positional.size() != 1) {
       return base::make_error(base::Errc::malformed, "--attach needs exactly one PID after COMM");

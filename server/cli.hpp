@@ -21,8 +21,13 @@ struct CommandLine {
   bool once = false;
   bool multi = false;
   bool startup_with_shell = true;
+  std::vector<std::string> wrapper;   // --wrapper WRAPPER... --
   bool debug = false;
   bool remote_debug = false;
+  bool log_timestamps = false;        // --debug-format=timestamp|all
+  std::string debug_file;             // --debug-file=FILE: logs there instead of stderr
+  bool disable_randomization = true;  // --no-disable-randomization
+  std::optional<std::string> selftest;  // --selftest[=FILTER]
   std::string btrace = "auto";        // --btrace=auto|bts|soft|step
   std::uint64_t btrace_max_size = tracer::kDefaultBtraceMaxSize;  // --btrace-max-size=BYTES (K, M, G)
   std::string btrace_scope = "all";  // --btrace-scope=all|exe|PATH[,PATH...] (soft only)

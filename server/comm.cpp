@@ -1,5 +1,7 @@
 #include "server/comm.hpp"
 
+#include <netdb.h>
+
 #include <charconv>
 
 namespace server {
@@ -44,6 +46,20 @@ base::Result<Endpoint> parse_comm(std::string_view comm) {
   ep.host = host.empty() ? "127.0.0.1" : (host == "localhost" ? "127.0.0.1" : std::string(host));
   ep.loopback_only = is_loopback(ep.host);
   return ep;
+}
+
+base::Result<void> resolve_host(const Endpoint& endpoint) {
+  if (endpoint.kind != Endpoint::Kind::Tcp) {
+    return base::success();
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int err = ::getaddrinfo(endpoint.host.c_str(), nullptr, &hints, &found); err != 0) {
+    return base::make_error(base::Errc::invalid, ::gai_strerror(err));
+  }
+  ::freeaddrinfo(found);
+  return base::success();
 }
 
 }  // namespace server

@@ -21,4 +21,8 @@ struct Endpoint {
 // ":1234" (loopback), "host:1234", "[::1]:1234", "tcp:host:1234", "-" (stdio), "/path" (unix).
 base::Result<Endpoint> parse_comm(std::string_view comm);
 
+// A TCP endpoint's host is a name the system can resolve (getaddrinfo); the error carries
+// gai_strerror's words. Other endpoints always pass.
+base::Result<void> resolve_host(const Endpoint& endpoint);
+
 }  // namespace server

@@ -91,7 +91,13 @@ constexpr Route kRoutes[] = {
     {"QPassSignals:", false, kCode, "QPassSignals+", adapt<protocol::parse_signal_list, on_pass_signals>},
     {"QProgramSignals:", false, kCode, "QProgramSignals+", adapt<protocol::parse_signal_list, on_program_signals>},
     {"QThreadEvents:", false, kCode, "QThreadEvents+", raw<on_thread_events>},
+    // how the next program starts
     {"QStartupWithShell:", false, kCode, "QStartupWithShell+", raw<on_startup_with_shell>},
+    {"QEnvironmentHexEncoded:", false, kCode, "QEnvironmentHexEncoded+", raw<on_environment_set>},
+    {"QEnvironmentUnset:", false, kCode, "QEnvironmentUnset+", raw<on_environment_unset>},
+    {"QEnvironmentReset", true, kCode, "QEnvironmentReset+", raw<on_environment_reset>},
+    {"QSetWorkingDir:", false, kCode, "QSetWorkingDir+", raw<on_set_working_dir>},
+    {"QDisableRandomization:", false, kCode, "QDisableRandomization+", raw<on_disable_randomization>},
     {"qSymbol:", false, kCode, "", raw<on_symbol>},
     {"qRcmd", false, kCode, "", adapt<parse_monitor, on_monitor>},
     {"qGetTLSAddr:", false, kCode, "", adapt<protocol::parse_tls_address, on_tls_address>},
@@ -133,6 +139,7 @@ constexpr Route kRoutes[] = {
     {"vKill", false, kCode, "", adapt<protocol::parse_optional_pid, on_vkill>},
     {"vRun", false, kCode, "", adapt<protocol::parse_vrun, on_vrun>},
     {"vAttach", false, kCode, "", adapt<protocol::parse_optional_pid, on_vattach>},
+    {"R", false, kCode, "", raw<on_restart>},
 };
 
 // Features that belong to no single route.

@@ -10,6 +10,8 @@
 #include "base/log.hpp"
 #include "server/cli.hpp"
 #include "server/comm.hpp"
+#include "server/handlers/launch.hpp"
+#include "server/selftest.hpp"
 #include "server/server.hpp"
 #include "server/triage_main.hpp"
 #include "tracer/linux/host_io.hpp"
@@ -31,16 +33,6 @@ int fail(const std::string& message) {
   return 1;
 }
 
-// How to start the program named on the command line.
-tracer::LaunchSpec launch_spec(const server::CommandLine& cl, const server::ServerOptions& options) {
-  tracer::LaunchSpec spec;
-  spec.program = cl.program.front();
-  spec.args.assign(cl.program.begin() + 1, cl.program.end());
-  spec.startup_with_shell = options.startup_with_shell;
-  spec.stdio_is_protocol = options.stdio_is_protocol;
-  return spec;
-}
-
 // What the server says and remembers once the program runs, stopped at its start.
 void launched(const server::CommandLine& cl, server::ServerOptions& options, const tracer::LaunchSpec& spec, int pid) {
   options.last_program = cl.program;
@@ -49,6 +41,12 @@ void launched(const server::CommandLine& cl, server::ServerOptions& options, con
   event.pid = event.tid = pid;
   event.signal = SIGTRAP;
   options.last_stop = event;
+}
+
+// A program that did not start: gdbserver's report ("During startup program exited with
+// code 127."), then "Exiting", which GDB's test harness waits for.
+void not_started(const base::Error& error) {
+  std::fprintf(stderr, "%s\nExiting\n", error.message().c_str());
 }
 
 // Starts or attaches to the inferior named on the command line, in gdbserver's words.
@@ -67,10 +65,10 @@ bool start_inferior(const server::CommandLine& cl, server::ServerOptions& option
   if (cl.program.empty()) {
     return true;  // --multi: GDB will run or attach
   }
-  tracer::LaunchSpec spec = launch_spec(cl, options);
+  tracer::LaunchSpec spec = server::launch_spec(options, cl.program);
   auto pid = target.launch(spec);
   if (!pid) {
-    fail(pid.error().message());
+    not_started(pid.error());
     return false;
   }
   launched(cl, options, spec, *pid);
@@ -107,6 +105,15 @@ int main(int argc, char** argv) {
     std::fputs(cl->output->c_str(), stdout);
     return cl->exit_code;
   }
+  if (cl->selftest) {
+    return server::run_selftests(*cl->selftest);
+  }
+  if (!cl->debug_file.empty()) {
+    if (!base::set_log_file(cl->debug_file)) {
+      return fail("cannot open the debug file " + cl->debug_file);
+    }
+  }
+  base::set_log_timestamps(cl->log_timestamps);
   base::set_log_enabled(base::LogCat::rsp, cl->remote_debug);
   base::set_log_enabled(base::LogCat::ptrace, cl->debug);
   base::set_log_enabled(base::LogCat::session, cl->debug);
@@ -119,8 +126,17 @@ int main(int argc, char** argv) {
   server::ServerOptions options;
   options.extended = cl->multi;
   options.startup_with_shell = cl->startup_with_shell;
+  options.wrapper = cl->wrapper;
+  options.disable_randomization = cl->disable_randomization;
   options.disabled_packets = {cl->disabled_packets.begin(), cl->disabled_packets.end()};
   options.stdio_is_protocol = endpoint->kind == server::Endpoint::Kind::Stdio;
+  if (options.stdio_is_protocol) {
+    std::fprintf(stderr, "stdin/stdout redirected\n");  // gdbserver's line: the program's output goes to stderr
+  } else if (auto resolved = server::resolve_host(*endpoint); !resolved) {
+    // Before the program starts, as gdbserver (its test harness looks for these words).
+    std::fprintf(stderr, "%s: cannot resolve name: %s\nExiting\n", cl->comm.c_str(), resolved.error().message().c_str());
+    return 1;
+  }
   options.btrace_backend_name = cl->btrace;
   options.btrace_max_size = cl->btrace_max_size;
   options.btrace_config.bts_size = std::min(options.btrace_config.bts_size, cl->btrace_max_size);
@@ -137,7 +153,7 @@ int main(int argc, char** argv) {
     const char* lib = std::getenv("HINDSIGHT_DBT_LIB");
     dbt_target.emplace(tracer::DbtOptions{lib != nullptr ? lib : HINDSIGHT_DBT_LIB,
                                           std::min<std::uint64_t>(cl->btrace_max_size, kDbtRingBytes)});
-    tracer::LaunchSpec spec = launch_spec(*cl, options);
+    tracer::LaunchSpec spec = server::launch_spec(options, cl->program);
     if (auto ok = dbt_target->launch(spec); !ok) {
       std::fprintf(stderr, "hindsight: the dbt recorder cannot run %s: %s\n", spec.program.c_str(),
                    ok.error().message().c_str());

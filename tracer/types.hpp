@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ struct LaunchSpec {
   std::vector<std::string> args;
   bool startup_with_shell = true;  // exec through $SHELL -c "exec prog args", like gdbserver
   bool disable_aslr = true;        // gdbserver disables randomization by default
+  // --wrapper: run WRAPPER... PROG ARGS; the wrapper execs the program (one more exec).
+  std::vector<std::string> wrapper{};
+  // The program's whole environment ("NAME=value"); nullopt: the server's own.
+  std::optional<std::vector<std::string>> environment{};
+  std::string working_dir{};  // empty: the server's
   // When GDB talks over our stdin/stdout (COMM "-"), the program's stdin becomes /dev/null
   // and its stdout our stderr, so it cannot corrupt the protocol stream (gdbserver does so).
   bool stdio_is_protocol = false;

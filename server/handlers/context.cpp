@@ -39,4 +39,14 @@ protocol::ThreadId wire_thread(Context& cx, tracer::Tid tid) {
   return protocol::ThreadId{pid != 0 ? pid : cx.target.pid(), tid};
 }
 
+base::Result<bool> parse_flag(std::string_view body) {
+  if (body == "1") {
+    return true;
+  }
+  if (body == "0") {
+    return false;
+  }
+  return base::make_error(base::Errc::malformed, "expected 0 or 1");
+}
+
 }  // namespace server

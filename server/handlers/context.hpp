@@ -38,9 +38,16 @@ using HandlerResult = base::Result<Reply>;
 // Settings that come from the command line and outlive a connection.
 struct ServerOptions {
   bool extended = false;            // --multi, or GDB sent '!'
-  bool startup_with_shell = true;   // --no-startup-with-shell
   bool stdio_is_protocol = false;   // COMM is "-"
-  std::vector<std::string> last_program;  // for vRun with an empty program
+  std::vector<std::string> last_program;  // for vRun with an empty program, and R
+  // How the next program starts (launch.cpp): the command line's --wrapper and
+  // --no-startup-with-shell, then what GDB asks (QStartupWithShell, QEnvironment*,
+  // QSetWorkingDir, QDisableRandomization).
+  bool startup_with_shell = true;
+  std::vector<std::string> wrapper;
+  std::optional<std::vector<std::string>> environment;  // "NAME=value"; nullopt: the server's
+  std::string working_dir;                               // empty: the server's
+  bool disable_randomization = true;
   // Branch tracing: the configuration the next Qbtrace:bts uses (global, as in gdbserver),
   // and the backend name `monitor btrace` shows.
   tracer::BtraceConfig btrace_config;
@@ -106,5 +113,7 @@ base::Result<void> require_process(Context& cx);
 base::Result<tracer::Tid> current_thread(Context& cx);
 // Our wire id for a thread of the current process.
 protocol::ThreadId wire_thread(Context& cx, tracer::Tid tid);
+// The "1" / "0" body of a Q packet (QNonStop:1, QThreadEvents:0, ...).
+base::Result<bool> parse_flag(std::string_view body);
 
 }  // namespace server

@@ -26,7 +26,14 @@ HandlerResult on_program_signals(Context& cx, const std::vector<int>& signals);
 HandlerResult on_thread_events(Context& cx, std::string_view body);
 HandlerResult on_symbol(Context& cx, std::string_view body);
 HandlerResult on_extended_mode(Context& cx, std::string_view body);
+
+// environment.cpp: how the next program starts
 HandlerResult on_startup_with_shell(Context& cx, std::string_view body);
+HandlerResult on_environment_set(Context& cx, std::string_view body);
+HandlerResult on_environment_unset(Context& cx, std::string_view body);
+HandlerResult on_environment_reset(Context& cx, std::string_view body);
+HandlerResult on_set_working_dir(Context& cx, std::string_view body);
+HandlerResult on_disable_randomization(Context& cx, std::string_view body);
 
 // monitor.cpp: qRcmd
 HandlerResult on_monitor(Context& cx, const std::string& command);
@@ -82,6 +89,7 @@ HandlerResult on_kill(Context& cx, std::string_view body);
 HandlerResult on_vkill(Context& cx, const std::optional<std::int64_t>& pid);
 HandlerResult on_vrun(Context& cx, const std::vector<std::string>& argv);
 HandlerResult on_vattach(Context& cx, const std::optional<std::int64_t>& pid);
+HandlerResult on_restart(Context& cx, std::string_view body);
 
 }  // namespace server
 

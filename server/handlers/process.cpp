@@ -1,8 +1,9 @@
-// D k vKill vRun vAttach: the life of the inferior as GDB drives it.
+// D k vKill vRun vAttach R: the life of the inferior as GDB drives it.
 #include <algorithm>
 #include <csignal>
 
 #include "server/handlers/handlers.hpp"
+#include "server/handlers/launch.hpp"
 
 namespace server {
 namespace {
@@ -37,6 +38,20 @@ base::Result<void> may_add_process(Context& cx) {
     return base::make_error(base::Errc::invalid, "a process is already being debugged; kill it first");
   }
   return base::success();
+}
+
+// Starts the program as the settings say, in gdbserver's words on the server's terminal.
+base::Result<tracer::Pid> start_program(Context& cx, const std::vector<std::string>& program) {
+  const tracer::LaunchSpec spec = launch_spec(cx.options, program);
+  auto pid = cx.target.launch(spec);
+  if (!pid) {
+    cx.notice(pid.error().message());
+    return pid.error();
+  }
+  cx.options.last_program = program;
+  cx.state.xfer_cache.clear();
+  cx.notice("Process " + spec.program + " created; pid = " + std::to_string(*pid));
+  return pid;
 }
 
 }  // namespace
@@ -90,24 +105,29 @@ HandlerResult on_vrun(Context& cx, const std::vector<std::string>& argv) {
       program.insert(program.end(), args.begin(), args.end());
     }
   }
-  tracer::LaunchSpec spec;
-  spec.program = program.front();
-  spec.args.assign(program.begin() + 1, program.end());
-  spec.startup_with_shell = cx.options.startup_with_shell;
-  spec.stdio_is_protocol = cx.options.stdio_is_protocol;
-  auto pid = cx.target.launch(spec);
+  auto pid = start_program(cx, program);
   if (!pid) {
-    cx.notice(pid.error().message());
     return pid.error();
   }
-  cx.options.last_program = program;
-  cx.state.xfer_cache.clear();
-  cx.notice("Process " + spec.program + " created; pid = " + std::to_string(*pid));
   tracer::StopEvent event;
   event.pid = *pid;
   event.tid = *pid;
   event.signal = SIGTRAP;
   return Reply::packet(encode_stop_event(cx, event));
+}
+
+HandlerResult on_restart(Context& cx, std::string_view /*body*/) {
+  if (!cx.options.extended) {
+    return Reply::empty();  // as gdbserver: R means nothing outside extended mode
+  }
+  if (cx.target.has_process()) {
+    (void)cx.target.kill();
+  }
+  process_gone(cx);
+  if (!cx.options.last_program.empty()) {
+    (void)start_program(cx, cx.options.last_program);  // R has no reply: failures are on stderr
+  }
+  return Reply::none();
 }
 
 HandlerResult on_vattach(Context& cx, const std::optional<std::int64_t>& pid) {

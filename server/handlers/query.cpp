@@ -14,17 +14,6 @@ bool has_feature(const std::vector<std::string>& features, std::string_view name
   return std::find(features.begin(), features.end(), name) != features.end();
 }
 
-// "1" / "0" bodies of Q packets (QNonStop:1, QThreadEvents:0, ...).
-base::Result<bool> parse_flag(std::string_view body) {
-  if (body == "1") {
-    return true;
-  }
-  if (body == "0") {
-    return false;
-  }
-  return base::make_error(base::Errc::malformed, "expected 0 or 1");
-}
-
 std::set<int> to_host_signals(const std::set<int>& gdb_signals) {
   std::set<int> out;
   for (int sig : gdb_signals) {
@@ -200,15 +189,6 @@ HandlerResult on_symbol(Context& /*cx*/, std::string_view /*body*/) {
 
 HandlerResult on_extended_mode(Context& cx, std::string_view /*body*/) {
   cx.options.extended = true;
-  return Reply::ok();
-}
-
-HandlerResult on_startup_with_shell(Context& cx, std::string_view body) {
-  auto on = parse_flag(body);
-  if (!on) {
-    return on.error();
-  }
-  cx.options.startup_with_shell = *on;
   return Reply::ok();
 }
 

@@ -88,14 +88,22 @@ std::string shell_quote(const std::string& word) {
 }
 
 // What the child reports through the pipe before it gives up: which step failed, and errno.
-enum class ChildStep : int { TraceMe = 1, Exec = 2 };
+enum class ChildStep : int { TraceMe = 1, Exec = 2, Chdir = 3 };
 struct ChildFailure {
   ChildStep step;
   int err;
 };
 
-// Never returns. Only async-signal-safe calls after fork.
-[[noreturn]] void exec_child(const LaunchSpec& spec, const std::vector<char*>& argv, int err_fd) {
+[[noreturn]] void child_failed(ChildStep step, int err_fd) {
+  ChildFailure failure{step, errno};
+  ssize_t ignored = ::write(err_fd, &failure, sizeof failure);
+  (void)ignored;
+  ::_exit(127);
+}
+
+// Never returns. Only async-signal-safe calls after fork. envp null: the server's environment.
+[[noreturn]] void exec_child(const LaunchSpec& spec, const std::vector<char*>& argv, char* const* envp,
+                             int err_fd) {
   ::setpgid(0, 0);
   if (spec.disable_aslr) {
     ::personality(ADDR_NO_RANDOMIZE);
@@ -109,19 +117,20 @@ struct ChildFailure {
     }
     ::dup2(STDERR_FILENO, STDOUT_FILENO);
   }
+  if (!spec.working_dir.empty() && ::chdir(spec.working_dir.c_str()) != 0) {
+    child_failed(ChildStep::Chdir, err_fd);
+  }
   if (::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
     // Already traced (hindsight itself under strace or a debugger): never run untraced.
-    ChildFailure failure{ChildStep::TraceMe, errno};
-    ssize_t ignored = ::write(err_fd, &failure, sizeof failure);
-    (void)ignored;
-    ::_exit(127);
+    child_failed(ChildStep::TraceMe, err_fd);
   }
   reset_signal_state_for_exec();
-  ::execv(argv[0], argv.data());
-  ChildFailure failure{ChildStep::Exec, errno};
-  ssize_t ignored = ::write(err_fd, &failure, sizeof failure);
-  (void)ignored;
-  ::_exit(127);
+  if (envp != nullptr) {
+    ::execve(argv[0], argv.data(), envp);
+  } else {
+    ::execv(argv[0], argv.data());
+  }
+  child_failed(ChildStep::Exec, err_fd);
 }
 
 // The terminal's foreground process group before the first program we started took it.
@@ -156,25 +165,26 @@ void kill_and_reap(Pid pid) {
   }
 }
 
-// Waits for the child's next stop; passes on signals the shell gets meanwhile.
-base::Result<int> wait_for_exec(Pid pid, const std::string& prog) {
+// gdbserver's words for a program that ended before it got going.
+base::Error ended_during_startup(int status) {
+  if (WIFEXITED(status)) {
+    return base::make_error(base::Errc::system,
+                            "During startup program exited with code " + std::to_string(WEXITSTATUS(status)) + ".");
+  }
+  return base::make_error(base::Errc::system, "During startup program terminated with signal " +
+                                                  std::string(pt::describe_signal(WTERMSIG(status))) + ".");
+}
+
+// Waits for the child's next stop (its wait status); an error when it ended instead.
+base::Result<int> wait_for_stop(Pid pid) {
   for (;;) {
     int st = 0;
     if (::waitpid(pid, &st, __WALL) != pid) {
       return base::sys_error("waitpid " + std::to_string(pid));
     }
     base::logf(base::LogCat::ptrace, "launch: waitpid({}) status {:#x}", pid, st);
-    if (WIFEXITED(st)) {
-      int code = WEXITSTATUS(st);
-      if (code == 127 || code == 126) {
-        return cannot_run(prog, code == 127 ? ENOENT : EACCES);
-      }
-      return base::make_error(base::Errc::system, "'" + prog + "' exited during startup with status " +
-                                                      std::to_string(code));
-    }
-    if (WIFSIGNALED(st)) {
-      return base::make_error(base::Errc::system, "'" + prog + "' died during startup with signal " +
-                                                      std::string(pt::describe_signal(WTERMSIG(st))));
+    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+      return ended_during_startup(st);
     }
     if (WIFSTOPPED(st)) {
       return st;
@@ -182,28 +192,40 @@ base::Result<int> wait_for_exec(Pid pid, const std::string& prog) {
   }
 }
 
-}  // namespace
-
-Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
-  auto resolved = resolve_program(spec.program);
+// The words to exec: through the shell ("exec WRAPPER... PROG ARGS", each quoted), or the
+// wrapper's or program's file found in PATH.
+base::Result<std::vector<std::string>> exec_words(const LaunchSpec& spec) {
+  std::vector<std::string> words = spec.wrapper;
+  words.push_back(spec.program);
+  words.insert(words.end(), spec.args.begin(), spec.args.end());
+  if (spec.startup_with_shell) {
+    const char* shell = std::getenv("SHELL");
+    std::string command = "exec";
+    for (const auto& w : words) {
+      command += " " + shell_quote(w);
+    }
+    return std::vector<std::string>{shell != nullptr && *shell != '\0' ? shell : "/bin/sh", "-c", command};
+  }
+  auto resolved = resolve_program(words.front());
   if (!resolved) {
     return std::move(resolved).error();
   }
+  words.front() = *resolved;
+  return words;
+}
+
+}  // namespace
+
+Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
   // Build everything before fork: the child only execs.
-  std::vector<std::string> words;
-  if (spec.startup_with_shell) {
-    const char* shell = std::getenv("SHELL");
-    std::string command = "exec " + shell_quote(spec.program);
-    for (const auto& a : spec.args) {
-      command += " " + shell_quote(a);
-    }
-    words = {shell != nullptr && *shell != '\0' ? shell : "/bin/sh", "-c", command};
-  } else {
-    words.push_back(*resolved);
-    words.insert(words.end(), spec.args.begin(), spec.args.end());
-    words[0] = *resolved;
+  auto exec = exec_words(spec);
+  if (!exec) {
+    return std::move(exec).error();
   }
+  std::vector<std::string> words = std::move(*exec);
   const std::vector<char*> argv = exec_argv(words);
+  std::vector<std::string> env_words = spec.environment.value_or(std::vector<std::string>{});
+  const std::vector<char*> envp = exec_argv(env_words);
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -218,7 +240,7 @@ Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
   }
   if (child == 0) {
     ::close(pipe_fds[0]);
-    exec_child(spec, argv, pipe_fds[1]);
+    exec_child(spec, argv, spec.environment ? envp.data() : nullptr, pipe_fds[1]);
   }
   ::close(pipe_fds[1]);
   base::logf(base::LogCat::ptrace, "fork: child {} runs {}", child, words[0]);
@@ -226,51 +248,55 @@ Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
     give_terminal(child);
   }
 
-  auto st = wait_for_exec(child, spec.program);
+  auto st = wait_for_stop(child);
   if (!st) {
     ChildFailure failure{};
-    if (::read(pipe_fds[0], &failure, sizeof failure) == sizeof failure) {
-      ::close(pipe_fds[0]);
-      if (failure.step == ChildStep::TraceMe) {
-        return base::make_error(base::Errc::system, "cannot trace '" + spec.program + "': PTRACE_TRACEME: " +
-                                                        std::strerror(failure.err) +
-                                                        " (is hindsight itself being traced?)");
-      }
-      return cannot_run(spec.program, failure.err);
-    }
+    const bool told = ::read(pipe_fds[0], &failure, sizeof failure) == sizeof failure;
     ::close(pipe_fds[0]);
+    if (told && failure.step == ChildStep::TraceMe) {
+      return base::make_error(base::Errc::system, "cannot trace '" + spec.program + "': PTRACE_TRACEME: " +
+                                                      std::strerror(failure.err) +
+                                                      " (is hindsight itself being traced?)");
+    }
+    if (told && failure.step == ChildStep::Chdir) {
+      return base::make_error(base::Errc::system, "Couldn't chdir to " + spec.working_dir + ": " +
+                                                      std::strerror(failure.err) + ".\n" + st.error().detail);
+    }
+    if (told) {
+      return base::make_error(base::Errc::system, cannot_run(words.front(), failure.err).detail + "\n" +
+                                                      st.error().detail);
+    }
     return std::move(st).error();
   }
   ::close(pipe_fds[0]);
-  // First stop: the SIGTRAP after the first exec (the shell's or the program's).
+  // First stop: the SIGTRAP after the first exec (the shell's, the wrapper's or the program's).
   if (auto res = pt::set_options(child, kLaunchOptions); !res) {
     kill_and_reap(child);
     return std::move(res).error();
   }
-  if (spec.startup_with_shell) {
-    // Run the shell to its exec of the program (a PTRACE_EVENT_EXEC stop).
-    int sig = 0;
-    for (;;) {
-      if (auto res = pt::resume(child, false, sig); !res) {
-        kill_and_reap(child);
-        return std::move(res).error();
-      }
-      auto next = wait_for_exec(child, spec.program);
-      if (!next) {
-        return std::move(next).error();  // the shell exited: nothing left to reap
-      }
-      if (*next >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
-        break;
-      }
-      sig = WSTOPSIG(*next);
-      if (sig == SIGTRAP || sig == (SIGTRAP | 0x80)) {
-        sig = 0;
-      }
+  // Run through the execs before the program's: the shell's exec of the wrapper or program,
+  // the wrapper's of the program (PTRACE_EVENT_EXEC stops).
+  const int execs_to_come = (spec.startup_with_shell ? 1 : 0) + (spec.wrapper.empty() ? 0 : 1);
+  for (int execs = 0, sig = 0; execs < execs_to_come;) {
+    if (auto res = pt::resume(child, false, sig); !res) {
+      kill_and_reap(child);
+      return std::move(res).error();
+    }
+    auto next = wait_for_stop(child);
+    if (!next) {
+      return std::move(next).error();  // it ended: nothing left to reap
+    }
+    sig = WSTOPSIG(*next);
+    if (*next >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
+      ++execs;
+      sig = 0;
+    } else if (sig == SIGTRAP || sig == (SIGTRAP | 0x80)) {
+      sig = 0;
     }
   }
   LinuxThread& leader = add_process(child, ProcessOrigin::Launched).add_thread(child);
   leader.stop_pc = leader.regs.pc(child).value_or(0);
-  leader.in_syscall_stop = spec.startup_with_shell;  // stopped in execve (PTRACE_EVENT_EXEC)
+  leader.in_syscall_stop = execs_to_come > 0;  // stopped in execve (PTRACE_EVENT_EXEC)
   current_ = child;
   return child;
 }

@@ -1,0 +1,17 @@
+// How the server starts a program (command line, vRun, R): the settings GDB sent and the
+// command line's, and gdbserver's path rule.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "server/handlers/context.hpp"
+
+namespace server {
+
+// PROG ARGS... as the next program starts. A PROG without '/' that names a file in the
+// server's directory is that file (gdbserver's rule: `gdbserver :1234 prog` in prog's
+// directory), else the shell or PATH finds it.
+tracer::LaunchSpec launch_spec(const ServerOptions& options, const std::vector<std::string>& program);
+
+}  // namespace server
