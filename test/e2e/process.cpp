@@ -71,6 +71,9 @@ Child::Child(const SpawnOptions& opts) {
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&fa, opts.merge_stderr ? out_pipe[1] : err_pipe[1], 2);
+  if (!opts.cwd.empty()) {
+    posix_spawn_file_actions_addchdir_np(&fa, opts.cwd.c_str());
+  }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;

@@ -18,6 +18,7 @@ struct SpawnOptions {
   std::vector<std::string> argv{};  // argv[0] is the path to execute
   bool merge_stderr = false;        // stderr goes into the stdout pipe (keeps the order)
   bool new_process_group = true;    // so that kill() reaches whatever it starts
+  std::string cwd{};                // where it starts (empty: here); argv[0] must then be absolute
 };
 
 // A child with stdin on /dev/null and stdout/stderr on pipes. The destructor kills and reaps it.

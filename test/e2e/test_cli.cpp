@@ -52,6 +52,8 @@ TEST_CASE("a program that does not exist: non-zero exit, message names it", "[e2
     REQUIRE(f.status.has_value());  // exited by itself, did not wait for a connection
     CHECK(e2e::exit_code(f.status) > 0);
     CHECK_THAT(f.err, Contains(missing));
+    // gdbserver's words, which GDB's test harness waits for (the shell says what it missed).
+    CHECK_THAT(f.err, Contains("During startup program exited with code 127.\nExiting\n"));
     CHECK_THAT(f.err, !Contains("Listening on port"));
   }
   SECTION("--no-startup-with-shell") {
@@ -59,9 +61,78 @@ TEST_CASE("a program that does not exist: non-zero exit, message names it", "[e2
     INFO("status: " << e2e::describe_status(f.status) << "\nstderr:\n" << f.err);
     REQUIRE(f.status.has_value());
     CHECK(e2e::exit_code(f.status) > 0);
-    CHECK_THAT(f.err, Contains(missing));
+    CHECK_THAT(f.err, Contains("Cannot exec " + missing + ": No such file or directory."));
+    CHECK_THAT(f.err, Contains("Exiting"));
     CHECK_THAT(f.err, !Contains("Listening on port"));
   }
+  SECTION("stdio: the line saying so comes first") {
+    auto f = run_server({"stdio", missing});
+    INFO("status: " << e2e::describe_status(f.status) << "\nstderr:\n" << f.err);
+    CHECK(e2e::exit_code(f.status) == 1);
+    CHECK(f.err.starts_with("stdin/stdout redirected\n"));
+  }
+}
+
+TEST_CASE("a file that is not executable: the reason, no program, exit 1", "[e2e][cli]") {
+  const std::string not_executable = std::string(HS_SOURCE_DIR) + "/README.md";
+  auto f = run_server({"--once", "--no-startup-with-shell", ":0", not_executable});
+  INFO("status: " << e2e::describe_status(f.status) << "\nstderr:\n" << f.err);
+  CHECK(e2e::exit_code(f.status) == 1);
+  CHECK_THAT(f.err, Contains("Cannot exec " + not_executable + ": Permission denied."));
+  auto shell = run_server({"--once", ":0", not_executable});
+  INFO("through the shell:\n" << shell.err);
+  CHECK(e2e::exit_code(shell.status) == 1);
+  CHECK_THAT(shell.err, Contains("During startup program exited with code 126."));
+}
+
+TEST_CASE("a COMM host that does not resolve: gdbserver's words, before any program starts", "[e2e][cli]") {
+  for (const char* comm : {"tcp8:123", "garbage:1234", "udp123:::2345"}) {
+    auto f = run_server({"--once", comm, e2e::prog_path("simple")});
+    INFO(comm << " status: " << e2e::describe_status(f.status) << "\nstderr:\n" << f.err);
+    CHECK(e2e::exit_code(f.status) == 1);
+    CHECK_THAT(f.err, Contains(std::string(comm) + ": cannot resolve name: "));
+    CHECK_THAT(f.err, !Contains("created; pid"));
+  }
+}
+
+TEST_CASE("a program named without a directory is found in the server's directory first", "[e2e][cli]") {
+  e2e::require_server_exists();
+  e2e::become_subreaper();
+  auto before = e2e::current_children();
+  {
+    e2e::Child server({.argv = {e2e::server_path(), "--once", ":0", "simple"}, .cwd = HS_TEST_PROGS_DIR});
+    REQUIRE(server.wait_for_text("Listening on port", e2e::Clock::now() + kExitTimeout));
+    INFO(server.err());
+    CHECK_THAT(server.err(), Contains("Process " + e2e::prog_path("simple") + " created; pid = "));
+    server.kill_and_reap();
+  }
+  e2e::kill_stray_children(before);
+}
+
+TEST_CASE("--attach after COMM, where gdbserver still takes it", "[e2e][cli]") {
+  e2e::require_server_exists();
+  e2e::become_subreaper();
+  auto before = e2e::current_children();
+  {
+    e2e::Child target({.argv = {e2e::prog_path("sleeper")}});
+    e2e::Child server({.argv = {e2e::server_path(), "--once", ":0", "--attach", std::to_string(target.pid())}});
+    REQUIRE(server.wait_for_text("Listening on port", e2e::Clock::now() + kExitTimeout));
+    CHECK_THAT(server.err(), Contains("Attached; pid = " + std::to_string(target.pid())));
+    server.kill_and_reap();
+    target.kill_and_reap();
+  }
+  e2e::kill_stray_children(before);
+}
+
+TEST_CASE("--selftest: the server's self-checks, in gdbserver's words", "[e2e][cli]") {
+  auto all = run_server({"--selftest"});
+  INFO(all.out << all.err);
+  CHECK(e2e::exit_code(all.status) == 0);
+  CHECK_THAT(all.out, Contains("Running selftest ptrace."));
+  CHECK_THAT(all.out, Contains("Running selftest libthread_db."));
+  CHECK_THAT(all.out, Contains(" unit tests, 0 failed"));
+  auto some = run_server({"--selftest=framing"});
+  CHECK_THAT(some.out, Contains("Ran 2 unit tests, 0 failed"));
 }
 
 TEST_CASE("a port in use: Address already in use, non-zero exit", "[e2e][cli]") {
@@ -163,16 +234,19 @@ TEST_CASE("--btrace-scope needs the software tracer; a bad scope or size is refu
   CHECK_THAT(size.err, Contains("--btrace-max-size"));
 }
 
-TEST_CASE("--btrace=dbt starts the program itself: no --attach, --multi or scope", "[e2e][cli][btrace]") {
+TEST_CASE("--btrace=dbt starts the program itself: no --attach, --multi, scope or wrapper", "[e2e][cli][btrace]") {
   const std::vector<std::vector<std::string>> refused = {
       {"--btrace=dbt", "--attach", ":0", "1"},
+      {"--btrace=dbt", ":0", "--attach", "1"},
       {"--btrace=dbt", "--multi", ":0"},
       {"--btrace=dbt", "--btrace-scope=exe", ":0", "/bin/true"},
+      {"--btrace=dbt", "--wrapper", "env", "--", ":0", "/bin/true"},
   };
   for (const auto& args : refused) {
     auto r = run_server(args);
     CHECK(e2e::exit_code(r.status) == 1);
-    CHECK_THAT(r.err, Contains("--btrace=dbt starts PROG under the recorder: not with --attach, --multi or --btrace-scope"));
+    CHECK_THAT(r.err, Contains("--btrace=dbt starts PROG under the recorder: not with --attach, --multi, "
+                               "--btrace-scope or --wrapper"));
   }
 }
 

@@ -1,6 +1,9 @@
 // Extended-remote (--multi): GDB runs, kills and runs again, attaches, and ends the server.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <thread>
 
 #include "test/e2e/gdb_session.hpp"
@@ -17,7 +20,125 @@ std::string listening_port(e2e::Child& server) {
   return port_text.substr(0, port_text.find('\n'));
 }
 
+// A --multi server (with more flags before COMM) and one GDB session of `commands` after
+// `target extended-remote`; the session ends with `monitor exit`.
+struct MultiSession {
+  std::string gdb;
+  std::string server_out;  // the programs' output
+  std::string server_err;
+  std::optional<int> server_status;
+};
+
+MultiSession run_multi(const std::vector<std::string>& server_flags, const std::vector<std::string>& commands) {
+  e2e::require_server_exists();
+  e2e::become_subreaper();
+  auto before = e2e::current_children();
+  MultiSession out;
+  {
+    std::vector<std::string> argv = {e2e::server_path()};
+    argv.insert(argv.end(), server_flags.begin(), server_flags.end());
+    argv.insert(argv.end(), {"--multi", ":0"});
+    e2e::Child server({.argv = argv});
+    std::vector<std::string> gdb_argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off",
+                                         "-ex", "target extended-remote 127.0.0.1:" + listening_port(server)};
+    for (const auto& c : commands) {
+      gdb_argv.insert(gdb_argv.end(), {"-ex", c});
+    }
+    gdb_argv.insert(gdb_argv.end(), {"-ex", "monitor exit"});
+    e2e::Child gdb({.argv = gdb_argv, .merge_stderr = true});
+    gdb.wait(e2e::Clock::now() + std::chrono::seconds(30));
+    out.server_status = server.wait(e2e::Clock::now() + std::chrono::seconds(5));
+    gdb.kill_and_reap();
+    server.kill_and_reap();
+    out.gdb = gdb.out();
+    out.server_out = server.out();
+    out.server_err = server.err();
+  }
+  e2e::kill_stray_children(before);
+  return out;
+}
+
+// The MAIN[...] addresses envinfo printed, in order.
+std::vector<std::string> main_addresses(const std::string& text) {
+  std::vector<std::string> out;
+  for (auto at = text.find("MAIN["); at != std::string::npos; at = text.find("MAIN[", at + 1)) {
+    out.push_back(text.substr(at + 5, text.find(']', at) - at - 5));
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("--multi: the environment, working directory and randomization GDB sets reach the program",
+          "[e2e][extended]") {
+  auto out = run_multi({}, {"set remote exec-file " + e2e::prog_path("envinfo"), "set environment FOO=bar",
+                            "unset environment HOME", "set cwd /tmp", "run", "set cwd ~", "run", "set cwd",
+                            "unset environment", "run", "set disable-randomization off", "run", "run"});
+  INFO("gdb:\n" << out.gdb << "\nserver out:\n" << out.server_out << "\nserver err:\n" << out.server_err);
+  CHECK_THAT(out.server_out, Contains("CWD[/tmp] FOO[bar] HOME[-]"));
+  const char* home = std::getenv("HOME");
+  REQUIRE(home != nullptr);
+  CHECK_THAT(out.server_out, Contains("CWD[" + std::string(home) + "] FOO[bar] HOME[-]"));  // ~ expanded
+  char here[4096];
+  REQUIRE(::getcwd(here, sizeof here) != nullptr);
+  CHECK_THAT(out.server_out, Contains("CWD[" + std::string(here) + "] FOO[-] HOME[" + home + "]"));  // reset
+  auto mains = main_addresses(out.server_out);
+  REQUIRE(mains.size() == 5);
+  CHECK(mains[0] == mains[1]);  // randomization off (the default): main where it always is
+  CHECK(mains[0] == mains[2]);
+  CHECK(mains[3] != mains[4]);  // on: it moves (same place twice: 1 in 2^28)
+  CHECK(out.server_status.has_value());
+}
+
+TEST_CASE("--multi: a working directory that does not exist fails `run` clearly; the server serves on",
+          "[e2e][extended]") {
+  auto out = run_multi({}, {"set remote exec-file " + e2e::prog_path("envinfo"), "set cwd /nonexistent-hindsight",
+                            "run", "set cwd", "run"});
+  INFO("gdb:\n" << out.gdb << "\nserver out:\n" << out.server_out << "\nserver err:\n" << out.server_err);
+  CHECK_THAT(out.gdb, Contains("on the remote target failed"));
+  CHECK_THAT(out.server_err, Contains("Couldn't chdir to /nonexistent-hindsight: No such file or directory."));
+  CHECK_THAT(out.server_out, Contains("CWD["));  // the second run
+  CHECK(out.server_status.has_value());
+}
+
+TEST_CASE("--multi: R restarts the last program (GDB without vRun)", "[e2e][extended]") {
+  auto out = run_multi({}, {"set remote exec-file " + e2e::prog_path("simple"), "file " + e2e::prog_path("simple"),
+                            "break main", "run", "set remote run-packet off", "set remote exec-file", "run",
+                            "info inferiors"});
+  INFO("gdb:\n" << out.gdb << "\nserver err:\n" << out.server_err);
+  std::size_t stops = 0;
+  for (auto at = out.gdb.find("Breakpoint 1, main"); at != std::string::npos;
+       at = out.gdb.find("Breakpoint 1, main", at + 1)) {
+    ++stops;
+  }
+  CHECK(stops == 2);
+  std::size_t created = 0;
+  for (auto at = out.server_err.find("created; pid"); at != std::string::npos;
+       at = out.server_err.find("created; pid", at + 1)) {
+    ++created;
+  }
+  CHECK(created == 2);
+}
+
+TEST_CASE("--wrapper: programs start under the wrapper, stopped at their own first instruction",
+          "[e2e][extended]") {
+  SECTION("through the shell") {
+    auto out = run_multi({"--wrapper", "env", "FOO=wrapped", "--"},
+                         {"set remote exec-file " + e2e::prog_path("envinfo"), "file " + e2e::prog_path("envinfo"),
+                          "break main", "run", "info inferiors", "continue"});
+    INFO("gdb:\n" << out.gdb << "\nserver out:\n" << out.server_out << "\nserver err:\n" << out.server_err);
+    CHECK_THAT(out.gdb, Contains("Breakpoint 1, main"));
+    CHECK_THAT(out.server_out, Contains("FOO[wrapped]"));
+  }
+  SECTION("without a shell") {
+    auto out = run_multi({"--no-startup-with-shell", "--wrapper", "env", "FOO=direct", "--"},
+                         {"set remote exec-file " + e2e::prog_path("envinfo"), "file " + e2e::prog_path("envinfo"),
+                          "break main", "run", "continue"});
+    INFO("gdb:\n" << out.gdb << "\nserver out:\n" << out.server_out << "\nserver err:\n" << out.server_err);
+    CHECK_THAT(out.gdb, Contains("Breakpoint 1, main"));
+    CHECK_THAT(out.server_out, Contains("FOO[direct]"));
+  }
+}
 
 TEST_CASE("--multi: run, kill, run again, monitor exit", "[e2e][extended]") {
   e2e::require_server_exists();

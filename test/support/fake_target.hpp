@@ -43,7 +43,9 @@ class FakeTarget : public tracer::Target {
   bool detached = false;
   bool killed = false;
 
+  std::optional<tracer::LaunchSpec> last_launch;
   tracer::Result<tracer::Pid> launch(const tracer::LaunchSpec& spec) override {
+    last_launch = spec;
     if (spec.program == "/nonexistent") {
       return base::Error{base::Errc::system, 2, "cannot run '/nonexistent'"};
     }

@@ -54,6 +54,36 @@ TEST_CASE("command line like gdbserver's", "[cli]") {
   CHECK(version->output->starts_with("Hindsight "));
 }
 
+TEST_CASE("gdbserver's other options: --wrapper, --attach after COMM, randomization, debug, selftest", "[cli]") {
+  auto wrapped = parse_command_line({"--once", "--wrapper", "env", "A=1", "--", ":1", "prog", "x"});
+  REQUIRE(wrapped);
+  CHECK(wrapped->wrapper == std::vector<std::string>{"env", "A=1"});
+  CHECK(wrapped->once);
+  CHECK(wrapped->program == std::vector<std::string>{"prog", "x"});
+  CHECK_FALSE(parse_command_line({"--wrapper", "env", ":1", "prog"}));  // no "--"
+  CHECK_FALSE(parse_command_line({"--wrapper", "--", ":1", "prog"}));   // nothing to wrap with
+
+  auto late = parse_command_line({"--once", ":1", "--attach", "42"});
+  REQUIRE(late);
+  CHECK(late->attach_pid == 42);
+
+  CHECK(parse_command_line({":1", "p"})->disable_randomization);
+  CHECK_FALSE(parse_command_line({"--no-disable-randomization", ":1", "p"})->disable_randomization);
+  CHECK(parse_command_line({"--disable-randomization", ":1", "p"})->disable_randomization);
+
+  auto logs = parse_command_line({"--debug-format=timestamp", "--event-loop-debug", "--debug-file=/tmp/x", ":1", "p"});
+  REQUIRE(logs);
+  CHECK(logs->log_timestamps);
+  CHECK(logs->debug);
+  CHECK(logs->debug_file == "/tmp/x");
+  CHECK_FALSE(parse_command_line({"--debug-format=bogus", ":1", "p"}));
+
+  auto selftest = parse_command_line({"--selftest"});
+  REQUIRE(selftest);
+  CHECK(selftest->selftest == std::string());
+  CHECK(parse_command_line({"--selftest=framing"})->selftest == std::string("framing"));
+}
+
 TEST_CASE("COMM forms", "[cli]") {
   auto port = parse_comm(":1234");
   REQUIRE(port);

@@ -1,4 +1,5 @@
 // Every handler against the FakeTarget: good requests, bad requests, and the state they leave.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "protocol/hex.hpp"
@@ -281,6 +282,43 @@ TEST_CASE("qGetTLSAddr: the thread's address in hex; errors as E; bad packets ma
   CHECK(f.send("qGetTLSAddr:64,8,bad").starts_with("E"));
   CHECK(f.send("qGetTLSAddr:64,8").starts_with("E"));
   CHECK(f.send("qGetTLSAddr:64,zz,0").starts_with("E"));
+}
+
+TEST_CASE("the next program's settings: environment, directory, randomization, shell; R", "[handlers]") {
+  HandlerFixture f;
+  f.target.alive = false;
+  CHECK(f.send("!") == "OK");
+  CHECK(f.send("QEnvironmentHexEncoded:" + protocol::to_hex("HS_A=1")) == "OK");
+  CHECK(f.send("QEnvironmentHexEncoded:" + protocol::to_hex("HS_A=2")) == "OK");  // replaces
+  CHECK(f.send("QEnvironmentHexEncoded:" + protocol::to_hex("no_equals")).starts_with("E"));
+  CHECK(f.send("QEnvironmentHexEncoded:zz").starts_with("E"));
+  CHECK(f.send("QEnvironmentUnset:" + protocol::to_hex("PATH")) == "OK");
+  CHECK(f.send("QSetWorkingDir:" + protocol::to_hex("/tmp")) == "OK");
+  CHECK(f.send("QDisableRandomization:0") == "OK");
+  CHECK(f.send("QDisableRandomization:2").starts_with("E"));
+  CHECK(f.send("QStartupWithShell:0") == "OK");
+  CHECK(f.send("vRun;" + protocol::to_hex("/bin/prog")).starts_with("T05"));
+  REQUIRE(f.target.last_launch);
+  const auto& env = *f.target.last_launch->environment;
+  CHECK(std::count(env.begin(), env.end(), "HS_A=2") == 1);
+  CHECK(std::find(env.begin(), env.end(), "HS_A=1") == env.end());
+  CHECK(std::none_of(env.begin(), env.end(), [](const std::string& e) { return e.starts_with("PATH="); }));
+  CHECK(f.target.last_launch->working_dir == "/tmp");
+  CHECK_FALSE(f.target.last_launch->disable_aslr);
+  CHECK_FALSE(f.target.last_launch->startup_with_shell);
+
+  CHECK(f.send("QEnvironmentReset") == "OK");
+  CHECK(f.send("QSetWorkingDir:") == "OK");
+  f.target.last_launch.reset();
+  CHECK(f.reply("R00").kind == server::Reply::Kind::None);  // kill, start the last program again
+  CHECK(f.target.killed);
+  REQUIRE(f.target.last_launch);
+  CHECK(f.target.last_launch->program == "/bin/prog");
+  CHECK_FALSE(f.target.last_launch->environment);  // the server's own again
+  CHECK(f.target.last_launch->working_dir.empty());
+
+  HandlerFixture plain;  // not extended: R is not understood
+  CHECK(plain.send("R00").empty());
 }
 
 TEST_CASE("extended mode: vRun and vAttach", "[handlers]") {
