@@ -81,4 +81,16 @@ std::string xfer_slice(std::string_view doc, std::uint64_t offset, std::uint64_t
   return out;
 }
 
+std::string osdata_xml(std::string_view type, const std::vector<OsdataRow>& rows) {
+  std::string out = "<osdata type=\"" + xml_escape(type) + "\">\n";
+  for (const auto& row : rows) {
+    out += "<item>";
+    for (const auto& [name, value] : row) {
+      out += "<column name=\"" + xml_escape(name) + "\">" + xml_escape(value) + "</column>";
+    }
+    out += "</item>";
+  }
+  return out + "</osdata>\n";
+}
+
 }  // namespace protocol

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "protocol/thread_id.hpp"
@@ -21,6 +22,10 @@ struct XmlLibrary { std::string name; std::uint64_t lm = 0, l_addr = 0, l_ld = 0
 // <library-list-svr4 version="1.0" main-lm="0x..."><library .../>...</library-list-svr4>
 // (no main-lm attribute when main_lm is 0).
 std::string libraries_svr4_xml(std::uint64_t main_lm, const std::vector<XmlLibrary>& libraries);
+
+// One `info os` table: <osdata type="TYPE">\n<item><column name="N">V</column>...</item>...</osdata>\n
+using OsdataRow = std::vector<std::pair<std::string, std::string>>;
+std::string osdata_xml(std::string_view type, const std::vector<OsdataRow>& rows);
 
 // The qXfer reply for doc[offset, offset+length): "m" + escaped data when more follows,
 // "l" + escaped data at the end ("l" alone past the end).

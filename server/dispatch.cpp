@@ -144,12 +144,8 @@ constexpr Route kRoutes[] = {
 
 // Features that belong to no single route.
 constexpr std::string_view kGeneralFeatures[] = {
-    "qXfer:features:read+", "qXfer:auxv:read+",        "qXfer:exec-file:read+",
-    "qXfer:threads:read+",  "qXfer:libraries-svr4:read+", "qXfer:siginfo:read+",
-    "qXfer:siginfo:write+", "multiprocess+",           "swbreak+",
-    "hwbreak+",             "Qbtrace:off+",            "qXfer:btrace-conf:read+",
-    "exec-events+",          "fork-events+",            "vfork-events+",
-    "QNonStop+",             "no-resumed+",
+    "multiprocess+", "swbreak+",      "hwbreak+",      "Qbtrace:off+", "qXfer:btrace-conf:read+",
+    "exec-events+",  "fork-events+", "vfork-events+", "QNonStop+",    "no-resumed+",
 };
 
 const Route* find_route(std::string_view payload) {
@@ -173,6 +169,9 @@ std::vector<std::string_view> supported_features() {
     }
   }
   for (std::string_view f : kGeneralFeatures) {
+    out.push_back(f);
+  }
+  for (const std::string& f : xfer_features()) {
     out.push_back(f);
   }
   return out;

@@ -1,10 +1,12 @@
 // Host file access for GDB's vFile packets: GDB reads the executable and the shared
-// libraries through these when it has no local copy. Linux flags and errno values here;
+// libraries through these when it has no local copy. Also what `info os` lists. Linux flags and errno values here;
 // the wire numbering is protocol/'s business.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/result.hpp"
 #include "tracer/types.hpp"
@@ -16,6 +18,9 @@ struct HostStat {
   std::uint64_t size = 0, blksize = 0, blocks = 0;
   std::int64_t atime = 0, mtime = 0, ctime = 0;
 };
+
+// One row of `info os` (qXfer:osdata): column name and value, in the order shown.
+using OsRow = std::vector<std::pair<std::string, std::string>>;
 
 class HostIo {
  public:
@@ -29,6 +34,12 @@ class HostIo {
   virtual base::Result<HostStat> fstat(int fd) = 0;
   virtual base::Result<std::string> readlink(const std::string& path) = 0;
   virtual base::Result<void> unlink(const std::string& path) = 0;
+  // The rows of one `info os` table of the host: processes, procgroups, threads, files,
+  // sockets, shm, semaphores, msg, modules, cpus. Errc::unsupported for any other type.
+  virtual base::Result<std::vector<OsRow>> os_data(const std::string& type) {
+    (void)type;
+    return base::make_error(base::Errc::unsupported, "no operating system data here");
+  }
 };
 
 }  // namespace tracer

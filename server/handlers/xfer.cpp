@@ -1,4 +1,5 @@
-// qXfer reads (features, auxv, exec-file, libraries-svr4, threads, siginfo) and siginfo writes.
+// qXfer: one table of objects (features, auxv, exec-file, threads, libraries-svr4, siginfo, osdata)
+// that also gives qSupported its qXfer features.
 // A document is built when GDB reads offset 0 and served from the cache for later offsets,
 // so a multi-packet read sees one consistent snapshot.
 #include "protocol/hex.hpp"
@@ -30,69 +31,149 @@ base::Result<std::string> build_libraries(Context& cx) {
   return protocol::libraries_svr4_xml(list->main_lm, libs);
 }
 
-base::Result<std::string> build_document(Context& cx, const protocol::XferRead& req) {
-  if (req.object == "exec-file") {
-    std::int64_t pid = 0;
-    if (!req.annex.empty()) {
-      auto parsed = protocol::parse_hex_i64(req.annex);
-      if (!parsed) {
-        return parsed.error();
-      }
-      pid = *parsed;
+base::Result<std::string> build_exec_file(Context& cx, const std::string& annex) {
+  std::int64_t pid = 0;
+  if (!annex.empty()) {
+    auto parsed = protocol::parse_hex_i64(annex);
+    if (!parsed) {
+      return parsed.error();
     }
-    if (pid == 0 && !cx.target.has_process()) {
-      return base::make_error(base::Errc::no_process, "no process");
-    }
-    return cx.target.exec_file(static_cast<tracer::Pid>(pid));
+    pid = *parsed;
   }
-  if (auto ok = require_process(cx); !ok) {
-    return ok.error();
+  if (pid == 0 && !cx.target.has_process()) {
+    return base::make_error(base::Errc::no_process, "no process");
   }
-  if (req.object == "features") {
-    return cx.target.target_description(req.annex);
-  }
-  if (req.object == "auxv") {
-    auto auxv = cx.target.auxv();
-    if (!auxv) {
-      return auxv.error();
-    }
-    return as_text(*auxv);
-  }
-  if (req.object == "threads") {
-    return build_threads(cx);
-  }
-  if (req.object == "libraries-svr4") {
-    return build_libraries(cx);
-  }
-  if (req.object == "siginfo") {
-    auto tid = current_thread(cx);
-    if (!tid) {
-      return tid.error();
-    }
-    auto info = cx.target.siginfo(*tid);
-    if (!info) {
-      return info.error();
-    }
-    return as_text(*info);
-  }
-  return base::make_error(base::Errc::unsupported, "unknown qXfer object");
+  return cx.target.exec_file(static_cast<tracer::Pid>(pid));
 }
 
-bool is_readable_object(const std::string& object) {
-  return object == "features" || object == "auxv" || object == "exec-file" || object == "threads" ||
-         object == "libraries-svr4" || object == "siginfo";
+base::Result<std::string> build_features(Context& cx, const std::string& annex) {
+  return cx.target.target_description(annex);
+}
+
+base::Result<std::string> build_auxv(Context& cx, const std::string& /*annex*/) {
+  auto auxv = cx.target.auxv();
+  if (!auxv) {
+    return auxv.error();
+  }
+  return as_text(*auxv);
+}
+
+base::Result<std::string> build_siginfo(Context& cx, const std::string& /*annex*/) {
+  auto tid = current_thread(cx);
+  if (!tid) {
+    return tid.error();
+  }
+  auto info = cx.target.siginfo(*tid);
+  if (!info) {
+    return info.error();
+  }
+  return as_text(*info);
+}
+
+// `info os`: the list of tables (empty annex), or one table; an unknown one is empty, as
+// with gdbserver (GDB then says "Empty data returned by target").
+struct OsTable {
+  std::string_view type;
+  std::string_view xml_type;
+  std::string_view description;
+  std::string_view title;
+};
+constexpr OsTable kOsTables[] = {
+    {"cpus", "cpus", "Listing of all cpus/cores on the system", "CPUs"},
+    {"files", "files", "Listing of all file descriptors", "File descriptors"},
+    {"modules", "modules", "Listing of all loaded kernel modules", "Kernel modules"},
+    {"msg", "message queues", "Listing of all message queues", "Message queues"},
+    {"processes", "processes", "Listing of all processes", "Processes"},
+    {"procgroups", "process groups", "Listing of all process groups", "Process groups"},
+    {"semaphores", "semaphores", "Listing of all semaphores", "Semaphores"},
+    {"shm", "shared memory", "Listing of all shared-memory regions", "Shared-memory regions"},
+    {"sockets", "I sockets", "Listing of all internet-domain sockets", "Sockets"},
+    {"threads", "threads", "Listing of all threads", "Threads"},
+};
+
+base::Result<std::string> build_osdata(Context& cx, const std::string& annex) {
+  if (annex.empty()) {
+    std::vector<protocol::OsdataRow> types;
+    for (const OsTable& t : kOsTables) {
+      types.push_back({{"Type", std::string(t.type)},
+                       {"Description", std::string(t.description)},
+                       {"Title", std::string(t.title)}});
+    }
+    return protocol::osdata_xml("types", types);
+  }
+  for (const OsTable& t : kOsTables) {
+    if (annex == t.type) {
+      auto rows = cx.host.os_data(annex);
+      if (!rows) {
+        return rows.error();
+      }
+      return protocol::osdata_xml(t.xml_type, *rows);
+    }
+  }
+  return std::string();
+}
+
+using Build = base::Result<std::string> (*)(Context&, const std::string& annex);
+using Write = HandlerResult (*)(Context&, const protocol::XferWrite&);
+
+HandlerResult write_siginfo(Context& cx, const protocol::XferWrite& req);
+
+// Every qXfer object but btrace's (dispatch.cpp routes those: their errors are text).
+struct XferObject {
+  std::string_view name;
+  bool needs_process;
+  Build read;
+  Write write;  // nullptr: read only
+};
+constexpr XferObject kXferObjects[] = {
+    {"features", true, build_features, nullptr},
+    {"auxv", true, build_auxv, nullptr},
+    {"exec-file", false, build_exec_file, nullptr},
+    {"threads", true, [](Context& cx, const std::string&) { return build_threads(cx); }, nullptr},
+    {"libraries-svr4", true, [](Context& cx, const std::string&) { return build_libraries(cx); }, nullptr},
+    {"siginfo", true, build_siginfo, write_siginfo},
+    {"osdata", false, build_osdata, nullptr},
+};
+
+const XferObject* find_object(std::string_view name) {
+  for (const XferObject& o : kXferObjects) {
+    if (o.name == name) {
+      return &o;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace
 
+const std::vector<std::string>& xfer_features() {
+  static const std::vector<std::string> features = [] {
+    std::vector<std::string> out;
+    for (const XferObject& o : kXferObjects) {
+      out.push_back("qXfer:" + std::string(o.name) + ":read+");
+      if (o.write != nullptr) {
+        out.push_back("qXfer:" + std::string(o.name) + ":write+");
+      }
+    }
+    return out;
+  }();
+  return features;
+}
+
 HandlerResult on_xfer_read(Context& cx, const protocol::XferRead& req) {
-  if (!is_readable_object(req.object)) {
+  const XferObject* object = find_object(req.object);
+  if (object == nullptr) {
     return Reply::empty();
   }
   std::string key = req.object + ":" + req.annex;
   auto cached = cx.state.xfer_cache.find(key);
   if (req.offset == 0 || cached == cx.state.xfer_cache.end()) {
-    auto doc = build_document(cx, req);
+    if (object->needs_process) {
+      if (auto ok = require_process(cx); !ok) {
+        return ok.error();
+      }
+    }
+    auto doc = object->read(cx, req.annex);
     if (!doc) {
       return doc.error();
     }
@@ -102,9 +183,21 @@ HandlerResult on_xfer_read(Context& cx, const protocol::XferRead& req) {
 }
 
 HandlerResult on_xfer_write(Context& cx, const protocol::XferWrite& req) {
-  if (req.object != "siginfo") {
+  const XferObject* object = find_object(req.object);
+  if (object == nullptr || object->write == nullptr) {
     return Reply::empty();
   }
+  if (object->needs_process) {
+    if (auto ok = require_process(cx); !ok) {
+      return ok.error();
+    }
+  }
+  return object->write(cx, req);
+}
+
+namespace {
+
+HandlerResult write_siginfo(Context& cx, const protocol::XferWrite& req) {
   auto tid = current_thread(cx);
   if (!tid) {
     return tid.error();
@@ -124,4 +217,5 @@ HandlerResult on_xfer_write(Context& cx, const protocol::XferWrite& req) {
   return Reply::packet(protocol::hex_u64(n));
 }
 
+}  // namespace
 }  // namespace server

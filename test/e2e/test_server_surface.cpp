@@ -82,3 +82,17 @@ TEST_CASE("monitor: gdbserver's commands and messages; an unknown one is an erro
   CHECK_THAT(out.gdb, Contains("Protocol error with Rcmd"));
   CHECK_THAT(out.gdb, Contains("$1 = 42"));  // still serving
 }
+
+TEST_CASE("info os: the tables gdbserver lists, the inferior among the processes", "[e2e][osdata]") {
+  auto out = e2e::run_gdb({.program = "simple",
+                           .commands = {"info os", "info os processes", "info os threads", "info os unknown_entry"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("processes  Listing of all processes"));
+  CHECK_THAT(out.gdb, Contains("sockets    Listing of all internet-domain sockets"));
+  const auto at = out.server_err.find("created; pid = ");
+  REQUIRE(at != std::string::npos);
+  const std::string pid = out.server_err.substr(at + 15, out.server_err.find('\n', at) - at - 15);
+  CHECK_THAT(out.gdb, e2e::ContainsRegex("\\n" + pid + " +\\S+ +" + e2e::prog_path("simple") + " +[0-9,]+"));
+  CHECK_THAT(out.gdb, e2e::ContainsRegex("\\n" + pid + " +simple +" + pid + " +[0-9]+"));  // its thread
+  CHECK_THAT(out.gdb, Contains("Empty data returned by target.  Wrong osdata type?"));
+}

@@ -286,6 +286,13 @@ class FakeHostIo : public tracer::HostIo {
   }
   base::Result<std::string> readlink(const std::string&) override { return base::sys_error("readlink", 22); }
   base::Result<void> unlink(const std::string&) override { return base::sys_error("unlink", 1); }
+  // info os: one listening socket; the other tables empty.
+  base::Result<std::vector<tracer::OsRow>> os_data(const std::string& type) override {
+    if (type == "sockets") {
+      return std::vector<tracer::OsRow>{{{"local address", "0.0.0.0"}, {"local port", "2345"}}};
+    }
+    return std::vector<tracer::OsRow>{};
+  }
 };
 
 }  // namespace test_support

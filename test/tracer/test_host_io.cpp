@@ -60,3 +60,68 @@ TEST_CASE("host io: setfs of a process in our namespace resolves paths directly"
   REQUIRE_FALSE(fd.ok());
   CHECK(fd.error().sys_errno == ENOENT);
 }
+
+#include <sys/ipc.h>
+#include <sys/shm.h>
+
+#include "tracer/linux/osdata.hpp"
+
+namespace {
+
+std::string column(const tracer::OsRow& row, const std::string& name) {
+  for (const auto& [n, v] : row) {
+    if (n == name) {
+      return v;
+    }
+  }
+  return "<none>";
+}
+
+}  // namespace
+
+TEST_CASE("osdata: /proc texts parsed as the kernel writes them", "[hostio][osdata]") {
+  CHECK(tracer::osdata::socket_address("0100007F") == "127.0.0.1");
+  CHECK(tracer::osdata::socket_address("00000000") == "0.0.0.0");
+  CHECK(tracer::osdata::socket_address("00000000000000000000000001000000") == "::1");
+  auto table = tracer::osdata::parse_table("       key      shmid perms\n      1234          7   666\n");
+  REQUIRE(table.size() == 1);
+  CHECK(table[0] == std::vector<std::pair<std::string, std::string>>{{"key", "1234"}, {"shmid", "7"}, {"perms", "666"}});
+}
+
+TEST_CASE("osdata: this process, its thread, a descriptor and a shared-memory segment show", "[hostio][osdata]") {
+  tracer::LinuxHostIo io;
+  const std::string me = std::to_string(::getpid());
+  auto processes = io.os_data("processes");
+  REQUIRE(processes.ok());
+  bool found = false;
+  for (const auto& row : *processes) {
+    found = found || (column(row, "pid") == me && column(row, "command").find("tracer_linux_unit") != std::string::npos);
+  }
+  CHECK(found);
+
+  int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  auto files = io.os_data("files");
+  REQUIRE(files.ok());
+  found = false;
+  for (const auto& row : *files) {
+    found = found || (column(row, "pid") == me && column(row, "file descriptor") == std::to_string(fd) &&
+                      column(row, "name") == "/dev/null");
+  }
+  ::close(fd);
+  CHECK(found);
+
+  const key_t key = 0x4853'0000 + (::getpid() & 0xffff);
+  const int shmid = ::shmget(key, 4096, IPC_CREAT | 0666);
+  REQUIRE(shmid >= 0);
+  auto shm = io.os_data("shm");
+  ::shmctl(shmid, IPC_RMID, nullptr);
+  REQUIRE(shm.ok());
+  found = false;
+  for (const auto& row : *shm) {
+    found = found || (column(row, "shmid") == std::to_string(shmid) && column(row, "permissions") == "666" &&
+                      column(row, "size") == "4096" && column(row, "key") == std::to_string(key));
+  }
+  CHECK(found);
+  CHECK_FALSE(io.os_data("bogus").ok());
+}

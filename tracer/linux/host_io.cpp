@@ -7,6 +7,8 @@
 
 #include <climits>
 
+#include "tracer/linux/osdata.hpp"
+
 namespace tracer {
 namespace {
 
@@ -146,6 +148,22 @@ base::Result<void> LinuxHostIo::unlink(const std::string& path) {
     return base::sys_error("unlink " + path);
   }
   return base::success();
+}
+
+base::Result<std::vector<OsRow>> LinuxHostIo::os_data(const std::string& type) {
+  using Reader = std::vector<OsRow> (*)();
+  static const std::pair<const char*, Reader> kTables[] = {
+      {"processes", osdata::processes}, {"procgroups", osdata::process_groups}, {"threads", osdata::threads},
+      {"files", osdata::files},         {"sockets", osdata::sockets},           {"shm", osdata::shared_memory},
+      {"semaphores", osdata::semaphores}, {"msg", osdata::message_queues},      {"modules", osdata::modules},
+      {"cpus", osdata::cpus},
+  };
+  for (const auto& [name, read] : kTables) {
+    if (type == name) {
+      return read();
+    }
+  }
+  return base::make_error(base::Errc::unsupported, "no such table: " + type);
 }
 
 }  // namespace tracer

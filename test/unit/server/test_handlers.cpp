@@ -199,7 +199,15 @@ TEST_CASE("qXfer objects in chunks", "[handlers]") {
   CHECK(libs.find("main-lm=\"0x1000\"") != std::string::npos);
   CHECK(libs.find("/lib/libc.so.6") != std::string::npos);
   CHECK(f.send("qXfer:auxv:read::0,1000").size() == 33);
-  CHECK(f.send("qXfer:osdata:read::0,1000") == "");
+  CHECK(f.send("qXfer:bogus:read::0,1000") == "");  // not an object we know
+  // info os: the list of tables, each table from the host, an unknown table empty.
+  auto types = f.send("qXfer:osdata:read::0,1000");
+  CHECK(types.starts_with("l<osdata type=\"types\">\n<item><column name=\"Type\">cpus</column>"));
+  CHECK(types.find("<column name=\"Type\">threads</column>") != std::string::npos);
+  CHECK(f.send("qXfer:osdata:read:sockets:0,1000") ==
+        "l<osdata type=\"I sockets\">\n<item><column name=\"local address\">0.0.0.0</column>"
+        "<column name=\"local port\">2345</column></item></osdata>\n");
+  CHECK(f.send("qXfer:osdata:read:unknown_entry:0,1000") == "l");
   CHECK(f.send("qXfer:features:read:target.xml:zz,10").starts_with("E"));
   CHECK(f.send("qXfer:siginfo:read::0,200").size() == 129);
   CHECK(f.send("qXfer:siginfo:write::4:\x07\x08") == "2");
