@@ -58,7 +58,13 @@ base::Result<std::string> build_auxv(Context& cx, const std::string& /*annex*/) 
   return as_text(*auxv);
 }
 
-base::Result<std::string> build_siginfo(Context& cx, const std::string& /*annex*/) {
+// The selected thread's siginfo, with the thread.
+struct ThreadSiginfo {
+  tracer::Tid tid = 0;
+  tracer::Bytes bytes;
+};
+
+base::Result<ThreadSiginfo> current_siginfo(Context& cx) {
   auto tid = current_thread(cx);
   if (!tid) {
     return tid.error();
@@ -67,7 +73,32 @@ base::Result<std::string> build_siginfo(Context& cx, const std::string& /*annex*
   if (!info) {
     return info.error();
   }
-  return as_text(*info);
+  return ThreadSiginfo{*tid, std::move(*info)};
+}
+
+base::Result<std::string> build_siginfo(Context& cx, const std::string& /*annex*/) {
+  auto info = current_siginfo(cx);
+  if (!info) {
+    return info.error();
+  }
+  return as_text(info->bytes);
+}
+
+HandlerResult write_siginfo(Context& cx, const protocol::XferWrite& req) {
+  auto info = current_siginfo(cx);
+  if (!info) {
+    return info.error();
+  }
+  auto& bytes = info->bytes;
+  if (req.offset > bytes.size()) {
+    return base::make_error(base::Errc::invalid, "siginfo write past its end");
+  }
+  std::size_t n = std::min<std::size_t>(req.data.size(), bytes.size() - req.offset);
+  std::copy_n(req.data.begin(), n, bytes.begin() + static_cast<std::ptrdiff_t>(req.offset));
+  if (auto ok = cx.target.write_siginfo(info->tid, bytes); !ok) {
+    return ok.error();
+  }
+  return Reply::packet(protocol::hex_u64(n));
 }
 
 // `info os`: the list of tables (empty annex), or one table; an unknown one is empty, as
@@ -115,8 +146,6 @@ base::Result<std::string> build_osdata(Context& cx, const std::string& annex) {
 
 using Build = base::Result<std::string> (*)(Context&, const std::string& annex);
 using Write = HandlerResult (*)(Context&, const protocol::XferWrite&);
-
-HandlerResult write_siginfo(Context& cx, const protocol::XferWrite& req);
 
 // Every qXfer object but btrace's (dispatch.cpp routes those: their errors are text).
 struct XferObject {
@@ -195,27 +224,4 @@ HandlerResult on_xfer_write(Context& cx, const protocol::XferWrite& req) {
   return object->write(cx, req);
 }
 
-namespace {
-
-HandlerResult write_siginfo(Context& cx, const protocol::XferWrite& req) {
-  auto tid = current_thread(cx);
-  if (!tid) {
-    return tid.error();
-  }
-  auto info = cx.target.siginfo(*tid);
-  if (!info) {
-    return info.error();
-  }
-  if (req.offset > info->size()) {
-    return base::make_error(base::Errc::invalid, "siginfo write past its end");
-  }
-  std::size_t n = std::min<std::size_t>(req.data.size(), info->size() - req.offset);
-  std::copy_n(req.data.begin(), n, info->begin() + static_cast<std::ptrdiff_t>(req.offset));
-  if (auto ok = cx.target.write_siginfo(*tid, *info); !ok) {
-    return ok.error();
-  }
-  return Reply::packet(protocol::hex_u64(n));
-}
-
-}  // namespace
 }  // namespace server
