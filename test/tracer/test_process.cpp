@@ -54,19 +54,33 @@ TEST_CASE("a program that cannot run gives a clear error", "[tracer][process]") 
   ::close(fd);
   ::chmod(path, 0644);
   const std::string noexec = path;
+  // Through the shell (gdbserver's way) the shell says what it missed and the program "exits
+  // during startup" with the shell's status; started directly, exec's errno says why.
   for (bool shell : {true, false}) {
     tracer::LinuxTarget target;
-    auto res = target.launch({"/nonexistent/dir/prog", {}, shell, true});
-    REQUIRE_FALSE(res.ok());
-    CHECK(res.error().message() == "Cannot exec /nonexistent/dir/prog: No such file or directory.");
-    auto res2 = target.launch({noexec, {}, shell, true});
-    REQUIRE_FALSE(res2.ok());
-    CHECK(res2.error().message() == "Cannot exec " + noexec + ": Permission denied.");
-    auto res3 = target.launch({"no-such-program-anywhere", {}, shell, true});
-    REQUIRE_FALSE(res3.ok());
-    CHECK(res3.error().message() == "Cannot exec no-such-program-anywhere: No such file or directory.");
+    auto expect = [&](const std::string& prog, const std::string& reason, int shell_status) {
+      auto res = target.launch({prog, {}, shell, true});
+      REQUIRE_FALSE(res.ok());
+      if (shell) {
+        CHECK(res.error().message() ==
+              "During startup program exited with code " + std::to_string(shell_status) + ".");
+      } else {
+        CHECK(res.error().message() == "Cannot exec " + prog + ": " + reason + ".");
+      }
+    };
+    expect("/nonexistent/dir/prog", "No such file or directory", 127);
+    expect(noexec, "Permission denied", 126);
+    expect("no-such-program-anywhere", "No such file or directory", 127);
     CHECK_FALSE(target.has_process());
   }
+  // A working directory that does not exist: the child cannot get there.
+  tracer::LinuxTarget target;
+  tracer::LaunchSpec spec{"/bin/true", {}, false, true};
+  spec.working_dir = "/nonexistent-hindsight-dir";
+  auto res = target.launch(spec);
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().message().starts_with("Couldn't chdir to /nonexistent-hindsight-dir: No such file or directory."));
+  CHECK_FALSE(target.has_process());
   ::unlink(path);
 }
 
