@@ -49,10 +49,13 @@ base::Error td_error(td_err_e err) {
   return base::make_error(base::Errc::invalid, std::string(describe(err)) + " (td_err " + std::to_string(err) + ")");
 }
 
-// Where to look for the library for one entry of the search path ("" when the entry is
-// $pdir and the program's libc is not known).
+// Where to look for the library for one entry of the search path ("" for an empty entry, and
+// for $pdir when the program's libc is not known).
 std::string candidate(std::string_view entry, const std::string& libc_dir) {
   constexpr std::string_view kName = "libthread_db.so.1";
+  if (entry.empty()) {
+    return {};
+  }
   if (entry == "$sdir") {
     return std::string(kName);  // the dynamic linker's search
   }
@@ -81,7 +84,7 @@ base::Result<std::unique_ptr<ThreadDb>> ThreadDb::load(ThreadDbHost& host, std::
     }
     const std::string path = candidate(search_path.substr(start, end - start), libc_dir);
     start = end + 1;
-    if (path.empty() || path == "/libthread_db.so.1") {
+    if (path.empty()) {
       continue;
     }
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
