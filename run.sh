@@ -3,7 +3,8 @@
 # ./run.sh ARGS...    the same, then runs `hindsight ARGS...` (for example: ./run.sh :1234 ./prog)
 set -euo pipefail
 cd "$(dirname "$0")"
-source scripts/setup.sh
+BUILD_DIR=${BUILD_DIR:-$PWD/build}
+scripts/setup.sh "$BUILD_DIR"
 if (($# > 0)); then
   exec "$BUILD_DIR/server/hindsight" "$@"
 fi

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # ./test.sh   installs what is missing, builds, runs every test, ends with "N passed, N failed, N skipped".
 #   Suites: unit tests (Catch2), tracer tests on real processes, end-to-end tests that drive
-#   /usr/bin/gdb against hindsight, the unit tests again under ASan+UBSan, and a bounded
-#   libFuzzer run over the packet decoder and dispatcher.
+#   /usr/bin/gdb against hindsight, the fault suite, the unit tests again under ASan+UBSan, and a bounded
+#   libFuzzer run over the packet decoder and dispatcher; first, a check of scripts/setup.sh.
 #   HS_FAST=1 skips the sanitizer build and the fuzzer; HS_FUZZ_SECONDS sets the fuzz time.
 set -uo pipefail
 cd "$(dirname "$0")"
-HS_WITH_TEST_TOOLS=1 source scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+BUILD_DIR=${BUILD_DIR:-$PWD/build}
+scripts/setup.sh --tests "$BUILD_DIR" || { echo "setup failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 set +e
 
 LOG_DIR=$BUILD_DIR/test-logs
@@ -48,18 +49,27 @@ run_catch() {
   grep "^HINDSIGHT-SKIP:" "$log" | sed 's/^HINDSIGHT-SKIP:/      skipped:/'
 }
 
-# One pass/fail line for a step that is not a Catch2 suite.
+# One pass/fail line for a step that is not a Catch2 suite (exit status 77: skipped, the
+# reason on its last line).
 run_step() {
   local name=$1
   shift
   local log=$LOG_DIR/$name.log
-  if "$@" >"$log" 2>&1; then
+  "$@" >"$log" 2>&1
+  local rc=$?
+  if ((rc == 77)); then
+    skipped=$((skipped + 1)); printf 'skip  %-22s (%s)\n' "$name" "$log"
+    tail -1 "$log" | sed 's/^/      /'
+  elif ((rc == 0)); then
     passed=$((passed + 1)); printf 'ok    %-22s (%s)\n' "$name" "$log"
   else
     failed=$((failed + 1)); failed_suites+=("$name"); printf 'FAIL  %-22s (%s)\n' "$name" "$log"
     tail -20 "$log" | sed 's/^/      /'
   fi
 }
+
+echo "== set-up script"
+run_step setup_script test/scripts/check_setup.sh
 
 echo "== unit tests"
 UNIT_SUITES=(protocol arch server btrace triage)
@@ -74,6 +84,9 @@ done
 
 echo "== end-to-end tests (/usr/bin/gdb against hindsight)"
 run_catch e2e "$BUILD_DIR/test/e2e/e2e_tests"
+
+echo "== fault suite (the server under faults: what becomes of the inferior and the server)"
+run_catch faults "$BUILD_DIR/test/faults/faults_tests"
 
 if [[ ${HS_FAST:-0} != 1 ]]; then
   echo "== unit tests under ASan+UBSan"

@@ -7,11 +7,6 @@ GDB=${GDB:-/usr/bin/gdb}
 GDBSERVER=${GDBSERVER:-/usr/bin/gdbserver}
 
 if [ ! -x "$GDBSERVER" ]; then
-  echo "gdbserver not found; installing it (apt-get install gdbserver)" >&2
-  if [ "$(id -u)" = 0 ]; then
-    apt-get install -y gdbserver >/dev/null
-  else
-    sudo apt-get install -y gdbserver >/dev/null
-  fi
+  "$ROOT/scripts/setup.sh" --install gdbserver
 fi
 [ -x "$GDB" ] || { echo "bench: $GDB not found" >&2; exit 1; }

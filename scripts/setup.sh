@@ -1,44 +1,78 @@
 #!/usr/bin/env bash
-# Installs what Hindsight needs on Debian 12 (only what is missing), then configures and builds.
-# Sourced by run.sh and test.sh; BUILD_DIR defaults to build/.
+# scripts/setup.sh [--tests] [BUILD_DIR]
+#   Installs the Debian 12 packages Hindsight needs that are missing (with --tests, also what
+#   the test suites use), then configures and builds BUILD_DIR (default: build/). Says what it
+#   does on stderr. Run by run.sh and test.sh; run it, do not source it.
+# scripts/setup.sh --install PACKAGE...
+#   Installs just these packages if missing (the bench scripts' GNU gdbserver).
 set -euo pipefail
 
 HS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD_DIR=${BUILD_DIR:-$HS_ROOT/build}
 
-HS_PACKAGES=(
-  g++ clang libclang-rt-14-dev meson ninja-build pkg-config
-  libboost-dev catch2 libfmt-dev libcli11-dev nlohmann-json3-dev libzydis-dev libdw-dev libunwind-dev
-  gdb gdbserver procps strace valgrind
+# To build: compiler, build system, the libraries meson finds, Valgrind's headers and static
+# core libraries (the dbt recorder), Catch2 (the test programs build with everything else).
+# To run the demo: GDB.
+BUILD_PACKAGES=(
+  g++ meson ninja-build pkg-config
+  libboost-dev libfmt-dev libcli11-dev nlohmann-json3-dev libzydis-dev libdw-dev libunwind-dev valgrind catch2
+  gdb
 )
-# Only the tests use these: the triage report's JSON Schema check and its page in a browser.
-if [[ ${HS_WITH_TEST_TOOLS:-0} == 1 ]]; then
-  HS_PACKAGES+=(python3-jsonschema chromium-headless-shell)
-fi
+# Only the tests use these: clang and its runtime for the fuzzer, strace for the test of a server
+# that is itself traced, the JSON Schema check of triage reports and a browser for their page.
+TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headless-shell)
 
-hs_install_packages() {
-  local missing=()
-  for p in "${HS_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+say() { echo "setup: $*" >&2; }
+
+missing_packages() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
   done
+}
+
+install_packages() {
+  local missing
+  mapfile -t missing < <(missing_packages "$@")
   if ((${#missing[@]} == 0)); then
+    say "nothing to install ($# packages checked)"
     return 0
   fi
-  echo "setup: installing ${missing[*]}" >&2
-  local sudo=()
+  local as_root=()
   if [[ $(id -u) != 0 ]]; then
-    sudo=(sudo)
+    if ! command -v sudo >/dev/null; then
+      say "need root to install ${missing[*]}: run as root, or install them, or install sudo"
+      return 1
+    fi
+    as_root=(sudo)
   fi
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  say "installing ${missing[*]} (apt-get${as_root:+ through sudo})"
+  "${as_root[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-hs_build() {
-  if [[ ! -f $BUILD_DIR/build.ninja ]]; then
-    meson setup "$BUILD_DIR" "$HS_ROOT" >/dev/null
+build() {
+  local dir=$1
+  if [[ ! -f $dir/build.ninja ]]; then
+    say "configuring $dir (meson)"
+    meson setup "$dir" "$HS_ROOT" >/dev/null
   fi
-  ninja -C "$BUILD_DIR" >/dev/null || ninja -C "$BUILD_DIR"
+  say "building $dir (ninja)"
+  ninja -C "$dir" >/dev/null || ninja -C "$dir"
 }
 
-hs_install_packages
-hs_build
+main() {
+  if [[ ${1:-} == --install ]]; then
+    shift
+    install_packages "$@"
+    return
+  fi
+  local packages=("${BUILD_PACKAGES[@]}")
+  if [[ ${1:-} == --tests ]]; then
+    shift
+    packages+=("${TEST_PACKAGES[@]}")
+  fi
+  install_packages "${packages[@]}"
+  build "${1:-$HS_ROOT/build}"
+}
+
+main "$@"
