@@ -15,6 +15,7 @@ namespace {
 constexpr std::uint64_t kMaxRegno = 0xfff;
 constexpr std::uint64_t kMaxBreakpointKind = 0xffff;
 constexpr std::uint64_t kMaxGdbSignal = 0xff;
+constexpr std::uint64_t kMaxSyscallNumber = 0x7fffffff;
 constexpr std::uint64_t kMaxFileFlags = 0xffff;
 constexpr std::uint64_t kMaxFileMode = 0xffff;
 
@@ -422,6 +423,31 @@ Result<std::vector<int>> parse_signal_list(std::string_view body) {
     body = semi == std::string_view::npos ? std::string_view{} : body.substr(semi + 1);
   }
   return signals;
+}
+
+Result<CatchSyscalls> parse_catch_syscalls(std::string_view body) {
+  CatchSyscalls out;
+  if (body == "0") {
+    return out;
+  }
+  if (!body.starts_with('1') || (body.size() > 1 && body[1] != ';')) {
+    return malformed("unknown catch-syscalls mode '" + std::string(body) + "'");
+  }
+  out.enabled = true;
+  if (body == "1;") {
+    return malformed("empty syscall list");
+  }
+  body.remove_prefix(body.size() > 1 ? 2 : 1);
+  while (!body.empty()) {
+    std::size_t semi = body.find(';');
+    auto number = hex_field_max(body.substr(0, semi), "syscall number", kMaxSyscallNumber);
+    if (!number) {
+      return std::move(number).error();
+    }
+    out.numbers.push_back(static_cast<int>(*number));
+    body = semi == std::string_view::npos ? std::string_view{} : body.substr(semi + 1);
+  }
+  return out;
 }
 
 Result<std::vector<std::string>> parse_vrun(std::string_view body) {

@@ -66,6 +66,10 @@ Result<XferWrite> parse_xfer_write(std::string_view body);
 // QPassSignals:/QProgramSignals: "e;10;14;" -> GDB signal numbers (empty list allowed).
 Result<std::vector<int>> parse_signal_list(std::string_view body);
 
+// QCatchSyscalls:0 (off), QCatchSyscalls:1 (any syscall), QCatchSyscalls:1;NR;NR... (those).
+struct CatchSyscalls { bool enabled = false; std::vector<int> numbers; };
+Result<CatchSyscalls> parse_catch_syscalls(std::string_view body);
+
 // vRun;HEXPROG[;HEXARG]... -> program then args (program may be empty: rerun).
 Result<std::vector<std::string>> parse_vrun(std::string_view body);
 // vAttach;PID, vKill;PID, D;PID, qAttached:PID: a hex pid after one separator char;

@@ -36,6 +36,12 @@ void append_why(std::string& out, const StopReply& reply, bool multiprocess) {
     case StopReply::Why::VForkDone:
       out += "vforkdone:;";
       break;
+    case StopReply::Why::SyscallEntry:
+      out += "syscall_entry:" + hex_u64(static_cast<std::uint32_t>(reply.syscall)) + ";";
+      break;
+    case StopReply::Why::SyscallReturn:
+      out += "syscall_return:" + hex_u64(static_cast<std::uint32_t>(reply.syscall)) + ";";
+      break;
   }
 }
 

@@ -1,5 +1,5 @@
-// Stop replies: T (with thread, registers, swbreak/hwbreak/watch/fork/vfork/vforkdone/exec),
-// W, X, and w (a thread exited).
+// Stop replies: T (with thread, registers, swbreak/hwbreak/watch/fork/vfork/vforkdone/exec/
+// syscall_entry/syscall_return), W, X, and w (a thread exited).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,9 @@ namespace protocol {
 
 struct StopReply {
   enum class Kind { Stopped, Exited, Terminated, ThreadExited, NoResumed };
-  enum class Why { None, SwBreak, HwBreak, Watch, ReadWatch, AccessWatch, Fork, VFork, VForkDone };
+  enum class Why {
+    None, SwBreak, HwBreak, Watch, ReadWatch, AccessWatch, Fork, VFork, VForkDone, SyscallEntry, SyscallReturn
+  };
   Kind kind = Kind::Stopped;
   int gdb_signal = 0;   // Stopped/Terminated: GDB signal number
   int exit_status = 0;  // Exited
@@ -23,6 +25,7 @@ struct StopReply {
   std::vector<std::pair<int, Bytes>> registers;  // expedited: regno -> bytes
   Why why = Why::None;
   std::uint64_t watch_addr = 0;
+  int syscall = 0;        // SyscallEntry / SyscallReturn: its number ("syscall_entry:3b;")
   ThreadId child;         // Fork / VFork: the new process's thread ("fork:p2.2;")
   std::string exec_path;  // not empty: the process exec'd this program ("exec:HEX;")
   int core = -1;        // -1: not sent

@@ -19,7 +19,7 @@ constexpr const char* kUsage =
     "\n"
     "COMM may either be a tcp port to listen on, as in ':1234' (loopback only) or\n"
     "'HOST:1234' (that interface; 0.0.0.0 for all), '-' to talk to GDB over stdin/stdout,\n"
-    "or the path of a unix socket to create.\n"
+    "'unix:PATH' for a unix socket to create, or a serial device such as /dev/ttyS0.\n"
     "\n"
     "In GDB: target remote :1234   |   target remote | hindsight - PROG\n";
 

@@ -1,6 +1,9 @@
 #include "server/comm.hpp"
 
+#include <fcntl.h>
 #include <netdb.h>
+#include <termios.h>
+#include <unistd.h>
 
 #include <charconv>
 
@@ -22,12 +25,21 @@ base::Result<Endpoint> parse_comm(std::string_view comm) {
   if (comm.starts_with("tcp:") || comm.starts_with("tcp4:") || comm.starts_with("tcp6:")) {
     comm.remove_prefix(comm.find(':') + 1);
   }
+  if (comm.starts_with("unix:")) {
+    comm.remove_prefix(5);
+    if (comm.empty()) {
+      return base::make_error(base::Errc::malformed, "unix: needs the path of the socket to create");
+    }
+    ep.kind = Endpoint::Kind::Unix;
+    ep.path = std::string(comm);
+    return ep;
+  }
   auto colon = comm.rfind(':');
-  if (comm.find('/') != std::string_view::npos || colon == std::string_view::npos) {
+  if (colon == std::string_view::npos) {
     if (comm.empty()) {
       return base::make_error(base::Errc::malformed, "empty COMM");
     }
-    ep.kind = Endpoint::Kind::Unix;
+    ep.kind = Endpoint::Kind::Device;
     ep.path = std::string(comm);
     return ep;
   }
@@ -59,6 +71,24 @@ base::Result<void> resolve_host(const Endpoint& endpoint) {
     return base::make_error(base::Errc::invalid, ::gai_strerror(err));
   }
   ::freeaddrinfo(found);
+  return base::success();
+}
+
+base::Result<void> open_device(Endpoint& endpoint) {
+  const int fd = ::open(endpoint.path.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    return base::sys_error(endpoint.path);
+  }
+  termios mode{};
+  if (::tcgetattr(fd, &mode) == 0) {
+    ::cfmakeraw(&mode);
+    if (::tcsetattr(fd, TCSANOW, &mode) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return base::sys_error(endpoint.path, err);
+    }
+  }
+  endpoint.device_fd = fd;
   return base::success();
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -53,7 +54,7 @@ void not_started(const base::Error& error) {
 bool start_inferior(const server::CommandLine& cl, server::ServerOptions& options, tracer::Target& target) {
   if (cl.attach_pid) {
     if (auto ok = target.attach(*cl.attach_pid); !ok) {
-      fail(ok.error().message());
+      not_started(ok.error());
       return false;
     }
     std::fprintf(stderr, "Attached; pid = %d\n", *cl.attach_pid);
@@ -136,6 +137,11 @@ int main(int argc, char** argv) {
     // Before the program starts, as gdbserver (its test harness looks for these words).
     std::fprintf(stderr, "%s: cannot resolve name: %s\nExiting\n", cl->comm.c_str(), resolved.error().message().c_str());
     return 1;
+  } else if (endpoint->kind == server::Endpoint::Kind::Device) {
+    if (auto opened = server::open_device(*endpoint); !opened) {
+      std::fprintf(stderr, "Could not open remote device: %s.\nExiting\n", std::strerror(opened.error().sys_errno));
+      return 1;
+    }
   }
   options.btrace_backend_name = cl->btrace;
   options.btrace_max_size = cl->btrace_max_size;

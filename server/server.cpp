@@ -7,6 +7,7 @@
 #include <boost/asio.hpp>
 #include <cstdio>
 #include <iostream>
+#include <utility>
 
 #include "base/log.hpp"
 #include "server/session.hpp"
@@ -56,6 +57,8 @@ struct Server::Impl {
   asio::posix::stream_descriptor target_events{io};
   asio::signal_set stop_signals{io, SIGINT, SIGTERM, SIGHUP};
   asio::steady_timer connection_deadline{io};
+  asio::steady_timer accept_retry{io};
+  bool accept_failing = false;
   bool connected_once = false;
   std::unique_ptr<tcp::acceptor> tcp_acceptor;
   std::unique_ptr<unix_socket::acceptor> unix_acceptor;
@@ -128,7 +131,7 @@ struct Server::Impl {
       close_connection();
       close_connection = nullptr;
     }
-    if (exit_server || once || endpoint.kind == Endpoint::Kind::Stdio ||
+    if (exit_server || once || endpoint.kind == Endpoint::Kind::Stdio || endpoint.kind == Endpoint::Kind::Device ||
         (!target.has_process() && !options.extended)) {
       finish(exit_code);
       return;
@@ -171,10 +174,33 @@ struct Server::Impl {
     read_loop(socket, std::make_shared<std::array<char, 65536>>());
   }
 
+  // An accept that failed (out of descriptors: EMFILE, ENFILE; a connection reset before it
+  // was taken) is tried again a little later: the server never stops taking connections. The
+  // first failure of a run is said once.
+  bool accept_failed(const boost::system::error_code& ec) {
+    if (!ec) {
+      accept_failing = false;
+      return false;
+    }
+    if (ec == asio::error::operation_aborted || done) {
+      return true;
+    }
+    if (!std::exchange(accept_failing, true)) {
+      say("warning: cannot accept a connection: " + ec.message() + "; trying again");
+    }
+    accept_retry.expires_after(std::chrono::milliseconds(100));
+    accept_retry.async_wait([this](boost::system::error_code timer_ec) {
+      if (!timer_ec && !session) {
+        accept_next();
+      }
+    });
+    return true;
+  }
+
   void accept_next() {
     if (tcp_acceptor) {
       tcp_acceptor->async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-        if (ec) {
+        if (accept_failed(ec)) {
           return;
         }
         close_on_exec(socket.native_handle());
@@ -186,7 +212,7 @@ struct Server::Impl {
       });
     } else if (unix_acceptor) {
       unix_acceptor->async_accept([this](boost::system::error_code ec, unix_socket::socket socket) {
-        if (ec) {
+        if (accept_failed(ec)) {
           return;
         }
         close_on_exec(socket.native_handle());
@@ -261,10 +287,13 @@ struct Server::Impl {
     return true;
   }
 
-  void serve_stdio() {
-    auto input = std::make_shared<asio::posix::stream_descriptor>(io, ::dup(STDIN_FILENO));
-    auto output = std::make_shared<asio::posix::stream_descriptor>(io, ::dup(STDOUT_FILENO));
-    say("Remote debugging using stdio");
+  // GDB on descriptors rather than a listening socket: stdin/stdout, or a serial device.
+  void serve_descriptors(int in_fd, int out_fd, const std::string& name) {
+    auto input = std::make_shared<asio::posix::stream_descriptor>(io, ::dup(in_fd));
+    auto output = std::make_shared<asio::posix::stream_descriptor>(io, ::dup(out_fd));
+    close_on_exec(input->native_handle());
+    close_on_exec(output->native_handle());
+    say("Remote debugging using " + name);
     start_session([output](std::string_view bytes) { write_all(*output, bytes); },
                   [input, output] {
                     boost::system::error_code ignored;
@@ -297,7 +326,10 @@ struct Server::Impl {
       });
     }
     if (endpoint.kind == Endpoint::Kind::Stdio) {
-      serve_stdio();
+      serve_descriptors(STDIN_FILENO, STDOUT_FILENO, "stdio");
+    } else if (endpoint.kind == Endpoint::Kind::Device) {
+      serve_descriptors(endpoint.device_fd, endpoint.device_fd, endpoint.path);
+      ::close(std::exchange(endpoint.device_fd, -1));
     } else {
       accept_next();
     }

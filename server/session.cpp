@@ -163,6 +163,7 @@ void Session::on_disconnect() {
     (void)cx_.target.set_non_stop(false);  // the next GDB starts in all-stop
   }
   waiting_for_stop_ = false;
+  cx_.host.end_session();
 }
 
 void Session::send_packet(const std::string& payload) {

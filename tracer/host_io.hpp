@@ -34,6 +34,9 @@ class HostIo {
   virtual base::Result<HostStat> fstat(int fd) = 0;
   virtual base::Result<std::string> readlink(const std::string& path) = 0;
   virtual base::Result<void> unlink(const std::string& path) = 0;
+  // The connection ended: every file GDB opened is closed and paths resolve in the server's
+  // own view again, so a long-lived --multi server keeps no descriptor of a past session.
+  virtual void end_session() = 0;
   // The rows of one `info os` table of the host: processes, procgroups, threads, files,
   // sockets, shm, semaphores, msg, modules, cpus. Errc::unsupported for any other type.
   virtual base::Result<std::vector<OsRow>> os_data(const std::string& type) {

@@ -99,6 +99,12 @@ class Target {
   virtual void set_report_thread_exits(bool on) { (void)on; }
   // Report NoResumed when every thread GDB let run is gone (GDB announced no-resumed).
   virtual void set_report_no_resumed(bool on) { (void)on; }
+  // Which syscalls of the current process stop it, at entry and at return (QCatchSyscalls).
+  // Fork children inherit the setting; exec keeps it. Default: catching is not supported.
+  virtual Result<void> set_catch_syscalls(const SyscallCatch& what) {
+    (void)what;
+    return base::make_error(base::Errc::unsupported, "catching syscalls is not supported");
+  }
   // Non-stop mode (QNonStop:1): every thread stops and is reported on its own; resume() only
   // touches the threads it names, and ResumeKind::Stop stops a running thread (reported
   // with signal 0). Default: all-stop only.
@@ -108,6 +114,12 @@ class Target {
     }
     return base::success();
   }
+
+  // Non-stop `?`: GDB is about to hear that `reported` is stopped. The other threads of its
+  // process that GDB was never told of (an attach made before QNonStop:1, as with --attach)
+  // run on, as gdbserver lets them: GDB sees them running and stops them with vCont;t if
+  // it wants them stopped.
+  virtual void run_unannounced(Tid reported) { (void)reported; }
 
   // --- registers, in the `g` packet layout of arch/x86 --------------------------------
   virtual Result<std::string> target_description(const std::string& annex) = 0;

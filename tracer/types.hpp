@@ -1,6 +1,7 @@
 // Plain value types shared by the Target interface and its implementations.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -61,6 +62,8 @@ enum class StopReason {
   Killed,              // the process died of a signal: signal
   ThreadExited,        // one thread exited, its process lives on (only when thread events are on)
   NoResumed,           // every thread GDB resumed is gone; nothing is left to wait for
+  SyscallEntry,        // the thread entered syscall number `syscall` (only while caught)
+  SyscallReturn,       // ... and returned from it
 };
 
 enum class WatchKind { Write, Read, Access };
@@ -75,6 +78,19 @@ struct StopEvent {
   WatchKind watch_kind = WatchKind::Write;
   std::string exec_path{};  // Exec: the new program
   Pid child_pid = 0;        // Fork, VFork: the new process (its only thread has tid child_pid)
+  int syscall = 0;          // SyscallEntry, SyscallReturn: the syscall's number
+};
+
+// Which syscalls stop a process (QCatchSyscalls): none, any, or those listed.
+struct SyscallCatch {
+  bool enabled = false;
+  std::vector<int> numbers{};  // empty while enabled: any syscall
+  bool catches(int number) const {
+    if (!enabled) {
+      return false;
+    }
+    return numbers.empty() || std::find(numbers.begin(), numbers.end(), number) != numbers.end();
+  }
 };
 
 struct ThreadInfo {
@@ -82,6 +98,7 @@ struct ThreadInfo {
   Tid tid = 0;
   std::string name;  // /proc/PID/task/TID/comm
   int core = -1;     // last CPU, -1 unknown
+  bool resumed = false;  // running as GDB knows it: resumed, its stop not reported yet
 };
 
 // One entry of the dynamic linker's list (qXfer:libraries-svr4:read).

@@ -27,12 +27,8 @@ void unset_variable(std::vector<std::string>& env, const std::string& name) {
 
 }  // namespace
 
-HandlerResult on_startup_with_shell(Context& cx, std::string_view body) {
-  auto on = parse_flag(body);
-  if (!on) {
-    return on.error();
-  }
-  cx.options.startup_with_shell = *on;
+HandlerResult on_startup_with_shell(Context& cx, const bool& on) {
+  cx.options.startup_with_shell = on;
   return Reply::ok();
 }
 
@@ -77,12 +73,8 @@ HandlerResult on_set_working_dir(Context& cx, std::string_view body) {
   return Reply::ok();
 }
 
-HandlerResult on_disable_randomization(Context& cx, std::string_view body) {
-  auto on = parse_flag(body);
-  if (!on) {
-    return on.error();
-  }
-  cx.options.disable_randomization = *on;
+HandlerResult on_disable_randomization(Context& cx, const bool& on) {
+  cx.options.disable_randomization = on;
   return Reply::ok();
 }
 

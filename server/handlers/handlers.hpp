@@ -18,22 +18,23 @@ HandlerResult on_current_thread(Context& cx, std::string_view body);
 HandlerResult on_thread_info_first(Context& cx, std::string_view body);
 HandlerResult on_thread_info_next(Context& cx, std::string_view body);
 HandlerResult on_attached(Context& cx, const std::optional<std::int64_t>& pid);
-HandlerResult on_non_stop(Context& cx, std::string_view body);
+HandlerResult on_non_stop(Context& cx, const bool& on);
 HandlerResult on_vstopped(Context& cx, std::string_view body);
 HandlerResult on_vctrlc(Context& cx, std::string_view body);
 HandlerResult on_pass_signals(Context& cx, const std::vector<int>& signals);
 HandlerResult on_program_signals(Context& cx, const std::vector<int>& signals);
-HandlerResult on_thread_events(Context& cx, std::string_view body);
+HandlerResult on_thread_events(Context& cx, const bool& on);
+HandlerResult on_catch_syscalls(Context& cx, const protocol::CatchSyscalls& req);
 HandlerResult on_symbol(Context& cx, std::string_view body);
 HandlerResult on_extended_mode(Context& cx, std::string_view body);
 
 // environment.cpp: how the next program starts
-HandlerResult on_startup_with_shell(Context& cx, std::string_view body);
+HandlerResult on_startup_with_shell(Context& cx, const bool& on);
 HandlerResult on_environment_set(Context& cx, std::string_view body);
 HandlerResult on_environment_unset(Context& cx, std::string_view body);
 HandlerResult on_environment_reset(Context& cx, std::string_view body);
 HandlerResult on_set_working_dir(Context& cx, std::string_view body);
-HandlerResult on_disable_randomization(Context& cx, std::string_view body);
+HandlerResult on_disable_randomization(Context& cx, const bool& on);
 
 // monitor.cpp: qRcmd
 HandlerResult on_monitor(Context& cx, const std::string& command);

@@ -147,15 +147,11 @@ HandlerResult on_attached(Context& cx, const std::optional<std::int64_t>& pid) {
   return Reply::packet(cx.target.attached() ? "1" : "0");
 }
 
-HandlerResult on_non_stop(Context& cx, std::string_view body) {
-  auto on = parse_flag(body);
-  if (!on) {
-    return on.error();
-  }
-  if (auto ok = cx.target.set_non_stop(*on); !ok) {
+HandlerResult on_non_stop(Context& cx, const bool& on) {
+  if (auto ok = cx.target.set_non_stop(on); !ok) {
     return ok.error();
   }
-  cx.state.non_stop = *on;
+  cx.state.non_stop = on;
   cx.state.stop_notifications.clear();
   return Reply::ok();
 }
@@ -172,18 +168,25 @@ HandlerResult on_program_signals(Context& cx, const std::vector<int>& signals) {
   return Reply::ok();
 }
 
-HandlerResult on_thread_events(Context& cx, std::string_view body) {
-  auto on = parse_flag(body);
-  if (!on) {
-    return on.error();
+HandlerResult on_thread_events(Context& cx, const bool& on) {
+  cx.state.thread_events = on;
+  cx.target.set_report_thread_exits(on);
+  return Reply::ok();
+}
+
+HandlerResult on_catch_syscalls(Context& cx, const protocol::CatchSyscalls& req) {
+  if (!cx.target.has_process()) {
+    return base::make_error(base::Errc::no_process, "no process to catch syscalls in");
   }
-  cx.state.thread_events = *on;
-  cx.target.set_report_thread_exits(*on);
+  auto ok = cx.target.set_catch_syscalls(tracer::SyscallCatch{req.enabled, req.numbers});
+  if (!ok) {
+    return ok.error();
+  }
   return Reply::ok();
 }
 
 HandlerResult on_symbol(Context& /*cx*/, std::string_view /*body*/) {
-  // We do not use libthread_db, so there is nothing to look up.
+  // libthread_db's symbols are read from the mapped files (tracer/thread_db): nothing to ask.
   return Reply::ok();
 }
 

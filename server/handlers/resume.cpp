@@ -149,11 +149,17 @@ HandlerResult on_stop_reason(Context& cx, std::string_view /*body*/) {
     return Reply::packet(cx.state.non_stop ? "OK" : "W00");
   }
   if (cx.state.non_stop) {
-    // Every thread's stop: the first now, the others through vStopped.
+    // Every stopped thread's stop: the first now, the others through vStopped.
     auto& queue = cx.state.stop_notifications;
     queue.clear();
     auto first = current_thread(cx);
+    if (first) {
+      cx.target.run_unannounced(*first);
+    }
     for (const auto& t : cx.target.threads()) {
+      if (t.resumed) {
+        continue;  // running as GDB knows it: nothing to report
+      }
       tracer::StopEvent event;
       event.pid = t.pid;
       event.tid = t.tid;

@@ -24,6 +24,8 @@ protocol::StopReply::Why why_from(const tracer::StopEvent& event) {
     case tracer::StopReason::Fork: return Why::Fork;
     case tracer::StopReason::VFork: return Why::VFork;
     case tracer::StopReason::VForkDone: return Why::VForkDone;
+    case tracer::StopReason::SyscallEntry: return Why::SyscallEntry;
+    case tracer::StopReason::SyscallReturn: return Why::SyscallReturn;
     default: return Why::None;
   }
 }
@@ -60,6 +62,7 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
         reply.why = protocol::StopReply::Why::None;
       }
       reply.watch_addr = event.watch_addr;
+      reply.syscall = event.syscall;
       reply.child = protocol::ThreadId{event.child_pid, event.child_pid};
       reply.exec_path = event.exec_path;
       reply.thread_field = !cx.options.disabled("Tthread");

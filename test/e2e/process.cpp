@@ -317,6 +317,17 @@ char proc_state(pid_t pid) {
   return read_stat(pid, ppid, state) ? state : '?';
 }
 
+pid_t tracer_of(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("TracerPid:", 0) == 0) {
+      return static_cast<pid_t>(std::stol(line.substr(10)));
+    }
+  }
+  return 0;
+}
+
 std::optional<std::vector<unsigned char>> read_proc_mem(pid_t pid, unsigned long addr, size_t len) {
   int fd = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

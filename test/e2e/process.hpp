@@ -89,6 +89,8 @@ int kill_stray_children(const std::set<pid_t>& keep);
 
 // Single-letter state from /proc/PID/stat ('R', 'S', 't', 'Z', ...), or '?' if gone.
 char proc_state(pid_t pid);
+// TracerPid from /proc/PID/status: who ptraces it (0: nobody, or it is gone).
+pid_t tracer_of(pid_t pid);
 // Reads `len` bytes of another process's memory through /proc/PID/mem.
 std::optional<std::vector<unsigned char>> read_proc_mem(pid_t pid, unsigned long addr, size_t len);
 

@@ -164,3 +164,34 @@ TEST_CASE("attach to four running threads, trace them, detach: they finish right
   CHECK(e2e::exit_code(status) == 0);
   CHECK_THAT(workers.out(), Contains("workers ok"));
 }
+
+TEST_CASE("--attach with GDB in non-stop: the leader reported stopped, the other threads run on, as gdbserver",
+          "[e2e][attach][non-stop]") {
+  // GDB's all-stop on a non-stop target stops the running threads with vCont;t itself.
+  const bool all_stop_on_top = GENERATE(false, true);
+  INFO((all_stop_on_top ? "set non-stop off, maint set target-non-stop on" : "set non-stop on"));
+  e2e::Child workers({.argv = {e2e::prog_path("workers"), "4"}});
+  REQUIRE(workers.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(5), true));
+  const pid_t pid = workers.pid();
+  const std::vector<std::string> mode =
+      all_stop_on_top ? std::vector<std::string>{"set non-stop off", "maint set target-non-stop on"}
+                      : std::vector<std::string>{"set non-stop on"};
+  auto out = e2e::run_gdb({.commands = {"info threads", "thread 5", "detach"},
+                           .transport = e2e::Transport::attach,
+                           .attach_pid = pid,
+                           .init_commands = mode});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, !Contains("internal-error"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Switching to thread 5 \(Thread )" + std::to_string(pid) + R"(\.\d+\)\])"));
+  if (all_stop_on_top) {
+    CHECK_THAT(out.gdb, !Contains("(running)"));
+  } else {
+    CHECK_THAT(out.gdb, ContainsRegex(R"(\* 1 +Thread )" + std::to_string(pid) + R"(\.\d+ "workers" [^\n]*\n)"));
+    CHECK_THAT(out.gdb, ContainsRegex(R"(\n +5 +Thread \d+\.\d+ "workers" \(running\))"));
+  }
+  CHECK_THAT(out.gdb, Contains("[Inferior 1 (process " + std::to_string(pid) + ") detached]"));
+  const auto status = workers.wait(e2e::Clock::now() + std::chrono::seconds(20));
+  INFO("workers: " << e2e::describe_status(status) << "\n" << workers.out());
+  CHECK(e2e::exit_code(status) == 0);
+  CHECK_THAT(workers.out(), Contains("workers ok"));
+}

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "test/e2e/collectors.hpp"
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
 #include "test/support/skip.hpp"
@@ -47,12 +48,6 @@ void check_clean(const std::string& gdb) {
 std::vector<std::string> collector_flags(const std::string& collector) {
   return {"--btrace=" + collector};
 }
-
-// Ends the test case, as skipped, for a collector this build does not have.
-#define SKIP_IF_NOT_BUILT(collector)                                                            \
-  if ((collector) == "dbt" && !HS_DBT_BUILT) {                                                  \
-    HS_SKIP("the dbt recorder is not built (valgrind's headers and core archives not found)"); \
-  }
 
 }  // namespace
 

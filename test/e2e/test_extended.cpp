@@ -198,3 +198,35 @@ TEST_CASE("--multi: a program started by `run` inherits none of the server's des
   }
   e2e::kill_stray_children(before);
 }
+
+TEST_CASE("--multi: attach to a missing or already traced process, run a missing or non-executable "
+          "file: each a clear error, the server serves on",
+          "[e2e][extended]") {
+  // A process another tracer (a GDB of its own) holds: ptrace refuses a second one.
+  e2e::Child held({.argv = {e2e::prog_path("sleeper"), "30"}});
+  REQUIRE(held.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(5), true));
+  const std::string held_pid = std::to_string(held.pid());
+  e2e::Child holder({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-ex", "attach " + held_pid, "-ex", "shell sleep 20"},
+                     .merge_stderr = true});
+  for (int i = 0; i < 100 && e2e::tracer_of(held.pid()) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const pid_t holder_gdb = e2e::tracer_of(held.pid());
+  REQUIRE(holder_gdb != 0);
+  const std::string not_executable = std::string(HS_SOURCE_DIR) + "/README.md";
+  auto out = run_multi({}, {"file " + e2e::prog_path("simple"), "attach 999999", "attach " + held_pid,
+                            "set remote exec-file /nonexistent/hindsight-prog", "run",
+                            "set remote exec-file " + not_executable, "run",
+                            "set remote exec-file " + e2e::prog_path("simple"), "run"});
+  holder.kill_and_reap();
+  INFO("gdb:\n" << out.gdb << "\nserver err:\n" << out.server_err);
+  CHECK_THAT(out.gdb, Contains("Attaching to process 999999 failed"));
+  CHECK_THAT(out.server_err, Contains("Cannot attach to process 999999: No such process (3)"));
+  CHECK_THAT(out.gdb, Contains("Attaching to process " + held_pid + " failed"));
+  CHECK_THAT(out.server_err, Contains("Cannot attach to process " + held_pid + ": Operation not permitted (1), process " +
+                                      held_pid + " is already traced by process " + std::to_string(holder_gdb)));
+  CHECK_THAT(out.server_err, Contains("/nonexistent/hindsight-prog"));
+  CHECK_THAT(out.server_err, Contains(not_executable));
+  CHECK_THAT(out.gdb, Contains("exited with code 07"));  // the last run, after every error
+  CHECK(out.server_status.has_value());                  // and monitor exit still ended it
+}

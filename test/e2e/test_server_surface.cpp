@@ -2,6 +2,7 @@
 // libthread_db) and `monitor` commands, with gdbserver's words.
 #include <catch2/catch.hpp>
 
+#include "test/e2e/collectors.hpp"
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
 
@@ -41,6 +42,23 @@ TEST_CASE("thread-local variables in a static program", "[e2e][tls]") {
   CHECK_THAT(out.gdb, !Contains("Cannot find thread-local storage"));
   check_per_thread(out, 1);
   check_per_thread(out, 3);
+}
+
+TEST_CASE("thread-local variables under the dbt recorder: Valgrind's gdbserver finds them",
+          "[e2e][tls][btrace]") {
+  SKIP_IF_NOT_BUILT(std::string("dbt"));
+  for (const char* program : {"tls", "tls_static"}) {
+    INFO("program " << program);
+    auto out = e2e::run_gdb({.program = program,
+                             .commands = kPrintEveryThread,
+                             .timeout = std::chrono::milliseconds(60000),
+                             .server_flags = {"--btrace=dbt"}});
+    INFO(out.transcript());
+    CHECK_THAT(out.gdb, Contains("hit Breakpoint 1, all_set"));
+    CHECK_THAT(out.gdb, !Contains("Cannot find thread-local storage"));
+    check_per_thread(out, 1);  // tls_main
+    check_per_thread(out, 3);  // errno, in libc
+  }
 }
 
 TEST_CASE("no libthread_db along the search path: GDB is told, the server serves on", "[e2e][tls]") {

@@ -222,6 +222,11 @@ class FakeTarget : public tracer::Target {
     return 0x7000'0000 + static_cast<tracer::Addr>(tid) * 0x1000 + offset;
   }
   void set_thread_db_search_path(const std::string& path) override { thread_db_search_path = path; }
+  tracer::SyscallCatch catch_syscalls;  // the last QCatchSyscalls
+  tracer::Result<void> set_catch_syscalls(const tracer::SyscallCatch& what) override {
+    catch_syscalls = what;
+    return base::success();
+  }
   tracer::Result<tracer::Bytes> siginfo(tracer::Tid) override { return siginfo_bytes; }
   tracer::Result<void> write_siginfo(tracer::Tid, const tracer::Bytes& d) override {
     siginfo_bytes = d;
@@ -286,6 +291,10 @@ class FakeHostIo : public tracer::HostIo {
   }
   base::Result<std::string> readlink(const std::string&) override { return base::sys_error("readlink", 22); }
   base::Result<void> unlink(const std::string&) override { return base::sys_error("unlink", 1); }
+  void end_session() override {
+    open_fds.clear();
+    setfs_pid = 0;
+  }
   // info os: one listening socket; the other tables empty.
   base::Result<std::vector<tracer::OsRow>> os_data(const std::string& type) override {
     if (type == "sockets") {

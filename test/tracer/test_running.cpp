@@ -73,12 +73,12 @@ TEST_CASE("attach errors name the process", "[tracer][attach]") {
   tracer::LinuxTarget target;
   auto res = target.attach(999999999);
   REQUIRE_FALSE(res.ok());
-  CHECK(res.error().message() == "no such process 999999999");
+  CHECK(res.error().message() == "Cannot attach to process 999999999: No such process (3)");
   CHECK(res.error().code == base::Errc::no_process);
   if (::getuid() != 0) {
     auto init = target.attach(1);
     REQUIRE_FALSE(init.ok());
-    CHECK(init.error().message() == "cannot attach to process 1: Operation not permitted");
+    CHECK(init.error().message() == "Cannot attach to process 1: Operation not permitted (1)");
   }
   CHECK_FALSE(target.has_process());
 }

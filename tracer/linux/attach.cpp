@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include "base/log.hpp"
 #include "tracer/linux/linux_target.hpp"
@@ -19,12 +20,17 @@ namespace {
 constexpr long kAttachOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD |
                                 PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE;
 
+// gdbserver's words: "Cannot attach to process 42: Operation not permitted (1), process 42 is
+// already traced by process 7".
 base::Error attach_error(Pid pid, int err) {
-  if (err == ESRCH) {
-    return base::Error{base::Errc::no_process, 0, "no such process " + std::to_string(pid)};
+  std::string text = "Cannot attach to process " + std::to_string(pid) + ": " + std::strerror(err) + " (" +
+                     std::to_string(err) + ")";
+  if (err == EPERM) {
+    if (const Pid tracer = procfs::tracer_pid(pid); tracer != 0) {
+      text += ", process " + std::to_string(pid) + " is already traced by process " + std::to_string(tracer);
+    }
   }
-  return base::Error{base::Errc::system, err,
-                     "cannot attach to process " + std::to_string(pid) + ": " + std::strerror(err)};
+  return base::Error{err == ESRCH ? base::Errc::no_process : base::Errc::invalid, 0, std::move(text)};
 }
 
 }  // namespace
@@ -106,8 +112,25 @@ Result<void> LinuxTarget::attach(Pid pid) {
     }
     proceed(p);
     events_.kick();
+  } else {
+    p.unannounced = true;
   }
   return base::success();
+}
+
+void LinuxTarget::run_unannounced(Tid reported) {
+  Process* p = locate(reported).process;
+  if (p == nullptr || !std::exchange(p->unannounced, false) || !non_stop_) {
+    return;
+  }
+  for (auto& [tid, t] : p->threads) {
+    if (tid != reported && !t.resumed) {
+      t.resumed = true;
+      t.action = ThreadAction{tid, p->pid, ResumeKind::Continue};
+    }
+  }
+  proceed(*p);
+  events_.kick();
 }
 
 // Consumes a SIGSTOP we sent but never saw, so it is not delivered after detach. A real

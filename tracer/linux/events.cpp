@@ -89,7 +89,7 @@ void LinuxTarget::handle_status(Tid tid, int status) {
     return;
   }
   if (sig == (SIGTRAP | 0x80)) {
-    keep_going(p, t);  // a syscall stop nobody asked for
+    syscall_stopped(p, t);
     return;
   }
   handle_signal(p, t, sig);

@@ -83,6 +83,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   c.known_to_gdb = false;
   c.vfork_parent = vfork ? p.pid : 0;
   c.forked_by = p.pid;
+  c.catch_syscalls = p.catch_syscalls;  // as gdbserver: GDB does not send it again
   if (vfork) {
     // The child runs in its parent's memory, untraced: the collector's int3s leave it (they
     // come back as the parent's threads run again).

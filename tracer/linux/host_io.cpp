@@ -24,10 +24,14 @@ base::Result<std::pair<dev_t, ino_t>> mount_ns(const std::string& proc) {
 
 }  // namespace
 
-LinuxHostIo::~LinuxHostIo() {
+LinuxHostIo::~LinuxHostIo() { end_session(); }
+
+void LinuxHostIo::end_session() {
   for (int fd : fds_) {
     ::close(fd);
   }
+  fds_.clear();
+  root_.clear();
 }
 
 base::Result<void> LinuxHostIo::setfs(Pid pid) {

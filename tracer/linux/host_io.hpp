@@ -24,6 +24,7 @@ class LinuxHostIo final : public HostIo {
   base::Result<HostStat> fstat(int fd) override;
   base::Result<std::string> readlink(const std::string& path) override;
   base::Result<void> unlink(const std::string& path) override;
+  void end_session() override;
   base::Result<std::vector<OsRow>> os_data(const std::string& type) override;  // osdata.cpp
 
   // The path the next open() would use (for tests).

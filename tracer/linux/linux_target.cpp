@@ -136,6 +136,7 @@ std::vector<ThreadInfo> LinuxTarget::threads() {
       if (auto st = procfs::task_stat(pid, tid)) {
         info.core = st->core;
       }
+      info.resumed = t.resumed;
       out.push_back(std::move(info));
     }
     // The leader first, as in gdbserver's list.

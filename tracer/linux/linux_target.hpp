@@ -68,8 +68,10 @@ class LinuxTarget final : public Target {
   }
   void set_report_thread_exits(bool on) override { report_thread_exits_ = on; }
   void set_report_no_resumed(bool on) override { report_no_resumed_ = on; }
+  Result<void> set_catch_syscalls(const SyscallCatch& what) override;
   void set_event_log(EventLog* log) override { event_log_ = log; }
   Result<void> set_non_stop(bool on) override;
+  void run_unannounced(Tid reported) override;
 
   Result<std::string> target_description(const std::string& annex) override;
   Result<Bytes> read_registers(Tid tid) override;
@@ -127,6 +129,9 @@ class LinuxTarget final : public Target {
   void step_over_stopped(Process& p, LinuxThread& t, int sig, int event);
   std::optional<StopEvent> classify_trap(Process& p, LinuxThread& t);
   bool step_on_past_syscall_exit(LinuxThread& t);
+  // --- catch syscall (syscalls.cpp) ---
+  void syscall_stopped(Process& p, LinuxThread& t);
+  bool runs_to_syscall(Process& p, LinuxThread& t, bool step, bool collector_step);
   std::optional<StopEvent> end_of_step(Process& p, LinuxThread& t, Addr pc);
   void make_pending(LinuxThread& t, StopEvent ev);
   void queue_exit(const StopEvent& ev);  // an exit (W, X, w) for the next report, in order

@@ -34,6 +34,7 @@ struct Process {
   ProcessOrigin origin = ProcessOrigin::Launched;
   bool attached = false;        // qAttached: we did not create it (inherited by fork children)
   bool known_to_gdb = true;     // false for a fork child until its fork event is reported
+  bool unannounced = false;     // attached in all-stop; GDB was told of none of its stops yet
   Pid vfork_parent = 0;         // a vfork child sharing its parent's memory until it execs/exits
   Pid forked_by = 0;            // ProcessOrigin::Forked: the process whose fork made it
   bool release_when_started = false;  // a fork child nobody debugs: let go at its first stop
@@ -43,6 +44,7 @@ struct Process {
   std::array<std::uint64_t, arch::x86::kDebugSlots> read_watch_values{};
   std::map<Tid, LinuxThread> threads;
   std::optional<StepOver> step_over;  // at most one per address space at a time
+  SyscallCatch catch_syscalls;        // QCatchSyscalls: its threads run with PTRACE_SYSCALL
   std::unique_ptr<Collector> collector;  // set while branch tracing is on
   // libthread_db for thread-local storage, loaded at the first qGetTLSAddr (dropped at exec).
   std::unique_ptr<ProcessThreadDbHost> thread_db_host;

@@ -36,6 +36,8 @@ std::vector<MappedObject> mappings(Pid pid);
 std::optional<MappedObject> find_mapping(std::string_view maps, Addr addr);
 // The thread group (process) a task belongs to, from the Tgid line of /proc/TID/status.
 std::optional<Pid> thread_group_of(Tid tid);
+// Who ptraces tid (TracerPid of /proc/TID/status); 0: nobody, or it is gone.
+Pid tracer_pid(Tid tid);
 // What the process of tid does with sig, from SigCgt and SigIgn in /proc/TID/status.
 SignalAction signal_action(Tid tid, int sig);
 

@@ -6,6 +6,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstring>
 
 #include "base/log.hpp"
@@ -32,6 +33,34 @@ base::Result<void> resume(Tid tid, bool step, int sig) {
     return ptrace_error(step ? "PTRACE_SINGLESTEP" : "PTRACE_CONT", tid, errno);
   }
   return base::success();
+}
+
+base::Result<void> resume_to_syscall(Tid tid, int sig) {
+  base::logf(base::LogCat::ptrace, "PTRACE_SYSCALL({}, sig {})", tid, sig);
+  if (::ptrace(PTRACE_SYSCALL, tid, nullptr, as_data(sig)) != 0) {
+    return ptrace_error("PTRACE_SYSCALL", tid, errno);
+  }
+  return base::success();
+}
+
+base::Result<SyscallStop> syscall_stop(Tid tid) {
+  __ptrace_syscall_info info{};
+  if (::ptrace(PTRACE_GET_SYSCALL_INFO, tid, as_data(sizeof info), &info) <= 0) {
+    return ptrace_error("PTRACE_GET_SYSCALL_INFO", tid, errno);
+  }
+  if (info.op != PTRACE_SYSCALL_INFO_ENTRY && info.op != PTRACE_SYSCALL_INFO_EXIT) {
+    return base::make_error(base::Errc::invalid, "thread " + std::to_string(tid) + " is in no syscall stop");
+  }
+  errno = 0;
+  const long number = ::ptrace(PTRACE_PEEKUSER, tid, as_data(offsetof(user_regs_struct, orig_rax)), nullptr);
+  if (errno != 0) {
+    return ptrace_error("PTRACE_PEEKUSER orig_rax", tid, errno);
+  }
+  SyscallStop stop;
+  stop.entry = info.op == PTRACE_SYSCALL_INFO_ENTRY;
+  stop.number = static_cast<int>(number);
+  base::logf(base::LogCat::ptrace, "thread {}: syscall {} {}", tid, stop.number, stop.entry ? "entry" : "exit");
+  return stop;
 }
 
 base::Result<void> set_options(Tid tid, long options) {

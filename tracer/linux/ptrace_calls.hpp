@@ -12,6 +12,15 @@ namespace tracer::pt {
 
 // PTRACE_CONT or PTRACE_SINGLESTEP, delivering sig (0: none).
 base::Result<void> resume(Tid tid, bool step, int sig);
+// PTRACE_SYSCALL: runs to the next syscall entry or exit (or signal, or event).
+base::Result<void> resume_to_syscall(Tid tid, int sig);
+// Where a thread in a syscall stop (SIGTRAP | 0x80) is: PTRACE_GET_SYSCALL_INFO for entry or
+// exit, orig_rax for the number (the exit report does not carry it).
+struct SyscallStop {
+  bool entry = false;
+  int number = -1;
+};
+base::Result<SyscallStop> syscall_stop(Tid tid);
 base::Result<void> set_options(Tid tid, long options);
 base::Result<void> attach(Tid tid);
 base::Result<void> detach(Tid tid, int sig);

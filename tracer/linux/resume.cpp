@@ -72,6 +72,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
     if (!p->known_to_gdb) {
       continue;
     }
+    p->unannounced = false;  // GDB resumes: it has heard how the process stands
     for (auto& [tid, t] : p->threads) {
       const ThreadAction* a = action_for(plan, pid, tid);
       if (a == nullptr) {
@@ -205,9 +206,10 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
       break;  // (the run it planned starts on a branch: performed above, without a trap)
     }
   }
-  note_step_start(t, step || collector_step);
+  const bool to_syscall = runs_to_syscall(p, t, step, collector_step);
+  note_step_start(t, !to_syscall && (step || collector_step));
   t.regs.forget();
-  auto res = pt::resume(t.tid, step || collector_step, sig);
+  auto res = to_syscall ? pt::resume_to_syscall(t.tid, sig) : pt::resume(t.tid, step || collector_step, sig);
   if (res || res.error().code == base::Errc::no_thread) {
     // (no_thread: it died under us, SIGKILL from outside; its exit status is on the way)
     t.state = ThreadState::Running;

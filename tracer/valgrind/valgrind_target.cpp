@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -383,6 +384,9 @@ StopEvent ValgrindTarget::stop_from_reply(const std::string& reply) {
         ev.tid = static_cast<Tid>(id->tid);
         selected_ = ev.tid;  // Valgrind's gdbserver makes the stopped thread the current one
       }
+    } else if (key == "syscall_entry" || key == "syscall_return") {
+      ev.reason = key == "syscall_entry" ? StopReason::SyscallEntry : StopReason::SyscallReturn;
+      ev.syscall = static_cast<int>(std::strtol(value.c_str(), nullptr, 16));
     } else if (key == "10") {
       if (auto bytes = protocol::from_hex(value); bytes && bytes->size() == 8) {
         std::memcpy(&pc, bytes->data(), 8);
@@ -390,7 +394,7 @@ StopEvent ValgrindTarget::stop_from_reply(const std::string& reply) {
     }
     at = semi + 1;
   }
-  if (ev.signal == SIGTRAP) {
+  if (ev.signal == SIGTRAP && ev.reason == StopReason::Signal) {
     if (breakpoints_.count(pc) != 0) {
       ev.reason = StopReason::SoftwareBreakpoint;
     } else if (stepping_) {
@@ -398,6 +402,38 @@ StopEvent ValgrindTarget::stop_from_reply(const std::string& reply) {
     }
   }
   return ev;
+}
+
+Result<void> ValgrindTarget::set_catch_syscalls(const SyscallCatch& what) {
+  std::string packet = what.enabled ? "QCatchSyscalls:1" : "QCatchSyscalls:0";
+  for (int number : what.numbers) {
+    packet += ";" + hex_u64(static_cast<std::uint32_t>(number));
+  }
+  auto reply = ask(packet);
+  if (!reply) {
+    return std::move(reply).error();
+  }
+  if (*reply != "OK") {
+    return base::make_error(base::Errc::unsupported, "Valgrind's gdbserver answered " + packet + " with '" + *reply + "'");
+  }
+  return base::success();
+}
+
+Result<Addr> ValgrindTarget::tls_address(Tid tid, Addr offset, Addr link_map) {
+  auto reply = ask("qGetTLSAddr:" + hex_u64(static_cast<std::uint64_t>(tid)) + "," + hex_u64(offset) + "," +
+                   hex_u64(link_map));
+  if (!reply) {
+    return std::move(reply).error();
+  }
+  if (reply->empty()) {
+    return base::make_error(base::Errc::unsupported, "Valgrind's gdbserver does not know qGetTLSAddr");
+  }
+  auto address = protocol::parse_hex_u64(*reply);
+  if (reply->front() == 'E' || !address) {
+    return base::make_error(base::Errc::invalid, "Valgrind's gdbserver found no thread-local storage there ('" +
+                                                     *reply + "')");
+  }
+  return *address;
 }
 
 Result<std::string> ValgrindTarget::read_xfer(const std::string& object, const std::string& annex) {

@@ -57,6 +57,11 @@ class ValgrindTarget final : public Target {
   Result<void> insert_breakpoint(BreakpointType type, Addr addr, int len) override;
   Result<void> remove_breakpoint(BreakpointType type, Addr addr, int len) override;
 
+  // Valgrind's gdbserver catches syscalls itself (QCatchSyscalls passed on).
+  // It finds thread-local storage too (qGetTLSAddr passed on).
+  Result<Addr> tls_address(Tid tid, Addr offset, Addr link_map) override;
+  Result<void> set_catch_syscalls(const SyscallCatch& what) override;
+
   Result<Bytes> auxv() override;
   Result<std::string> exec_file(Pid pid) override;
   Result<LibraryList> libraries() override;

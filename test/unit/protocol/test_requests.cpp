@@ -61,6 +61,21 @@ TEST_CASE("parse_tls_address", "[requests]") {
   check_bad(protocol::parse_tls_address, {"", "1", "1,2", "1,2,", "x,1,2", "1,zz,2", "1,2,3,4"});
 }
 
+TEST_CASE("parse_catch_syscalls: off, any, a list; unknown modes rejected", "[requests]") {
+  auto off = protocol::parse_catch_syscalls("0");
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->enabled);
+  auto any = protocol::parse_catch_syscalls("1");
+  REQUIRE(any.ok());
+  CHECK(any->enabled);
+  CHECK(any->numbers.empty());
+  auto some = protocol::parse_catch_syscalls("1;1;3b;e7");
+  REQUIRE(some.ok());
+  CHECK(some->enabled);
+  CHECK(some->numbers == std::vector<int>{1, 0x3b, 0xe7});
+  check_bad(protocol::parse_catch_syscalls, {"", "2", "01", "1x", "1;", "1;zz", "1;1;;2", "0;1", "1;100000000"});
+}
+
 TEST_CASE("parse_read_mem", "[requests]") {
   auto r = protocol::parse_read_mem("401000,4");
   REQUIRE(r.ok());

@@ -50,6 +50,17 @@ TEST_CASE("T reply: reasons, no registers, no core", "[stop_reply]") {
   CHECK(protocol::encode_stop_reply(r, true) == "T05awatch:000055555555801c;thread:p39d5.39d5;");
 }
 
+TEST_CASE("T reply: syscall entry and return, the number in hex as gdbserver sends it", "[stop_reply]") {
+  StopReply r = stopped(5);
+  r.why = StopReply::Why::SyscallEntry;
+  r.syscall = 0x3b;
+  r.registers = {{0x10, hex("4e51555555550000")}};
+  CHECK(protocol::encode_stop_reply(r, true) == "T05syscall_entry:3b;10:4e51555555550000;thread:p39d5.39d5;");
+  r.why = StopReply::Why::SyscallReturn;
+  r.syscall = 0;
+  CHECK(protocol::encode_stop_reply(r, false) == "T05syscall_return:0;10:4e51555555550000;thread:39d5;");
+}
+
 TEST_CASE("T reply: register numbers above 0xff", "[stop_reply]") {
   StopReply r = stopped(5);
   r.registers = {{0x94, hex("00000000")}, {0x123, hex("ff")}};

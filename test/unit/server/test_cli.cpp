@@ -99,7 +99,13 @@ TEST_CASE("COMM forms", "[cli]") {
   CHECK(parse_comm("[::1]:5")->host == "::1");
   CHECK(parse_comm("tcp:host:7")->host == "host");
   CHECK(parse_comm("-")->kind == server::Endpoint::Kind::Stdio);
-  CHECK(parse_comm("/tmp/sock")->kind == server::Endpoint::Kind::Unix);
+  CHECK(parse_comm("unix:/tmp/sock")->kind == server::Endpoint::Kind::Unix);
+  CHECK(parse_comm("unix:/tmp/sock")->path == "/tmp/sock");
+  CHECK_FALSE(parse_comm("unix:"));
+  // Without ':', as gdbserver: a serial device, never a socket made up on the spot.
+  CHECK(parse_comm("/dev/ttyS0")->kind == server::Endpoint::Kind::Device);
+  CHECK(parse_comm("foo")->kind == server::Endpoint::Kind::Device);
+  CHECK(parse_comm("foo")->path == "foo");
   CHECK_FALSE(parse_comm(":99999"));
   CHECK_FALSE(parse_comm(":x"));
   CHECK_FALSE(parse_comm(":"));

@@ -292,6 +292,21 @@ TEST_CASE("qGetTLSAddr: the thread's address in hex; errors as E; bad packets ma
   CHECK(f.send("qGetTLSAddr:64,zz,0").starts_with("E"));
 }
 
+TEST_CASE("QCatchSyscalls: the list reaches the target; no process or a bad mode is an error", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("QCatchSyscalls:1;1;3b") == "OK");
+  CHECK(f.target.catch_syscalls.enabled);
+  CHECK(f.target.catch_syscalls.numbers == std::vector<int>{1, 0x3b});
+  CHECK(f.send("QCatchSyscalls:1") == "OK");
+  CHECK(f.target.catch_syscalls.numbers.empty());
+  CHECK(f.send("QCatchSyscalls:0") == "OK");
+  CHECK_FALSE(f.target.catch_syscalls.enabled);
+  CHECK(f.send("QCatchSyscalls:2").starts_with("E"));
+  f.target.alive = false;
+  CHECK(f.send("QCatchSyscalls:1").starts_with("E"));
+  CHECK(f.send("qSupported:multiprocess+").find("QCatchSyscalls+") != std::string::npos);
+}
+
 TEST_CASE("the next program's settings: environment, directory, randomization, shell; R", "[handlers]") {
   HandlerFixture f;
   f.target.alive = false;

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "protocol/framing.hpp"
+#include "protocol/hex.hpp"
 #include "server/session.hpp"
 #include "test/unit/server/fixture.hpp"
 
@@ -91,4 +92,16 @@ TEST_CASE("a 0x03 between a stop and the next resume stops that resume at once",
   CHECK(f.exchange(protocol::encode_packet("vCont;s")).starts_with("$T02"));
   CHECK(f.target.interrupts == 1);
   CHECK_FALSE(f.session.waiting_for_stop());
+}
+
+TEST_CASE("a connection that ends closes the files GDB opened and forgets setfs", "[session]") {
+  SessionFixture f;
+  f.exchange(protocol::encode_packet("QStartNoAckMode"));
+  CHECK(f.exchange(protocol::encode_packet("vFile:setfs:64")) == protocol::encode_packet("F0"));
+  CHECK(f.exchange(protocol::encode_packet("vFile:open:" + protocol::to_hex("/fake/prog") + ",0,0")) ==
+        protocol::encode_packet("F3"));
+  REQUIRE(f.host.open_fds.size() == 1);
+  f.session.on_disconnect();
+  CHECK(f.host.open_fds.empty());
+  CHECK(f.host.setfs_pid == 0);
 }
