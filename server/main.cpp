@@ -58,9 +58,7 @@ bool start_inferior(const server::CommandLine& cl, server::ServerOptions& option
       return false;
     }
     std::fprintf(stderr, "Attached; pid = %d\n", *cl.attach_pid);
-    tracer::StopEvent event;
-    event.pid = event.tid = *cl.attach_pid;
-    options.last_stop = event;
+    options.last_stop = server::attach_stop(target, *cl.attach_pid);
     return true;
   }
   if (cl.program.empty()) {

@@ -30,6 +30,14 @@ class Target {
   virtual Result<Pid> launch(const LaunchSpec& spec) = 0;
   // Attaches to every thread of a running process and stops it.
   virtual Result<void> attach(Pid pid) = 0;
+  // All-stop, right after attach(): a signal a thread of pid stopped with instead of our
+  // SIGSTOP (one that was pending as we attached), taken from the thread so the attach's stop
+  // reply reports it, as gdbserver does ("Program received signal SIGALRM"). GDB then passes
+  // it or not when it resumes. nullopt: every thread stopped for the attach alone.
+  virtual std::optional<StopEvent> take_attach_signal(Pid pid) {
+    (void)pid;
+    return std::nullopt;
+  }
   // Removes every breakpoint and debug register from the current process, then lets every
   // thread of it run free.
   virtual Result<void> detach() = 0;
@@ -87,6 +95,10 @@ class Target {
   // Linux signals to deliver straight to the program without reporting a stop
   // (QPassSignals). Default: none are passed, every signal is reported.
   virtual void set_pass_signals(const std::set<int>& linux_signals) { (void)linux_signals; }
+  // QProgramSignals: the signals GDB lets the program have. A thread whose reported stop was
+  // one of these gets it back when GDB detaches, as with gdbserver. Until GDB says (nullopt),
+  // every signal but SIGTRAP and SIGINT, GDB's defaults.
+  virtual void set_program_signals(const std::optional<std::set<int>>& linux_signals) { (void)linux_signals; }
   // Report an execve as a stop (GDB announced exec-events). Default: not reported.
   virtual void set_report_exec(bool on) { (void)on; }
   // Report fork / vfork (and vforkdone) as stops, the child kept stopped (GDB announced

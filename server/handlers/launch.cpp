@@ -52,4 +52,14 @@ tracer::LaunchSpec launch_spec(const ServerOptions& options, const std::vector<s
   return spec;
 }
 
+tracer::StopEvent attach_stop(tracer::Target& target, tracer::Pid pid) {
+  if (auto caught = target.take_attach_signal(pid)) {
+    return *caught;
+  }
+  tracer::StopEvent event;
+  event.pid = event.tid = pid;
+  event.signal = 0;
+  return event;
+}
+
 }  // namespace server

@@ -1,5 +1,5 @@
 // How the server starts a program (command line, vRun, R): the settings GDB sent and the
-// command line's, and gdbserver's path rule.
+// command line's, and gdbserver's path rule; and the stop an attach (--attach, vAttach) reports.
 #pragma once
 
 #include <string>
@@ -13,5 +13,9 @@ namespace server {
 // server's directory is that file (gdbserver's rule: `gdbserver :1234 prog` in prog's
 // directory), else the shell or PATH finds it.
 tracer::LaunchSpec launch_spec(const ServerOptions& options, const std::vector<std::string>& program);
+
+// All-stop, just attached to pid: the signal a thread stopped with instead of the attach's
+// SIGSTOP, as gdbserver reports it; else the leader with signal 0.
+tracer::StopEvent attach_stop(tracer::Target& target, tracer::Pid pid);
 
 }  // namespace server

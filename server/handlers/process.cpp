@@ -146,11 +146,7 @@ HandlerResult on_vattach(Context& cx, const std::optional<std::int64_t>& pid) {
   if (cx.state.non_stop) {
     return Reply::ok();  // the threads run; their stops come as %Stop notifications
   }
-  tracer::StopEvent event;
-  event.pid = cx.target.pid();
-  event.tid = cx.target.pid();
-  event.signal = 0;
-  return Reply::packet(encode_stop_event(cx, event));
+  return Reply::packet(encode_stop_event(cx, attach_stop(cx.target, static_cast<tracer::Pid>(*pid))));
 }
 
 }  // namespace server

@@ -165,6 +165,7 @@ HandlerResult on_pass_signals(Context& cx, const std::vector<int>& signals) {
 HandlerResult on_program_signals(Context& cx, const std::vector<int>& signals) {
   cx.state.program_signals = std::set<int>(signals.begin(), signals.end());
   cx.state.program_signals_set = true;
+  cx.target.set_program_signals(to_host_signals(cx.state.program_signals));
   return Reply::ok();
 }
 

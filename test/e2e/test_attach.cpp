@@ -171,7 +171,7 @@ TEST_CASE("--attach with GDB in non-stop: the leader reported stopped, the other
   const bool all_stop_on_top = GENERATE(false, true);
   INFO((all_stop_on_top ? "set non-stop off, maint set target-non-stop on" : "set non-stop on"));
   e2e::Child workers({.argv = {e2e::prog_path("workers"), "4"}});
-  REQUIRE(workers.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(5), true));
+  REQUIRE(workers.wait_for_text("threads=4", e2e::Clock::now() + std::chrono::seconds(5), true));
   const pid_t pid = workers.pid();
   const std::vector<std::string> mode =
       all_stop_on_top ? std::vector<std::string>{"set non-stop off", "maint set target-non-stop on"}

@@ -230,3 +230,29 @@ TEST_CASE("--multi: attach to a missing or already traced process, run a missing
   CHECK_THAT(out.gdb, Contains("exited with code 07"));  // the last run, after every error
   CHECK(out.server_status.has_value());                  // and monitor exit still ended it
 }
+
+TEST_CASE("--multi: attach while a signal is on its way: reported as the attach's stop, given back at "
+          "detach",
+          "[e2e][extended][attach][signals]") {
+  // signal_loop always has a SIGALRM pending; losing one (a detach that drops the signal GDB
+  // was told of) ends it with status 3.
+  e2e::Child looper({.argv = {e2e::prog_path("signal_loop"), "10"}});
+  REQUIRE(looper.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(5), true));
+  const std::string pid = std::to_string(looper.pid());
+  std::vector<std::string> commands = {"handle SIGALRM stop print pass"};
+  for (int i = 0; i < 12; ++i) {
+    commands.insert(commands.end(), {"attach " + pid, "detach"});
+  }
+  auto out = run_multi({}, commands);
+  INFO("gdb:\n" << out.gdb << "\nserver err:\n" << out.server_err);
+  CHECK_THAT(out.gdb, Contains("Program received signal SIGALRM"));
+  std::size_t detached = 0;
+  for (auto at = out.gdb.find(") detached]"); at != std::string::npos; at = out.gdb.find(") detached]", at + 1)) {
+    ++detached;
+  }
+  CHECK(detached == 12);
+  const auto status = looper.wait(e2e::Clock::now() + std::chrono::seconds(20));
+  INFO("signal_loop: " << e2e::describe_status(status) << "\n" << looper.out());
+  CHECK(e2e::exit_code(status) == 0);
+  CHECK_THAT(looper.out(), Contains("signals ok"));
+}

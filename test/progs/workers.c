@@ -1,5 +1,6 @@
 /* workers.c - four threads computing checksums for SECONDS (default 5), each checking its own
- * result every round; prints "pid=N" at start and "workers ok ROUNDS" at the end (exit 0), or
+ * result every round; prints "pid=N" at start, "threads=4" once they all exist, and
+ * "workers ok ROUNDS" at the end (exit 0), or
  * "workers wrong" and exits 1 if any result ever differed. The attach tests trace it, detach
  * and expect it to finish correctly, its code as the file has it. */
 #include <pthread.h>
@@ -43,6 +44,8 @@ int main(int argc, char** argv) {
   for (long i = 0; i < 4; ++i) {
     pthread_create(&t[i], NULL, worker, (void*)i);
   }
+  printf("threads=4\n");
+  fflush(stdout);
   struct timespec end;
   clock_gettime(CLOCK_MONOTONIC, &end);
   end.tv_sec += seconds;

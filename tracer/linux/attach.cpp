@@ -133,6 +133,25 @@ void LinuxTarget::run_unannounced(Tid reported) {
   events_.kick();
 }
 
+std::optional<StopEvent> LinuxTarget::take_attach_signal(Pid pid) {
+  Process* p = process(pid);
+  if (p == nullptr || non_stop_) {
+    return std::nullopt;
+  }
+  LinuxThread* first = nullptr;
+  for (auto& [tid, t] : p->threads) {
+    if (!t.resumed && t.pending && t.pending->reason == StopReason::Signal &&
+        (first == nullptr || t.pending_seq < first->pending_seq)) {
+      first = &t;
+    }
+  }
+  if (first == nullptr) {
+    return std::nullopt;
+  }
+  first->reported_signal = first->pending->signal;
+  return std::exchange(first->pending, std::nullopt);
+}
+
 // Consumes a SIGSTOP we sent but never saw, so it is not delivered after detach. A real
 // signal seen instead is kept in deliver.
 void LinuxTarget::flush_sigstop(LinuxThread& t, int& deliver) {
@@ -153,6 +172,16 @@ void LinuxTarget::flush_sigstop(LinuxThread& t, int& deliver) {
       deliver = sig;
     }
   }
+}
+
+bool LinuxTarget::program_gets(int sig) const {
+  if (sig == 0 || sig == SIGSTOP) {
+    return false;
+  }
+  if (program_signals_) {
+    return program_signals_->count(sig) != 0;
+  }
+  return sig != SIGTRAP && sig != SIGINT;
 }
 
 // Our int3s and debug registers out, every thread let go (with the signal it stopped with,
@@ -201,6 +230,9 @@ Result<void> LinuxTarget::detach_one(Process& p) {
     if (t.pending && t.pending->reason == StopReason::Signal && t.pending->signal != SIGSTOP &&
         t.pending->signal != SIGTRAP && t.pending->signal != 0) {
       deliver = t.pending->signal;
+    }
+    if (deliver == 0 && program_gets(t.reported_signal)) {
+      deliver = t.reported_signal;  // GDB heard of it and lets the program have it
     }
     flush_sigstop(t, deliver);
     (void)pt::detach(tid, deliver);

@@ -61,6 +61,9 @@ class LinuxTarget final : public Target {
   Result<void> interrupt() override;
   bool running() const override;
   void set_pass_signals(const std::set<int>& linux_signals) override { pass_signals_ = linux_signals; }
+  void set_program_signals(const std::optional<std::set<int>>& linux_signals) override {
+    program_signals_ = linux_signals;
+  }
   void set_report_exec(bool on) override { report_exec_ = on; }
   void set_report_forks(bool fork, bool vfork) override {
     report_fork_ = fork;
@@ -72,6 +75,7 @@ class LinuxTarget final : public Target {
   void set_event_log(EventLog* log) override { event_log_ = log; }
   Result<void> set_non_stop(bool on) override;
   void run_unannounced(Tid reported) override;
+  std::optional<StopEvent> take_attach_signal(Pid pid) override;
 
   Result<std::string> target_description(const std::string& annex) override;
   Result<Bytes> read_registers(Tid tid) override;
@@ -187,6 +191,7 @@ class LinuxTarget final : public Target {
   // --- attach, detach, kill (attach.cpp) ---
   Result<void> attach_thread(Process& p, Tid tid);
   void flush_sigstop(LinuxThread& t, int& deliver);
+  bool program_gets(int sig) const;  // QProgramSignals (GDB's default until it says)
   Result<void> detach_one(Process& p);
   void kill_all(bool spare_attached);
 
@@ -226,6 +231,7 @@ class LinuxTarget final : public Target {
   bool report_thread_exits_ = false;
   bool report_no_resumed_ = false;
   std::set<int> pass_signals_;
+  std::optional<std::set<int>> program_signals_;
   BtraceBackend btrace_backend_ = BtraceBackend::Auto;
   std::string bts_problem_;     // why the last try of Intel BTS failed
   BtraceScope btrace_scope_;

@@ -183,6 +183,7 @@ StopEvent LinuxTarget::reported(StopEvent ev) {
     // answered even if the thread is killed from outside before GDB asks.
     if (LinuxThread* t = process(ev.pid)->find(ev.tid); t != nullptr && t->stopped()) {
       (void)t->regs.all(t->tid);
+      t->reported_signal = ev.reason == StopReason::Signal ? ev.signal : 0;
     }
   }
   if ((ev.reason == StopReason::Exited || ev.reason == StopReason::Killed) && process(ev.pid) != nullptr &&

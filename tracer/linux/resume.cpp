@@ -177,6 +177,7 @@ void note_step_start(LinuxThread& t, bool step) {
 
 Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   sync_debug_registers(p, t);
+  t.reported_signal = 0;  // GDB's resume said what becomes of it
   if (!t.held_signals.empty()) {
     if (sig != 0) {
       t.held_signals.push_back(sig);

@@ -41,6 +41,7 @@ struct LinuxThread {
   bool resumed = false;
   ThreadAction action;               // what GDB's resume asked of it
   std::optional<StopEvent> pending;  // stopped with this to report, not reported yet
+  int reported_signal = 0;           // the signal of its stop GDB heard of, until it runs again
   std::uint64_t pending_seq = 0;     // order the pending events happened in
   int stop_signal_for_gdb = -1;      // non-stop vCont;t / vCtrlC: report our SIGSTOP as this
   bool from_gdb_resume = false;      // GDB resumed it where it stopped: an int3 of ours at its
