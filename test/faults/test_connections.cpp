@@ -14,18 +14,14 @@
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/process.hpp"
 #include "test/e2e/rsp_client.hpp"
+#include "test/faults/fault_support.hpp"
 
 using Catch::Matchers::Contains;
 using namespace std::chrono_literals;
+using faults::listening_port;
+using faults::process_gone;
 
 namespace {
-
-// The port a server started with ":0" says it listens on.
-int listening_port(e2e::Child& server) {
-  REQUIRE(server.wait_for_text("Listening on port", e2e::Clock::now() + 5s));
-  const std::string& err = server.err();
-  return std::stoi(err.substr(err.find("Listening on port ") + 18));
-}
 
 // The descriptor number process pid would get next (the lowest one free).
 int next_fd(pid_t pid) {
@@ -49,8 +45,6 @@ bool set_fd_limit(pid_t pid, rlim_t soft) {
   const rlimit value{soft, now.rlim_max};
   return ::prlimit(pid, RLIMIT_NOFILE, &value, nullptr) == 0;
 }
-
-bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 || e2e::proc_state(pid) == 'Z'; }
 
 }  // namespace
 
