@@ -2,7 +2,7 @@
 # ./test.sh   installs what is missing, builds, runs every test, ends with "N passed, N failed, N skipped".
 #   Suites: unit tests (Catch2), tracer tests on real processes, end-to-end tests that drive
 #   /usr/bin/gdb against hindsight, the fault suite, the unit tests again under ASan+UBSan, and a bounded
-#   libFuzzer run over the packet decoder and dispatcher; first, a check of scripts/setup.sh.
+#   libFuzzer run over every parser of outside input; first, a check of scripts/setup.sh.
 #   HS_FAST=1 skips the sanitizer build and the fuzzer; HS_FUZZ_SECONDS sets the fuzz time.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -107,23 +107,13 @@ if [[ ${HS_FAST:-0} != 1 ]]; then
     failed=$((failed + 1)); failed_suites+=("asan-build"); echo "FAIL  asan build ($LOG_DIR/asan-build.log)"
   fi
 
-  echo "== fuzzing the packet layer (libFuzzer, clang)"
-  FUZZ_DIR=$BUILD_DIR-fuzz
-  if [[ ! -f $FUZZ_DIR/build.ninja ]]; then
-    CXX=clang++ CC=clang meson setup "$FUZZ_DIR" -Dfuzz=true -Dtests=false >/dev/null
-  fi
-  fuzz_run() {
-    ninja -C "$FUZZ_DIR" test/fuzz/fuzz_session || return 1
-    local corpus
-    corpus=$(mktemp -d)
-    cp test/fuzz/corpus/* "$corpus/"
-    "$FUZZ_DIR/test/fuzz/fuzz_session" -max_total_time="${HS_FUZZ_SECONDS:-30}" -timeout=10 -rss_limit_mb=2048 \
-      -print_final_stats=1 "$corpus"
-    local rc=$?
-    rm -rf "$corpus"
-    return $rc
+  echo "== fuzzing every parser of outside input (libFuzzer, clang; bench/fuzz.sh for long runs)"
+  fuzz_one() {
+    FUZZ_DIR=$BUILD_DIR-fuzz bench/fuzz.sh "${HS_FUZZ_SECONDS:-15}" "$1"
   }
-  run_step fuzz_session fuzz_run
+  for target in fuzz_session fuzz_bts fuzz_dbt_ring fuzz_svr4; do
+    run_step "$target" fuzz_one "$target"
+  done
 fi
 
 echo

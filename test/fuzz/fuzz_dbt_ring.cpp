@@ -1,0 +1,47 @@
+// libFuzzer: a dbt ring file (tracer/btrace/dbt_ring.h) as a program could leave it: the
+// recorder writes it inside the traced process, whose bugs may scribble on the mapping. The
+// server maps it and reads samples from any position. Anything but samples or a refusal is a
+// bug: crashes, reads outside the file, UB, hangs.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "tracer/btrace/dbt_ring_reader.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 8) {
+    return 0;
+  }
+  std::uint64_t since = 0;
+  std::memcpy(&since, data, 8);
+  static const std::string path = [] {
+    char tmpl[] = "/tmp/hs-fuzz-ring.XXXXXX";
+    const int fd = ::mkstemp(tmpl);
+    if (fd >= 0) {
+      ::close(fd);
+    }
+    return std::string(tmpl);
+  }();
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    return 0;
+  }
+  std::fwrite(data + 8, 1, size - 8, f);
+  std::fclose(f);
+  auto ring = tracer::DbtRing::open(path);
+  if (ring) {
+    std::uint64_t lost = 0;
+    const auto samples = ring->samples_since(since, &lost);
+    if (samples.size() > ring->capacity()) {
+      __builtin_trap();
+    }
+    (void)ring->gaps();
+    (void)ring->exited();
+  }
+  return 0;
+}
