@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ./test.sh   installs what is missing, builds, runs every test, ends with "N passed, N failed, N skipped".
 #   Suites: unit tests (Catch2), tracer tests on real processes, end-to-end tests that drive
-#   /usr/bin/gdb against hindsight, the fault suite, the unit tests again under ASan+UBSan, and a bounded
+#   /usr/bin/gdb against hindsight, the fault suite, the unit tests, end-to-end and fault suites again with ASan+UBSan, and a bounded
 #   libFuzzer run over every parser of outside input; first, a check of scripts/setup.sh.
 #   HS_FAST=1 skips the sanitizer build and the fuzzer; HS_FUZZ_SECONDS sets the fuzz time.
 set -uo pipefail
@@ -98,11 +98,19 @@ if [[ ${HS_FAST:-0} != 1 ]]; then
   for suite in "${UNIT_SUITES[@]}"; do
     asan_targets+=("test/unit/$suite/unit_$suite")
   done
+  asan_targets+=(server/hindsight)
   if ninja -C "$ASAN_DIR" "${asan_targets[@]}" >"$LOG_DIR/asan-build.log" 2>&1; then
     export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1
     for suite in "${UNIT_SUITES[@]}"; do
       run_catch "asan:unit_$suite" "$ASAN_DIR/test/unit/$suite/unit_$suite"
     done
+    echo "== end-to-end and fault suites against the ASan+UBSan server"
+    # The same tests, GDB and programs; only the server is the sanitized one (the dbt
+    # recorder is the regular build's: it runs inside Valgrind, not in the server).
+    export HINDSIGHT_SERVER=$ASAN_DIR/server/hindsight HINDSIGHT_DBT_LIB=$BUILD_DIR/tracer/dbt/lib
+    run_catch asan:e2e "$BUILD_DIR/test/e2e/e2e_tests"
+    run_catch asan:faults "$BUILD_DIR/test/faults/faults_tests"
+    unset HINDSIGHT_SERVER HINDSIGHT_DBT_LIB
   else
     failed=$((failed + 1)); failed_suites+=("asan-build"); echo "FAIL  asan build ($LOG_DIR/asan-build.log)"
   fi
