@@ -9,7 +9,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_EACH=${1:-600}
 shift || true
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(fuzz_session fuzz_bts fuzz_dbt_ring fuzz_svr4)
+((${#TARGETS[@]})) || TARGETS=(fuzz_session fuzz_bts fuzz_dbt_ring fuzz_svr4 fuzz_valgrind_replies)
 FUZZ_DIR=${FUZZ_DIR:-$ROOT/build-fuzz}
 
 if [[ ! -f $FUZZ_DIR/build.ninja ]]; then
@@ -18,7 +18,7 @@ fi
 ninja -C "$FUZZ_DIR" "${TARGETS[@]/#/test/fuzz/}" >/dev/null || { echo "fuzz: build failed" >&2; exit 1; }
 
 status=0
-printf '%-16s %8s %14s %10s %8s\n' target seconds executions "exec/s" crashes
+printf '%-22s %8s %14s %10s %8s\n' target seconds executions "exec/s" crashes
 for target in "${TARGETS[@]}"; do
   corpus=$(mktemp -d)
   if [[ -d $ROOT/test/fuzz/seeds/$target ]]; then
@@ -35,7 +35,7 @@ for target in "${TARGETS[@]}"; do
   runs=${runs:-0}
   crashes=$(find "$artifacts" -type f | wc -l)
   ((rc != 0 && crashes == 0)) && crashes=1
-  printf '%-16s %8s %14s %10s %8s\n' "$target" "$SECONDS_EACH" "$runs" "$((runs / SECONDS_EACH))" "$crashes"
+  printf '%-22s %8s %14s %10s %8s\n' "$target" "$SECONDS_EACH" "$runs" "$((runs / SECONDS_EACH))" "$crashes"
   if ((rc != 0)); then
     status=1
     echo "  $target failed (exit $rc): see $log" >&2

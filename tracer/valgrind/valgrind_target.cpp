@@ -10,7 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include "protocol/framing.hpp"
 #include "protocol/hex.hpp"
@@ -20,6 +19,7 @@
 #include "tracer/linux/exec_child.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
+#include "tracer/valgrind/stub_replies.hpp"
 #include "tracer/valgrind/unsupported_code.hpp"
 
 namespace tracer {
@@ -36,12 +36,6 @@ base::Error stub_error(const std::string& packet, const std::string& reply) {
 bool is_error(const std::string& reply) { return reply.empty() || (reply.size() == 3 && reply[0] == 'E'); }
 
 using protocol::hex_u64;
-
-// A two-digit hex field of a stop reply (signal, exit status) at pos; 0 when malformed.
-int hex_byte_at(const std::string& reply, std::size_t pos) {
-  auto value = protocol::parse_hex_u64(std::string_view(reply).substr(pos, 2));
-  return value ? static_cast<int>(*value) : 0;
-}
 
 char z_kind(BreakpointType type) {
   switch (type) {
@@ -354,48 +348,13 @@ std::optional<StopEvent> ValgrindTarget::poll() {
 }
 
 StopEvent ValgrindTarget::stop_from_reply(const std::string& reply) {
-  StopEvent ev;
-  ev.pid = pid_;
-  ev.tid = selected_ != 0 ? selected_ : pid_;
-  if (reply.size() >= 3 && (reply[0] == 'W' || reply[0] == 'X')) {
-    const int value = hex_byte_at(reply, 1);
-    ev.reason = reply[0] == 'W' ? StopReason::Exited : StopReason::Killed;
-    ev.status = value;
-    ev.signal = reply[0] == 'X' ? protocol::host_signal_from_gdb(value) : 0;
-    return ev;
+  auto stop = valgrind::parse_stop_reply(reply, pid_, selected_);
+  if (stop.thread) {
+    selected_ = *stop.thread;  // Valgrind's gdbserver makes the stopped thread the current one
   }
-  if (reply.size() < 3 || (reply[0] != 'T' && reply[0] != 'S')) {
-    ev.signal = SIGTRAP;
-    return ev;
-  }
-  ev.signal = protocol::host_signal_from_gdb(hex_byte_at(reply, 1));
-  Addr pc = 0;
-  std::size_t at = 3;
-  while (at < reply.size()) {
-    const std::size_t colon = reply.find(':', at);
-    const std::size_t semi = reply.find(';', at);
-    if (colon == std::string::npos || semi == std::string::npos || colon > semi) {
-      break;
-    }
-    const std::string key = reply.substr(at, colon - at);
-    const std::string value = reply.substr(colon + 1, semi - colon - 1);
-    if (key == "thread") {
-      if (auto id = protocol::parse_thread_id(value); id && id->tid > 0) {
-        ev.tid = static_cast<Tid>(id->tid);
-        selected_ = ev.tid;  // Valgrind's gdbserver makes the stopped thread the current one
-      }
-    } else if (key == "syscall_entry" || key == "syscall_return") {
-      ev.reason = key == "syscall_entry" ? StopReason::SyscallEntry : StopReason::SyscallReturn;
-      ev.syscall = static_cast<int>(std::strtol(value.c_str(), nullptr, 16));
-    } else if (key == "10") {
-      if (auto bytes = protocol::from_hex(value); bytes && bytes->size() == 8) {
-        std::memcpy(&pc, bytes->data(), 8);
-      }
-    }
-    at = semi + 1;
-  }
+  StopEvent& ev = stop.event;
   if (ev.signal == SIGTRAP && ev.reason == StopReason::Signal) {
-    if (breakpoints_.count(pc) != 0) {
+    if (breakpoints_.count(stop.pc) != 0) {
       ev.reason = StopReason::SoftwareBreakpoint;
     } else if (stepping_) {
       ev.reason = StopReason::SingleStep;
@@ -448,21 +407,11 @@ Result<std::string> ValgrindTarget::target_description(const std::string& annex)
 Result<std::pair<std::size_t, std::size_t>> ValgrindTarget::register_slot(int regno) {
   if (register_sizes_.empty()) {
     // Registers in `g` come in the order the description lists them, features included.
-    auto top = target_description("target.xml");
-    if (!top) {
-      return std::move(top).error();
+    auto sizes = valgrind::register_sizes([this](const std::string& annex) { return target_description(annex); });
+    if (!sizes) {
+      return std::move(sizes).error();
     }
-    static const std::regex include(R"re(<xi:include\s+href="([^"]+)")re");
-    static const std::regex reg(R"re(<reg\s[^>]*bitsize="(\d+)")re");
-    for (std::sregex_iterator it(top->begin(), top->end(), include), end; it != end; ++it) {
-      auto feature = target_description((*it)[1].str());
-      if (!feature) {
-        return std::move(feature).error();
-      }
-      for (std::sregex_iterator r(feature->begin(), feature->end(), reg); r != end; ++r) {
-        register_sizes_.push_back(std::stoul((*r)[1].str()) / 8);
-      }
-    }
+    register_sizes_ = std::move(*sizes);
   }
   if (regno < 0 || static_cast<std::size_t>(regno) >= register_sizes_.size()) {
     return base::make_error(base::Errc::invalid, "no register " + std::to_string(regno));

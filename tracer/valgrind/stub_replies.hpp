@@ -1,0 +1,33 @@
+// What Valgrind's gdbserver answers, read: its stop replies and its target description (the
+// register sizes behind its `g` packet). Pure, so that odd answers are tested and fuzzed.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer::valgrind {
+
+// A stop reply (T/S/W/X); the event is for pid, and for thread `current` unless the reply names
+// one (then `thread` holds it). A reply that is none of these is a SIGTRAP stop. A field that
+// does not parse is left out, never guessed.
+struct StubStop {
+  StopEvent event;
+  std::optional<Tid> thread;  // "thread:..." in the reply
+  Addr pc = 0;                // register 0x10 (rip) when the reply expedites it, else 0
+};
+StubStop parse_stop_reply(std::string_view reply, Pid pid, Tid current);
+
+// Bytes per register in `g` order: the <reg bitsize=...> of every feature the top-level
+// description includes, in order. fetch(annex) reads one document. A size that is not a
+// whole, sane number of bytes is an error.
+using DocumentReader = std::function<base::Result<std::string>(const std::string& annex)>;
+base::Result<std::vector<std::size_t>> register_sizes(const DocumentReader& fetch);
+
+}  // namespace tracer::valgrind
