@@ -18,7 +18,7 @@ using namespace std::chrono_literals;
 
 TEST_CASE("every history collector detaching from a program it records: the program finishes right",
           "[faults][btrace]") {
-  const std::string collector = GENERATE("soft", "step", "dbt");
+  const std::string collector = GENERATE("soft", "step", "dbt", "bts");
   INFO("collector: " << collector);
   SKIP_IF_NOT_BUILT(collector);
   // workers checks its own results every round: a branch the collector left planted or an
@@ -49,6 +49,10 @@ TEST_CASE("every history collector detaching from a program it records: the prog
                            .timeout = 90s,
                            .server_flags = {"--btrace=" + collector}});
   INFO(out.transcript());
+  if (collector == "bts" && out.gdb.find("Could not enable branch tracing") != std::string::npos) {
+    HS_SKIP("this machine has no Intel BTS (perf_event_open for branch samples fails): the bts collector "
+            "cannot record here");
+  }
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) detached\])"));
   auto after = faults::program_code(workers.pid());
