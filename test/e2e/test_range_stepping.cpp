@@ -1,0 +1,48 @@
+// Range stepping (vCont;r) with real GDB: `next` over a line with a call, a line that loops
+// inside itself, a line that branches out of its range, and a line that SIGALRM interrupts
+// again and again; each `next` ends on the following line and the program's work is right.
+#include <catch2/catch.hpp>
+
+#include <regex>
+
+#include "test/e2e/gdb_session.hpp"
+#include "test/e2e/matchers.hpp"
+
+using Catch::Matchers::Contains;
+using e2e::ContainsRegex;
+
+namespace {
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("range stepping: next over a call, a loop, a branch and a signalled line; one line each",
+          "[e2e][range-stepping]") {
+  std::vector<std::string> commands = {"break main", "continue", "handle SIGALRM nostop noprint pass"};
+  commands.insert(commands.end(), 9, "next");
+  commands.push_back("continue");
+  auto out = e2e::run_gdb({.program = "ranges", .commands = commands, .remote_debug = true});
+  INFO(out.transcript().substr(0, 20000));
+  // Each `next` stopped on the line after the one it started on, in source order.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+\s+total \+= twice\(3\); /\* range: a call \*/\n)"
+                                    R"(\d+\s+for \(long i = 0;[^\n]*\n)"
+                                    R"(\d+\s+if \(total > 1000\)[^\n]*\n)"
+                                    R"(\d+\s+struct itimerval every_ms[^\n]*\n)"
+                                    R"(\d+\s+setitimer\(ITIMER_REAL, &every_ms, NULL\);\n)"
+                                    R"(\d+\s+while \(ticks < 5\) counted\+\+;[^\n]*\n)"
+                                    R"(\d+\s+struct itimerval off[^\n]*\n)"));
+  CHECK_THAT(out.gdb, !Contains("twice (v=3)"));  // the call was stepped over, not into
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+  CHECK_THAT(out.server_out, Contains("total=8 ticks>=5:1 skipped=0"));
+  // The server stepped the ranges itself: GDB sent vCont;r, and the signals that interrupted
+  // the busy line came back to GDB as stops inside a range step.
+  CHECK(count(out.server_err, "vCont;r") >= 6);
+  CHECK_THAT(out.server_err, ContainsRegex(R"(vCont;r[^\n]*\n(?:[^\n]*\n){0,3}[^\n]*T0e)"));
+}
