@@ -2,7 +2,8 @@
 #   BENCH_MODE=start       break main, continue, print the wall-clock time (T_MAIN)
 #   BENCH_MODE=throughput  dump the 64 MiB buffer (MEM_MIBS), then BENCH_HITS continues
 #                          from hit to hit of a breakpoint (BP_HITS_PER_S), then stepi
-#                          BENCH_STEPS times in spin() (STEPI_PER_S)
+#                          BENCH_STEPS times in spin() (STEPI_PER_S), then `next` BENCH_NEXTS
+#                          times in spin()'s two-line loop: range stepping (NEXT_PER_S)
 #   BENCH_MODE=threads     threads_target: at ready(), `info threads` + `thread apply all bt`
 #                          (THREADS_BT_MS); then BENCH_ROUNDS continues to tick(), each one
 #                          resuming and stopping every thread (RESUME_STOP_MS per round)
@@ -80,3 +81,16 @@ else:
         print("STEPI_ERROR=pc did not move")
     else:
         print("STEPI_PER_S=%.0f" % (steps / (t1 - t0)))
+    nexts = int(os.environ.get("BENCH_NEXTS", "1000"))
+    gdb.execute("next", to_string=True)
+    lines = set()
+    t0 = time.time()
+    for _ in range(nexts):
+        gdb.execute("next", to_string=True)
+        if len(lines) < 3:
+            lines.add(gdb.selected_frame().find_sal().line)
+    t1 = time.time()
+    if len(lines) < 2:
+        print("NEXT_ERROR=next did not move from line %s" % lines)
+    else:
+        print("NEXT_PER_S=%.0f" % (nexts / (t1 - t0)))
