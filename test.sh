@@ -72,7 +72,7 @@ echo "== set-up script"
 run_step setup_script test/scripts/check_setup.sh
 
 echo "== unit tests"
-UNIT_SUITES=(protocol arch server btrace triage)
+UNIT_SUITES=(protocol arch server btrace triage agent)
 for suite in "${UNIT_SUITES[@]}"; do
   run_catch "unit_$suite" "$BUILD_DIR/test/unit/$suite/unit_$suite"
 done
@@ -119,7 +119,7 @@ if [[ ${HS_FAST:-0} != 1 ]]; then
   fuzz_one() {
     FUZZ_DIR=$BUILD_DIR-fuzz bench/fuzz.sh "${HS_FUZZ_SECONDS:-15}" "$1"
   }
-  for target in fuzz_session fuzz_bts fuzz_dbt_ring fuzz_svr4 fuzz_valgrind_replies; do
+  for target in fuzz_session fuzz_bts fuzz_dbt_ring fuzz_svr4 fuzz_valgrind_replies fuzz_agent; do
     run_step "$target" fuzz_one "$target"
   done
 fi

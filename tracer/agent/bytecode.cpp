@@ -1,0 +1,237 @@
+#include "tracer/agent/bytecode.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace tracer::agent {
+namespace {
+
+// The opcodes this engine runs (GDB's numbering, gdbsupport/ax.def).
+enum Op : std::uint8_t {
+  kAdd = 0x02, kSub = 0x03, kMul = 0x04, kDivSigned = 0x05, kDivUnsigned = 0x06,
+  kRemSigned = 0x07, kRemUnsigned = 0x08, kLsh = 0x09, kRshSigned = 0x0a, kRshUnsigned = 0x0b,
+  kLogNot = 0x0e, kBitAnd = 0x0f, kBitOr = 0x10, kBitXor = 0x11, kBitNot = 0x12, kEqual = 0x13,
+  kLessSigned = 0x14, kLessUnsigned = 0x15, kExt = 0x16, kRef8 = 0x17, kRef16 = 0x18,
+  kRef32 = 0x19, kRef64 = 0x1a, kIfGoto = 0x20, kGoto = 0x21, kConst8 = 0x22, kConst16 = 0x23,
+  kConst32 = 0x24, kConst64 = 0x25, kReg = 0x26, kEnd = 0x27, kDup = 0x28, kPop = 0x29,
+  kZeroExt = 0x2a, kSwap = 0x2b, kPick = 0x32, kRot = 0x33,
+};
+
+// Operand bytes after each opcode this engine runs; -1: not an opcode it runs.
+constexpr std::array<int, 256> kOperandBytes = [] {
+  std::array<int, 256> t{};
+  t.fill(-1);
+  for (int op : {kAdd, kSub, kMul, kDivSigned, kDivUnsigned, kRemSigned, kRemUnsigned, kLsh, kRshSigned,
+                 kRshUnsigned, kLogNot, kBitAnd, kBitOr, kBitXor, kBitNot, kEqual, kLessSigned, kLessUnsigned,
+                 kRef8, kRef16, kRef32, kRef64, kEnd, kDup, kPop, kSwap, kRot}) {
+    t[static_cast<std::size_t>(op)] = 0;
+  }
+  for (int op : {kExt, kZeroExt, kConst8, kPick}) {
+    t[static_cast<std::size_t>(op)] = 1;
+  }
+  for (int op : {kIfGoto, kGoto, kConst16, kReg}) {
+    t[static_cast<std::size_t>(op)] = 2;
+  }
+  t[kConst32] = 4;
+  t[kConst64] = 8;
+  return t;
+}();
+
+// Operands are big-endian, whatever the target.
+std::uint64_t operand(std::span<const std::uint8_t> code, std::size_t at, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) {
+    v = (v << 8) | code[at + static_cast<std::size_t>(i)];
+  }
+  return v;
+}
+
+base::Error malformed(const std::string& what, std::size_t at) {
+  return base::Error{base::Errc::malformed, 0, "agent expression: " + what + " at byte " + std::to_string(at)};
+}
+
+base::Error fault(const std::string& what, std::size_t at) {
+  return base::Error{base::Errc::invalid, 0, "agent expression: " + what + " at byte " + std::to_string(at)};
+}
+
+std::uint64_t sign_extend(std::uint64_t v, unsigned bits) {
+  if (bits == 0 || bits >= 64) {
+    return v;
+  }
+  const std::uint64_t sign = std::uint64_t{1} << (bits - 1);
+  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+  v &= mask;
+  return (v ^ sign) - sign;
+}
+
+std::uint64_t zero_extend(std::uint64_t v, unsigned bits) {
+  return bits >= 64 ? v : v & ((std::uint64_t{1} << bits) - 1);
+}
+
+}  // namespace
+
+base::Result<void> validate(std::span<const std::uint8_t> code) {
+  if (code.empty()) {
+    return malformed("empty expression", 0);
+  }
+  if (code.size() > kMaxLength) {
+    return malformed("longer than " + std::to_string(kMaxLength) + " bytes", kMaxLength);
+  }
+  std::vector<bool> starts(code.size(), false);
+  bool has_end = false;
+  for (std::size_t pc = 0; pc < code.size();) {
+    const int bytes = kOperandBytes[code[pc]];
+    if (bytes < 0) {
+      return malformed(fmt::format("opcode {:#04x} is not supported", code[pc]), pc);
+    }
+    if (pc + 1 + static_cast<std::size_t>(bytes) > code.size()) {
+      return malformed("operand runs past the end", pc);
+    }
+    starts[pc] = true;
+    has_end = has_end || code[pc] == kEnd;
+    pc += 1 + static_cast<std::size_t>(bytes);
+  }
+  if (!has_end) {
+    return malformed("no end", code.size());
+  }
+  for (std::size_t pc = 0; pc < code.size(); pc += 1 + static_cast<std::size_t>(kOperandBytes[code[pc]])) {
+    if (code[pc] == kIfGoto || code[pc] == kGoto) {
+      const std::uint64_t target = operand(code, pc + 1, 2);
+      if (target >= code.size() || !starts[target]) {
+        return malformed("jump to " + std::to_string(target) + ", not an instruction", pc);
+      }
+    }
+  }
+  return base::success();
+}
+
+base::Result<std::uint64_t> evaluate(std::span<const std::uint8_t> code, Machine& machine) {
+  if (auto ok = validate(code); !ok) {
+    return std::move(ok).error();
+  }
+  std::vector<std::uint64_t> stack;
+  stack.reserve(16);
+  std::size_t pc = 0;
+  for (std::size_t steps = 0;; ++steps) {
+    if (steps == kMaxSteps) {
+      return fault("more than " + std::to_string(kMaxSteps) + " steps", pc);
+    }
+    const std::uint8_t op = code[pc];
+    const int bytes = kOperandBytes[op];
+    const std::uint64_t arg = operand(code, pc + 1, bytes);
+    const std::size_t at = pc;
+    pc += 1 + static_cast<std::size_t>(bytes);
+    // How many values it takes from the stack and how many it leaves.
+    std::size_t need = 0;
+    std::size_t grows = 0;
+    switch (op) {
+      case kConst8: case kConst16: case kConst32: case kConst64: case kReg: grows = 1; break;
+      case kDup: case kPick: need = op == kPick ? arg + 1 : 1; grows = 1; break;
+      case kEnd: need = 1; break;
+      case kPop: case kIfGoto: need = 1; break;
+      case kGoto: break;
+      case kLogNot: case kBitNot: case kExt: case kZeroExt: case kRef8: case kRef16: case kRef32: case kRef64:
+        need = 1;
+        break;
+      case kRot: need = 3; break;
+      default: need = 2; break;  // the binary operators and swap
+    }
+    if (stack.size() < need) {
+      return fault("stack underflow", at);
+    }
+    if (stack.size() + grows > kMaxStack) {
+      return fault("stack overflow (" + std::to_string(kMaxStack) + " values)", at);
+    }
+    if (op == kEnd) {
+      return stack.back();
+    }
+    switch (op) {
+      case kConst8: case kConst16: case kConst32: case kConst64: stack.push_back(arg); continue;
+      case kReg: {
+        auto value = machine.reg(static_cast<int>(arg));
+        if (!value) {
+          return fault("register " + std::to_string(arg) + " unreadable: " + value.error().message(), at);
+        }
+        stack.push_back(*value);
+        continue;
+      }
+      case kDup: stack.push_back(stack.back()); continue;
+      case kPick: stack.push_back(stack[stack.size() - 1 - arg]); continue;
+      case kPop: stack.pop_back(); continue;
+      case kGoto: pc = static_cast<std::size_t>(arg); continue;
+      case kIfGoto: {
+        const std::uint64_t a = stack.back();
+        stack.pop_back();
+        if (a != 0) {
+          pc = static_cast<std::size_t>(arg);
+        }
+        continue;
+      }
+      case kSwap: std::swap(stack[stack.size() - 1], stack[stack.size() - 2]); continue;
+      case kRot: {  // a b c => c a b
+        const std::uint64_t c = stack.back();
+        stack[stack.size() - 1] = stack[stack.size() - 2];
+        stack[stack.size() - 2] = stack[stack.size() - 3];
+        stack[stack.size() - 3] = c;
+        continue;
+      }
+      default: break;
+    }
+    std::uint64_t& top = stack.back();
+    switch (op) {
+      case kLogNot: top = top == 0 ? 1 : 0; continue;
+      case kBitNot: top = ~top; continue;
+      case kExt: top = sign_extend(top, static_cast<unsigned>(arg)); continue;
+      case kZeroExt: top = zero_extend(top, static_cast<unsigned>(arg)); continue;
+      case kRef8: case kRef16: case kRef32: case kRef64: {
+        const std::size_t len = std::size_t{1} << (op - kRef8);
+        auto value = machine.read(top, len);
+        if (!value) {
+          return fault(fmt::format("cannot read {} bytes at {:#x}", len, top), at);
+        }
+        top = *value;
+        continue;
+      }
+      default: break;
+    }
+    const std::uint64_t b = stack.back();
+    stack.pop_back();
+    std::uint64_t& a = stack.back();
+    const auto sa = static_cast<std::int64_t>(a);
+    const auto sb = static_cast<std::int64_t>(b);
+    switch (op) {
+      case kAdd: a += b; break;
+      case kSub: a -= b; break;
+      case kMul: a *= b; break;
+      case kDivSigned: case kRemSigned: case kDivUnsigned: case kRemUnsigned:
+        if (b == 0) {
+          return fault("division by zero", at);
+        }
+        if (op == kDivUnsigned) {
+          a /= b;
+        } else if (op == kRemUnsigned) {
+          a %= b;
+        } else if (sb == -1) {  // INT64_MIN / -1 overflows: wrap as the hardware would not
+          a = op == kDivSigned ? static_cast<std::uint64_t>(0) - a : 0;
+        } else {
+          a = static_cast<std::uint64_t>(op == kDivSigned ? sa / sb : sa % sb);
+        }
+        break;
+      case kLsh: a = b >= 64 ? 0 : a << b; break;
+      case kRshSigned: a = static_cast<std::uint64_t>(b >= 64 ? (sa < 0 ? -1 : 0) : sa >> b); break;
+      case kRshUnsigned: a = b >= 64 ? 0 : a >> b; break;
+      case kBitAnd: a &= b; break;
+      case kBitOr: a |= b; break;
+      case kBitXor: a ^= b; break;
+      case kEqual: a = a == b ? 1 : 0; break;
+      case kLessSigned: a = sa < sb ? 1 : 0; break;
+      case kLessUnsigned: a = a < b ? 1 : 0; break;
+      default: return fault("unexpected opcode", at);  // (validate admits none other)
+    }
+  }
+}
+
+}  // namespace tracer::agent

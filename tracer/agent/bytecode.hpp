@@ -1,0 +1,42 @@
+// GDB's agent expressions (the bytecode of target-side breakpoint conditions, `Z0,...;X`):
+// checked once when GDB sends one, then run at each hit against the stopped thread. Strict
+// and bounded: a stack of at most kMaxStack values, at most kMaxSteps instructions a run (so
+// a loop cannot hold the server), memory and registers read through a Machine that may fail;
+// any fault ends the run with an error, never a guess. Pure: no ptrace, tested and fuzzed on
+// its own.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "base/result.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer::agent {
+
+inline constexpr std::size_t kMaxStack = 256;
+inline constexpr std::size_t kMaxSteps = 100000;
+inline constexpr std::size_t kMaxLength = 4096;  // bytes of one expression
+
+// What an expression may look at.
+class Machine {
+ public:
+  virtual ~Machine() = default;
+  // Register regno in GDB's numbering, zero-extended to 64 bits.
+  virtual base::Result<std::uint64_t> reg(int regno) = 0;
+  // len (1, 2, 4 or 8) bytes at addr, little-endian, zero-extended.
+  virtual base::Result<std::uint64_t> read(Addr addr, std::size_t len) = 0;
+};
+
+// The expression is well formed: not empty nor too long, every opcode one this engine runs
+// (no tracing, state variables or floating point), every operand inside it, every jump to the
+// start of an instruction, and an `end` reachable. Errc::malformed says where it is not.
+base::Result<void> validate(std::span<const std::uint8_t> code);
+
+// Runs a validated expression to its `end`; the value on top of the stack then. Errors
+// (Errc::invalid): stack overflow or underflow, division by zero, an unreadable register or
+// address, the step budget spent.
+base::Result<std::uint64_t> evaluate(std::span<const std::uint8_t> code, Machine& machine);
+
+}  // namespace tracer::agent
