@@ -66,6 +66,24 @@ TEST_CASE("rwatch (Z3): reads are reported, writes are not", "[e2e][watch]") {
   CHECK_THAT(out.server_out, Contains("shared=30 observed=30"));
 }
 
+TEST_CASE("rwatch and watch on one variable: the read, then the write, each reported in turn",
+          "[e2e][watch]") {
+  REQUIRE_DEBUG_REGISTERS();
+  // global_counter++ loads, then stores: the store hits both debug registers at once (x86 has
+  // no read-only watchpoint, so rwatch traps writes too); the write watchpoint is reported,
+  // not lost behind the read one that saw its value change (gdb.base/watch-read.exp).
+  auto out = e2e::run_gdb({.program = "simple",
+                           .commands = {"break sum_squares", "continue", "rwatch global_counter",
+                                        "watch global_counter", "continue", "continue", "continue", "continue",
+                                        "delete", "continue"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Hardware read watchpoint 2: global_counter\n\nValue = 0\n[\s\S]*)"
+                                    R"(Hardware watchpoint 3: global_counter\n\nOld value = 0\nNew value = 1\n[\s\S]*)"
+                                    R"(Hardware read watchpoint 2: global_counter\n\nValue = 1\n[\s\S]*)"
+                                    R"(Hardware watchpoint 3: global_counter\n\nOld value = 1\nNew value = 2\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
+}
+
 TEST_CASE("awatch: reads and writes both reported", "[e2e][watch]") {
   REQUIRE_DEBUG_REGISTERS();
   auto out = e2e::run_gdb({.program = "mt",

@@ -164,29 +164,40 @@ LinuxTarget::DebugTrap LinuxTarget::debug_trap(Process& p, LinuxThread& t) {
     return out;
   }
   (void)pt::set_debugreg(t.tid, 6, 0);
-  auto slot = p.dr_slots.triggered(*dr6);
+  // Several slots may have hit at once (a read and a write watchpoint on one variable): the
+  // first that is to be reported is, after each read watchpoint that saw a write is passed.
+  std::optional<int> slot;
+  bool writes_under_rwatch = false;
+  StopEvent ev{StopReason::Watchpoint, p.pid, t.tid, SIGTRAP};
+  for (int i = 0; i < arch::x86::kDebugSlots && !slot; ++i) {
+    const auto& s = p.dr_slots.slot(i);
+    if (s.refs == 0 || (*dr6 & (1ull << i)) == 0) {
+      continue;  // not hit, or a slot GDB has removed since: nothing to report for it
+    }
+    ev.watch_addr = s.addr;
+    switch (s.type) {
+      case DrType::Execute: ev.reason = StopReason::HardwareBreakpoint; break;
+      case DrType::Write: ev.watch_kind = WatchKind::Write; break;
+      case DrType::Access: ev.watch_kind = WatchKind::Access; break;
+      case DrType::Read: {
+        ev.watch_kind = WatchKind::Read;
+        auto now = p.memory.read(s.addr, static_cast<std::size_t>(s.len));
+        auto& saved = p.read_watch_values[static_cast<std::size_t>(i)];
+        if (now && now->size() == static_cast<std::size_t>(s.len) && load_value(*now) != saved) {
+          saved = load_value(*now);  // a write, not a read
+          writes_under_rwatch = true;
+          continue;
+        }
+        break;
+      }
+    }
+    slot = i;
+  }
   if (!slot) {
-    return out;  // a slot GDB has removed since: nothing to report for it
+    out.kind = writes_under_rwatch ? DebugTrap::Kind::Ignored : DebugTrap::Kind::None;
+    return out;
   }
   const auto& s = p.dr_slots.slot(*slot);
-  StopEvent ev{StopReason::Watchpoint, p.pid, t.tid, SIGTRAP};
-  ev.watch_addr = s.addr;
-  switch (s.type) {
-    case DrType::Execute: ev.reason = StopReason::HardwareBreakpoint; break;
-    case DrType::Write: ev.watch_kind = WatchKind::Write; break;
-    case DrType::Access: ev.watch_kind = WatchKind::Access; break;
-    case DrType::Read: {
-      ev.watch_kind = WatchKind::Read;
-      auto now = p.memory.read(s.addr, static_cast<std::size_t>(s.len));
-      auto& saved = p.read_watch_values[static_cast<std::size_t>(*slot)];
-      if (now && now->size() == static_cast<std::size_t>(s.len) && load_value(*now) != saved) {
-        saved = load_value(*now);  // a write, not a read
-        out.kind = DebugTrap::Kind::Ignored;
-        return out;
-      }
-      break;
-    }
-  }
   base::logf(base::LogCat::ptrace, "thread {}: DR6 {:#x}, slot {} at {:#x}", t.tid, *dr6, *slot, s.addr);
   out.kind = DebugTrap::Kind::Report;
   out.event = ev;
