@@ -16,6 +16,7 @@ constexpr std::uint64_t kMaxRegno = 0xfff;
 constexpr std::uint64_t kMaxBreakpointKind = 0xffff;
 constexpr std::uint64_t kMaxGdbSignal = 0xff;
 constexpr std::uint64_t kMaxSyscallNumber = 0x7fffffff;
+constexpr std::uint64_t kMaxConditionBytes = 0x1000;
 constexpr std::uint64_t kMaxFileFlags = 0xffff;
 constexpr std::uint64_t kMaxFileMode = 0xffff;
 
@@ -271,9 +272,48 @@ Result<WriteReg> parse_write_reg(std::string_view body) {
   return WriteReg{static_cast<int>(*regno), std::move(*value)};
 }
 
+namespace {
+
+// ";X LEN,HEX" conditions after a Z packet's kind, up to the end or ";cmds:".
+Result<std::vector<Bytes>> parse_conditions(std::string_view rest) {
+  std::vector<Bytes> conditions;
+  while (!rest.empty() && !rest.starts_with(";cmds:")) {
+    if (!rest.starts_with(";X")) {
+      return malformed("unknown breakpoint parameter '" + std::string(rest.substr(0, 16)) + "'");
+    }
+    rest.remove_prefix(2);
+    const std::size_t comma = rest.find(',');
+    const std::size_t end = rest.find(';');
+    if (comma == std::string_view::npos || comma > end) {
+      return malformed("condition needs LEN,BYTECODE");
+    }
+    auto len = hex_field_max(rest.substr(0, comma), "condition length", kMaxConditionBytes);
+    if (!len) {
+      return std::move(len).error();
+    }
+    auto code = from_hex(rest.substr(comma + 1, end == std::string_view::npos ? end : end - comma - 1));
+    if (!code) {
+      return std::move(code).error();
+    }
+    if (code->size() != *len) {
+      return malformed("condition length " + std::to_string(*len) + " but " + std::to_string(code->size()) +
+                       " bytes");
+    }
+    conditions.push_back(std::move(*code));
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
+  }
+  return conditions;
+}
+
+}  // namespace
+
 Result<BreakpointReq> parse_breakpoint(std::string_view body) {
-  // Conditions and commands (";X...", ";cmds:...") follow the kind; we ignore them.
-  body = body.substr(0, body.find(';'));
+  const std::size_t semi = body.find(';');
+  auto conditions = parse_conditions(semi == std::string_view::npos ? std::string_view{} : body.substr(semi));
+  if (!conditions) {
+    return std::move(conditions).error();
+  }
+  body = body.substr(0, semi);
   auto fields = split_three(body, "breakpoint type", "breakpoint address");
   if (!fields) {
     return std::move(fields).error();
@@ -294,7 +334,7 @@ Result<BreakpointReq> parse_breakpoint(std::string_view body) {
   if (range_wraps(*addr, *kind)) {
     return malformed("address range wraps around");
   }
-  return BreakpointReq{static_cast<int>(*type), *addr, static_cast<int>(*kind)};
+  return BreakpointReq{static_cast<int>(*type), *addr, static_cast<int>(*kind), std::move(*conditions)};
 }
 
 Result<std::vector<VContAction>> parse_vcont(std::string_view body) {

@@ -40,7 +40,14 @@ struct WriteReg { int regno = 0; Bytes value; };
 Result<WriteReg> parse_write_reg(std::string_view body);
 
 // ZTYPE,ADDR,KIND[;cond...] and zTYPE,ADDR,KIND. type 0..4; conditions are ignored.
-struct BreakpointReq { int type = 0; std::uint64_t addr = 0; int kind = 0; };
+// Z/z TYPE,ADDR,KIND[;X LEN,BYTECODE]...[;cmds:...]: the conditions (agent expressions, raw
+// bytes) GDB wants evaluated on the target, any one true to stop; commands are not taken.
+struct BreakpointReq {
+  int type = 0;
+  std::uint64_t addr = 0;
+  int kind = 0;
+  std::vector<Bytes> conditions{};
+};
 Result<BreakpointReq> parse_breakpoint(std::string_view body);
 
 // vCont;ACTION[:TID]... (body starts at the first ';'). Actions c C s S t r.

@@ -110,7 +110,7 @@ constexpr Route kRoutes[] = {
     {"m", false, kCode, "", adapt<protocol::parse_read_mem, on_read_memory>},
     {"M", false, kCode, "", adapt<protocol::parse_write_mem_hex, on_write_memory>},
     {"X", false, kCode, "", adapt<protocol::parse_write_mem_binary, on_write_memory>},
-    {"Z", false, kCode, "", adapt<protocol::parse_breakpoint, on_insert_breakpoint>},
+    {"Z", false, kCode, "ConditionalBreakpoints+", adapt<protocol::parse_breakpoint, on_insert_breakpoint>},
     {"z", false, kCode, "", adapt<protocol::parse_breakpoint, on_remove_breakpoint>},
     // running
     {"vCont?", true, kCode, "vContSupported+", raw<on_vcont_query>},

@@ -148,6 +148,16 @@ class Target {
   // --- breakpoints and watchpoints (Z/z) ----------------------------------------------
   virtual Result<void> insert_breakpoint(BreakpointType type, Addr addr, int len) = 0;
   virtual Result<void> remove_breakpoint(BreakpointType type, Addr addr, int len) = 0;
+  // The conditions (agent expressions) of GDB's breakpoint at addr, inserted just before:
+  // a hit is reported when any is true or cannot be evaluated, else the thread goes on as if
+  // nothing happened. Empty: stop at every hit. Errc::malformed for bytecode that does not
+  // check. Default: conditions are not evaluated here and every hit is reported, which is
+  // still right, only slower: GDB evaluates each condition again at every stop.
+  virtual Result<void> set_breakpoint_conditions(Addr addr, const std::vector<Bytes>& conditions) {
+    (void)addr;
+    (void)conditions;
+    return base::success();
+  }
 
   // --- what GDB asks about the process ------------------------------------------------
   virtual Result<Bytes> auxv() = 0;

@@ -26,6 +26,12 @@ HandlerResult change_breakpoint(Context& cx, const protocol::BreakpointReq& req,
   }
   auto done = insert ? cx.target.insert_breakpoint(*type, req.addr, req.kind)
                      : cx.target.remove_breakpoint(*type, req.addr, req.kind);
+  if (done && insert && *type == tracer::BreakpointType::Software) {
+    done = cx.target.set_breakpoint_conditions(req.addr, req.conditions);
+    if (!done) {
+      (void)cx.target.remove_breakpoint(*type, req.addr, req.kind);  // all or nothing
+    }
+  }
   if (!done) {
     if (done.error().code == base::Errc::unsupported) {
       return Reply::empty();

@@ -267,8 +267,13 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     return std::nullopt;
   }
   if ((code == SI_KERNEL || code == TRAP_BRKPT) && p.sites.contains(*pc - 1)) {
-    (void)t.regs.set_pc(t.tid, *pc - 1);
-    t.stop_pc = *pc - 1;
+    const Addr addr = *pc - 1;
+    (void)t.regs.set_pc(t.tid, addr);
+    t.stop_pc = addr;
+    if (!t.stepping && !condition_holds(p, t, addr)) {
+      start_step_over(p, t, addr, 0);  // GDB's condition is false: on, as if nothing happened
+      return std::nullopt;
+    }
     ev.reason = StopReason::SoftwareBreakpoint;
     return ev;
   }
@@ -318,6 +323,9 @@ void LinuxTarget::keep_going(Process& p, LinuxThread& t) {
     t.paused_for_step_over = t.resumed;
     try_begin_step_over(p);
     return;
+  }
+  if (p.step_over) {
+    return;  // its own step-over begins once the others have stopped
   }
   if (!t.resumed || t.pending || !t.stopped() || p.frozen || (all_stop() && stopping_)) {
     return;  // GDB has it stopped, or a report is coming: it stays

@@ -274,6 +274,7 @@ Result<void> LinuxTarget::remove_breakpoint(BreakpointType type, Addr addr, int 
   if (type != BreakpointType::Software) {
     return remove_debug_point(*p, type, addr, len);
   }
+  p->conditions.erase(addr);
   auto orig = p->sites.release(addr, SiteOwner::Gdb);
   if (!orig) {
     return base::success();

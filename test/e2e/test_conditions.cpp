@@ -1,0 +1,52 @@
+// Target-side breakpoint conditions (ConditionalBreakpoints+, `Z0,...;X` agent expressions)
+// with real GDB and `set breakpoint condition-evaluation target`: a false condition costs no
+// stop reply; a condition the server cannot evaluate (unmapped memory, division by zero)
+// stops, and GDB, which evaluates it again, says why.
+#include <catch2/catch.hpp>
+
+#include "test/e2e/gdb_session.hpp"
+#include "test/e2e/matchers.hpp"
+
+using Catch::Matchers::Contains;
+using e2e::ContainsRegex;
+
+namespace {
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a target-side condition: only the hit where it holds reaches GDB", "[e2e][conditions]") {
+  // square() runs for x = 1..4; the condition holds for x == 3 alone.
+  auto out = e2e::run_gdb({.program = "simple",
+                           .commands = {"set breakpoint condition-evaluation target", "break square if x == 3",
+                                        "continue", "print x", "info breakpoints", "continue"},
+                           .remote_debug = true});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_err, ContainsRegex(R"(<- \$Z0,[0-9a-f]+,1;X[0-9a-f]+,[0-9a-f]+)"));
+  CHECK_THAT(out.gdb, Contains("Breakpoint 1, square (x=3)"));
+  CHECK_THAT(out.gdb, Contains("$1 = 3"));
+  CHECK_THAT(out.gdb, Contains("breakpoint already hit 1 time"));  // GDB saw one hit of four
+  CHECK(count(out.server_err, "-> $T05swbreak") <= count(out.gdb, "Breakpoint 1, square") + 2);  // + ld.so's
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
+}
+
+TEST_CASE("a target-side condition that cannot be evaluated stops, and GDB says why", "[e2e][conditions]") {
+  const std::string condition = GENERATE("*(int *) 0 == 1", "x / (x - x) == 1");
+  INFO("condition: " << condition);
+  auto out = e2e::run_gdb({.program = "simple",
+                           .commands = {"set breakpoint condition-evaluation target", "break square if " + condition,
+                                        "continue", "print x", "delete", "continue"},
+                           .remote_debug = true});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_err, ContainsRegex(R"(<- \$Z0,[0-9a-f]+,1;X)"));
+  CHECK_THAT(out.gdb, Contains("Error in testing breakpoint condition"));
+  CHECK_THAT(out.gdb, Contains("$1 = 1"));  // the first call stopped
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
+}

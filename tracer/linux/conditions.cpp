@@ -1,0 +1,89 @@
+// Target-side breakpoint conditions (ConditionalBreakpoints+): GDB's agent expressions for a
+// breakpoint, checked when they arrive and evaluated at each hit against the stopped thread.
+// A hit none of whose conditions holds is not reported: the thread steps over the int3 and
+// goes on, and GDB never hears of it (no round trip). An evaluation that faults stops, so
+// that the user sees where and why rather than a breakpoint that silently never fires.
+#include "base/log.hpp"
+#include "tracer/agent/bytecode.hpp"
+#include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/registers.hpp"
+
+namespace tracer {
+namespace {
+
+// The stopped thread's registers and its process's memory, for an expression.
+class ThreadMachine final : public agent::Machine {
+ public:
+  ThreadMachine(Process& p, LinuxThread& t) : p_(p), t_(t) {}
+  base::Result<std::uint64_t> reg(int regno) override {
+    auto bytes = read_one_register(t_.tid, t_.regs, regno);
+    if (!bytes) {
+      return std::move(bytes).error();
+    }
+    return little_endian(*bytes);
+  }
+  base::Result<std::uint64_t> read(Addr addr, std::size_t len) override {
+    auto bytes = p_.memory.read(addr, len);
+    if (!bytes) {
+      return std::move(bytes).error();
+    }
+    if (bytes->size() != len) {
+      return base::make_error(base::Errc::invalid, "short read");
+    }
+    return little_endian(*bytes);
+  }
+
+ private:
+  static std::uint64_t little_endian(const Bytes& bytes) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < bytes.size() && i < 8; ++i) {
+      v |= std::uint64_t{bytes[i]} << (8 * i);
+    }
+    return v;
+  }
+  Process& p_;
+  LinuxThread& t_;
+};
+
+}  // namespace
+
+Result<void> LinuxTarget::set_breakpoint_conditions(Addr addr, const std::vector<Bytes>& conditions) {
+  Process* p = current();
+  if (p == nullptr) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  for (const Bytes& code : conditions) {
+    if (auto ok = agent::validate(code); !ok) {
+      return ok;
+    }
+  }
+  if (conditions.empty()) {
+    p->conditions.erase(addr);
+  } else {
+    p->conditions[addr] = conditions;
+  }
+  return base::success();
+}
+
+bool LinuxTarget::condition_holds(Process& p, LinuxThread& t, Addr addr) {
+  auto it = p.conditions.find(addr);
+  if (it == p.conditions.end()) {
+    return true;  // unconditional
+  }
+  ThreadMachine machine(p, t);
+  for (const Bytes& code : it->second) {
+    auto value = agent::evaluate(code, machine);
+    if (!value) {
+      base::logf(base::LogCat::ptrace, "thread {}: condition at {:#x}: {}; stopping", t.tid, addr,
+                 value.error().message());
+      return true;
+    }
+    if (*value != 0) {
+      return true;
+    }
+  }
+  base::logf(base::LogCat::ptrace, "thread {}: conditions at {:#x} false: going on", t.tid, addr);
+  return false;
+}
+
+}  // namespace tracer
