@@ -4,6 +4,9 @@
 #                          from hit to hit of a breakpoint (BP_HITS_PER_S), then stepi
 #                          BENCH_STEPS times in spin() (STEPI_PER_S), then `next` BENCH_NEXTS
 #                          times in spin()'s two-line loop: range stepping (NEXT_PER_S)
+#   BENCH_MODE=cond        at ready(), `break bump if sink == S` true at the BENCH_COND_HITS-th
+#                          call, evaluated where BENCH_COND_EVAL says (target|host); one
+#                          continue to it (COND_EVALS_PER_S)
 #   BENCH_MODE=threads     threads_target: at ready(), `info threads` + `thread apply all bt`
 #                          (THREADS_BT_MS); then BENCH_ROUNDS continues to tick(), each one
 #                          resuming and stopping every thread (RESUME_STOP_MS per round)
@@ -33,6 +36,22 @@ if mode == "threads":
         gdb.execute("continue", to_string=True)
     t1 = time.time()
     print("RESUME_STOP_MS=%.1f" % ((t1 - t0) * 1000 / rounds))
+    gdb.execute("kill", to_string=True)
+elif mode == "cond":
+    hits = int(os.environ.get("BENCH_COND_HITS", "20000"))
+    gdb.execute("set breakpoint condition-evaluation %s" % os.environ.get("BENCH_COND_EVAL", "target"), to_string=True)
+    gdb.execute("break ready", to_string=True)
+    gdb.execute("continue", to_string=True)
+    gdb.execute("delete", to_string=True)
+    start = int(gdb.parse_and_eval("sink"))
+    gdb.execute("break bump if sink == %d" % (start + hits - 1), to_string=True)
+    t0 = time.time()
+    gdb.execute("continue", to_string=True)
+    t1 = time.time()
+    if int(gdb.parse_and_eval("sink")) != start + hits - 1:
+        print("COND_ERROR=stopped with sink %d, expected %d" % (int(gdb.parse_and_eval("sink")), start + hits - 1))
+    else:
+        print("COND_EVALS_PER_S=%.0f" % (hits / (t1 - t0)))
     gdb.execute("kill", to_string=True)
 elif mode == "start":
     gdb.execute("break main", to_string=True)
