@@ -12,6 +12,9 @@
 # (e) breakpoint hits per second: $HITS continues from hit to hit of a breakpoint (each one a
 #     stop, GDB's step over its breakpoint, and a resume).
 # (b), (c) and (e): median of $THRU_RUNS sessions. A server that is missing gets "n/a".
+# (f) conditional breakpoint evaluations per second: `break bump if sink == N`, false until the
+#     $COND_HITS-th call, evaluated by the server (condition-evaluation target) and by GDB
+#     (host, $COND_HOST_HITS calls); one continue, median of $THRU_RUNS sessions.
 # (d) 1000 threads (bench/progs/threads_target.c): `info threads` + `thread apply all bt`
 #     at a breakpoint, and one `continue` to a breakpoint (resume and stop all 1001 threads,
 #     mean of $ROUNDS); medians of $THREAD_RUNS sessions.
@@ -24,6 +27,8 @@ RUNS=${RUNS:-5}
 THRU_RUNS=${THRU_RUNS:-3}
 STEPS=${STEPS:-2000}
 NEXTS=${NEXTS:-1000}
+COND_HITS=${COND_HITS:-20000}
+COND_HOST_HITS=${COND_HOST_HITS:-2000}
 HITS=${HITS:-500}
 THREADS=${THREADS:-1000}
 THREAD_RUNS=${THREAD_RUNS:-3}
@@ -199,6 +204,26 @@ printf '%-38s %14s %14s\n' "memory read, dump 64 MiB (MiB/s)" "$h_mem" "$g_mem"
 printf '%-38s %14s %14s\n' "breakpoint hits per second" "$h_hits" "$g_hits"
 printf '%-38s %14s %14s\n' "$THREADS threads: info threads + bt (ms)" "$h_tbt" "$g_tbt"
 printf '%-38s %14s %14s\n' "$THREADS threads: continue to stop (ms)" "$h_round" "$g_round"
+
+# measure_cond SERVER EVAL HITS: conditional breakpoint evaluations per second (median).
+measure_cond () {
+  local server=$1 eval=$2 hits=$3 port out c vals=()
+  for _ in $(seq 1 "$THRU_RUNS"); do
+    port=$(free_port)
+    start_server "$server" "$port" || continue
+    out=$(BENCH_COND_EVAL=$eval BENCH_COND_HITS=$hits gdb_session cond "$port")
+    stop_server
+    c=$(value COND_EVALS_PER_S <<< "$out"); [ -n "$c" ] && vals+=("$c")
+  done
+  printf '%s\n' "${vals[@]}" | grep . | median
+}
+h_cond_t=n/a; h_cond_h=n/a
+if [ "$have_hindsight" = 1 ]; then
+  h_cond_t=$(measure_cond "$HINDSIGHT" target "$COND_HITS"); h_cond_h=$(measure_cond "$HINDSIGHT" host "$COND_HOST_HITS")
+fi
+g_cond_t=$(measure_cond "$GDBSERVER" target "$COND_HITS"); g_cond_h=$(measure_cond "$GDBSERVER" host "$COND_HOST_HITS")
+printf '%-38s %14s %14s\n' "cond. breakpoint evals/s (target)" "$h_cond_t" "$g_cond_t"
+printf '%-38s %14s %14s\n' "cond. breakpoint evals/s (GDB host)" "$h_cond_h" "$g_cond_h"
 
 # Branch-trace recording speed (SoftStep where there is no BTS) beside GDB's `record full`.
 echo
