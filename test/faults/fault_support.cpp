@@ -71,6 +71,17 @@ std::optional<Code> program_code(pid_t pid) {
   return std::nullopt;
 }
 
+bool sanitized(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("libasan") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 || e2e::proc_state(pid) == 'Z'; }
 
 }  // namespace faults

@@ -26,6 +26,9 @@ struct Code {
   std::vector<unsigned char> bytes;
 };
 std::optional<Code> program_code(pid_t pid);
+// True when pid runs with AddressSanitizer (libasan mapped): its freed memory sits in a
+// quarantine, so resident memory says nothing about leaks there (LeakSanitizer does).
+bool sanitized(pid_t pid);
 // True once pid is gone or a zombie.
 bool process_gone(pid_t pid);
 

@@ -90,7 +90,9 @@ TEST_CASE("1000 sequential sessions against one --multi server: descriptors and 
   INFO("server: " << server.err().substr(0, 2000));
   CHECK(failed == 0);
   CHECK(fds_after == fds_before);
-  CHECK(rss_after - rss_before < 1024);  // less than 1 KiB a session
+  if (!faults::sanitized(server.pid())) {
+    CHECK(rss_after - rss_before < 1024);  // less than 1 KiB a session
+  }
   CHECK(e2e::kill_stray_children(before) == 1);  // the server alone
 }
 
