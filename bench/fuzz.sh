@@ -9,7 +9,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_EACH=${1:-600}
 shift || true
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(fuzz_session fuzz_bts fuzz_dbt_ring fuzz_svr4 fuzz_valgrind_replies fuzz_agent)
+((${#TARGETS[@]})) || TARGETS=(fuzz_session fuzz_bts fuzz_dbt_ring fuzz_svr4 fuzz_valgrind_replies fuzz_agent fuzz_elf_symbols)
 FUZZ_DIR=${FUZZ_DIR:-$ROOT/build-fuzz}
 
 if [[ ! -f $FUZZ_DIR/build.ninja ]]; then

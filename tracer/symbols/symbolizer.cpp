@@ -93,6 +93,22 @@ base::Result<std::unique_ptr<Symbolizer>> Symbolizer::for_process(Pid pid) {
   return std::unique_ptr<Symbolizer>(new Symbolizer(dwfl));
 }
 
+base::Result<std::unique_ptr<Symbolizer>> Symbolizer::for_file(const std::string& path, Addr base) {
+  Dwfl* dwfl = dwfl_begin(&kProcCallbacks);
+  if (dwfl == nullptr) {
+    return base::make_error(base::Errc::internal, std::string("libdw: ") + dwfl_errmsg(-1));
+  }
+  dwfl_report_begin(dwfl);
+  Dwfl_Module* mod = dwfl_report_elf(dwfl, path.c_str(), path.c_str(), -1, base, false);
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  if (mod == nullptr) {
+    const std::string why = dwfl_errmsg(-1);
+    dwfl_end(dwfl);
+    return base::make_error(base::Errc::invalid, path + ": " + why);
+  }
+  return std::unique_ptr<Symbolizer>(new Symbolizer(dwfl));
+}
+
 Symbolizer::~Symbolizer() { dwfl_end(dwfl_); }
 
 const SourceLocation& Symbolizer::locate(Addr pc) {
