@@ -274,33 +274,40 @@ Result<WriteReg> parse_write_reg(std::string_view body) {
 
 namespace {
 
-// ";X LEN,HEX" conditions after a Z packet's kind, up to the end or ";cmds:".
+// ";X LEN,HEX[X LEN,HEX]..." conditions after a Z packet's kind (GDB concatenates them with no
+// separator: each one's length says where it ends), up to the end or ";cmds:".
 Result<std::vector<Bytes>> parse_conditions(std::string_view rest) {
   std::vector<Bytes> conditions;
+  if (rest.empty() || rest.starts_with(";cmds:")) {
+    return conditions;
+  }
+  if (!rest.starts_with(";X")) {
+    return malformed("unknown breakpoint parameter '" + std::string(rest.substr(0, 16)) + "'");
+  }
+  rest.remove_prefix(1);
   while (!rest.empty() && !rest.starts_with(";cmds:")) {
-    if (!rest.starts_with(";X")) {
-      return malformed("unknown breakpoint parameter '" + std::string(rest.substr(0, 16)) + "'");
+    if (rest.front() != 'X') {
+      return malformed("condition must start with X, not '" + std::string(rest.substr(0, 16)) + "'");
     }
-    rest.remove_prefix(2);
+    rest.remove_prefix(1);
     const std::size_t comma = rest.find(',');
-    const std::size_t end = rest.find(';');
-    if (comma == std::string_view::npos || comma > end) {
+    if (comma == std::string_view::npos) {
       return malformed("condition needs LEN,BYTECODE");
     }
     auto len = hex_field_max(rest.substr(0, comma), "condition length", kMaxConditionBytes);
     if (!len) {
       return std::move(len).error();
     }
-    auto code = from_hex(rest.substr(comma + 1, end == std::string_view::npos ? end : end - comma - 1));
+    rest.remove_prefix(comma + 1);
+    if (rest.size() < 2 * *len) {
+      return malformed("condition shorter than its length " + std::to_string(*len));
+    }
+    auto code = from_hex(rest.substr(0, 2 * *len));
     if (!code) {
       return std::move(code).error();
     }
-    if (code->size() != *len) {
-      return malformed("condition length " + std::to_string(*len) + " but " + std::to_string(code->size()) +
-                       " bytes");
-    }
     conditions.push_back(std::move(*code));
-    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
+    rest.remove_prefix(2 * *len);
   }
   return conditions;
 }

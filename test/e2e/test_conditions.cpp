@@ -50,3 +50,18 @@ TEST_CASE("a target-side condition that cannot be evaluated stops, and GDB says 
   CHECK_THAT(out.gdb, Contains("$1 = 1"));  // the first call stopped
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
 }
+
+TEST_CASE("two conditional breakpoints at one address: both conditions sent together, either stops",
+          "[e2e][conditions]") {
+  auto out = e2e::run_gdb({.program = "simple",
+                           .commands = {"set breakpoint condition-evaluation target", "break square if x == 2",
+                                        "break square if x == 4", "continue", "print x", "continue", "print x",
+                                        "continue"},
+                           .remote_debug = true});
+  INFO(out.transcript());
+  // GDB concatenates a location's conditions with no separator: ;X..,..X..,..
+  CHECK_THAT(out.server_err, ContainsRegex(R"(<- \$Z0,[0-9a-f]+,1;X[0-9a-f]+,[0-9a-f]+X[0-9a-f]+,[0-9a-f]+)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Breakpoint [12], square \(x=2\)[\s\S]*\$1 = 2\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Breakpoint [12], square \(x=4\)[\s\S]*\$2 = 4\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
+}

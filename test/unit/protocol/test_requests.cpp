@@ -158,6 +158,21 @@ TEST_CASE("parse_breakpoint", "[requests]") {
                                          "0,1000,10000"});
 }
 
+TEST_CASE("parse_breakpoint: conditions, concatenated as GDB sends them; commands left", "[requests]") {
+  // Two conditions of two breakpoints at one address (gdb.base/pending.exp): no separator.
+  auto two = protocol::parse_breakpoint("0,7ffff7fbc124,1;X3,220427X4,22012227;cmds:0,X3,220405");
+  REQUIRE(two.ok());
+  REQUIRE(two->conditions.size() == 2);
+  CHECK(two->conditions[0] == protocol::Bytes{0x22, 0x04, 0x27});
+  CHECK(two->conditions[1] == protocol::Bytes{0x22, 0x01, 0x22, 0x27});
+  auto none = protocol::parse_breakpoint("0,401000,1");
+  REQUIRE(none.ok());
+  CHECK(none->conditions.empty());
+  check_bad(protocol::parse_breakpoint, {"0,1000,1;X", "0,1000,1;X3", "0,1000,1;X3,2204", "0,1000,1;X3,22zz27",
+                                         "0,1000,1;X2,2204Y", "0,1000,1;Q", "0,1000,1;X2,2204;X1,27",
+                                         "0,1000,1;X2000,00"});
+}
+
 TEST_CASE("parse_vcont: forms GDB sends", "[requests]") {
   auto r = protocol::parse_vcont(";c:p39d5.-1");
   REQUIRE(r.ok());
