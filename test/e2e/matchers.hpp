@@ -24,4 +24,13 @@ inline ContainsRegexMatcher ContainsRegex(std::string re) {
   return ContainsRegexMatcher(std::move(re));
 }
 
+// How many times needle occurs in text (overlapping occurrences counted).
+inline std::size_t occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 }  // namespace e2e

@@ -10,18 +10,6 @@
 using Catch::Matchers::Contains;
 using e2e::ContainsRegex;
 
-namespace {
-
-std::size_t count(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
-
-}  // namespace
-
 TEST_CASE("a target-side condition: only the hit where it holds reaches GDB", "[e2e][conditions]") {
   // square() runs for x = 1..4; the condition holds for x == 3 alone.
   auto out = e2e::run_gdb({.program = "simple",
@@ -33,7 +21,8 @@ TEST_CASE("a target-side condition: only the hit where it holds reaches GDB", "[
   CHECK_THAT(out.gdb, Contains("Breakpoint 1, square (x=3)"));
   CHECK_THAT(out.gdb, Contains("$1 = 3"));
   CHECK_THAT(out.gdb, Contains("breakpoint already hit 1 time"));  // GDB saw one hit of four
-  CHECK(count(out.server_err, "-> $T05swbreak") <= count(out.gdb, "Breakpoint 1, square") + 2);  // + ld.so's
+  // (+ 2: the dynamic linker's breakpoint)
+  CHECK(e2e::occurrences(out.server_err, "-> $T05swbreak") <= e2e::occurrences(out.gdb, "Breakpoint 1, square") + 2);
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
 }
 

@@ -11,18 +11,6 @@
 using Catch::Matchers::Contains;
 using e2e::ContainsRegex;
 
-namespace {
-
-std::size_t count(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
-
-}  // namespace
-
 TEST_CASE("range stepping: next over a call, a loop, a branch and a signalled line; one line each",
           "[e2e][range-stepping]") {
   std::vector<std::string> commands = {"break main", "continue", "handle SIGALRM nostop noprint pass"};
@@ -43,6 +31,6 @@ TEST_CASE("range stepping: next over a call, a loop, a branch and a signalled li
   CHECK_THAT(out.server_out, Contains("total=8 ticks>=5:1 skipped=0"));
   // The server stepped the ranges itself: GDB sent vCont;r, and the signals that interrupted
   // the busy line came back to GDB as stops inside a range step.
-  CHECK(count(out.server_err, "vCont;r") >= 6);
+  CHECK(e2e::occurrences(out.server_err, "vCont;r") >= 6);
   CHECK_THAT(out.server_err, ContainsRegex(R"(vCont;r[^\n]*\n(?:[^\n]*\n){0,3}[^\n]*T0e)"));
 }

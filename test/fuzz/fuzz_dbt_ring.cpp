@@ -2,15 +2,12 @@
 // recorder writes it inside the traced process, whose bugs may scribble on the mapping. The
 // server maps it and reads samples from any position. Anything but samples or a refusal is a
 // bug: crashes, reads outside the file, UB, hangs.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "test/fuzz/input_file.hpp"
 #include "tracer/btrace/dbt_ring_reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -19,20 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::uint64_t since = 0;
   std::memcpy(&since, data, 8);
-  static const std::string path = [] {
-    char tmpl[] = "/tmp/hs-fuzz-ring.XXXXXX";
-    const int fd = ::mkstemp(tmpl);
-    if (fd >= 0) {
-      ::close(fd);
-    }
-    return std::string(tmpl);
-  }();
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) {
+  const std::string path = fuzz::write_input("ring", data + 8, size - 8);
+  if (path.empty()) {
     return 0;
   }
-  std::fwrite(data + 8, 1, size - 8, f);
-  std::fclose(f);
   auto ring = tracer::DbtRing::open(path);
   if (ring) {
     std::uint64_t lost = 0;
