@@ -222,6 +222,11 @@ class FakeTarget : public tracer::Target {
     return 0x7000'0000 + static_cast<tracer::Addr>(tid) * 0x1000 + offset;
   }
   void set_thread_db_search_path(const std::string& path) override { thread_db_search_path = path; }
+  std::map<tracer::Addr, std::vector<tracer::Bytes>> conditions;  // Z0 ;X conditions by address
+  tracer::Result<void> set_breakpoint_conditions(tracer::Addr addr, const std::vector<tracer::Bytes>& c) override {
+    conditions[addr] = c;
+    return base::success();
+  }
   tracer::SyscallCatch catch_syscalls;  // the last QCatchSyscalls
   tracer::Result<void> set_catch_syscalls(const tracer::SyscallCatch& what) override {
     catch_syscalls = what;

@@ -98,7 +98,11 @@ TEST_CASE("breakpoints Z z", "[handlers]") {
   HandlerFixture f;
   CHECK(f.send("Z0,401000,1") == "OK");
   CHECK(f.target.breakpoints.count({0, 0x401000}) == 1);
-  CHECK(f.send("Z0,401000,1;X1,0") == "OK");  // conditions are ignored
+  CHECK(f.send("Z0,401000,1;X1,27X2,2227") == "OK");  // conditions reach the target
+  CHECK(f.target.conditions[0x401000] == std::vector<tracer::Bytes>{{0x27}, {0x22, 0x27}});
+  CHECK(f.send("Z0,401000,1") == "OK");  // none: unconditional again
+  CHECK(f.target.conditions[0x401000].empty());
+  CHECK(f.send("Z0,401000,1;X1,0").starts_with("E"));  // a condition shorter than its length
   CHECK(f.send("z0,401000,1") == "OK");
   CHECK(f.target.breakpoints.empty());
   CHECK(f.send("Z3,401000,4") == "");         // unsupported type: GDB falls back
