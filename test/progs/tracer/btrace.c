@@ -11,6 +11,7 @@ void bt_work(int n);
 
 static pthread_barrier_t barrier;
 static pthread_barrier_t go;  // workers wait here while the test enables tracing
+static int running;           // workers past `go`: neither starts its work before both run
 
 // Where the test stops the main thread once both workers are past the barrier.
 __attribute__((noinline)) void bt_ready(void) {
@@ -21,6 +22,11 @@ static void* worker(void* arg) {
   (void)arg;
   pthread_barrier_wait(&barrier);
   pthread_barrier_wait(&go);
+  // The barrier wakes both, but the kernel may run one long before the other: the fairness
+  // the test checks is the collector's, so both are running before the work begins.
+  __atomic_add_fetch(&running, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&running, __ATOMIC_SEQ_CST) < 2) {
+  }
   bt_work(300);
   return NULL;
 }
