@@ -20,7 +20,7 @@ class ThreadMachine final : public agent::Machine {
     if (!bytes) {
       return std::move(bytes).error();
     }
-    return little_endian(*bytes);
+    return load_u64(*bytes);
   }
   base::Result<std::uint64_t> read(Addr addr, std::size_t len) override {
     auto bytes = p_.memory.read(addr, len);
@@ -30,17 +30,10 @@ class ThreadMachine final : public agent::Machine {
     if (bytes->size() != len) {
       return base::make_error(base::Errc::invalid, "short read");
     }
-    return little_endian(*bytes);
+    return load_u64(*bytes);
   }
 
  private:
-  static std::uint64_t little_endian(const Bytes& bytes) {
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < bytes.size() && i < 8; ++i) {
-      v |= std::uint64_t{bytes[i]} << (8 * i);
-    }
-    return v;
-  }
   Process& p_;
   LinuxThread& t_;
 };

@@ -30,12 +30,6 @@ DrType dr_type(BreakpointType type) {
   }
 }
 
-std::uint64_t load_value(const Bytes& bytes) {
-  std::uint64_t v = 0;
-  std::memcpy(&v, bytes.data(), std::min(bytes.size(), sizeof v));
-  return v;
-}
-
 }  // namespace
 
 DrValues dr_values(const arch::x86::DebugSlots& slots) {
@@ -148,7 +142,7 @@ void LinuxTarget::refresh_read_watches(Process& p) {
     if (s.refs > 0 && s.type == DrType::Read) {
       if (auto now = p.memory.read(s.addr, static_cast<std::size_t>(s.len));
           now && now->size() == static_cast<std::size_t>(s.len)) {
-        p.read_watch_values[static_cast<std::size_t>(i)] = load_value(*now);
+        p.read_watch_values[static_cast<std::size_t>(i)] = load_u64(*now);
       }
     }
   }
@@ -183,8 +177,8 @@ LinuxTarget::DebugTrap LinuxTarget::debug_trap(Process& p, LinuxThread& t) {
         ev.watch_kind = WatchKind::Read;
         auto now = p.memory.read(s.addr, static_cast<std::size_t>(s.len));
         auto& saved = p.read_watch_values[static_cast<std::size_t>(i)];
-        if (now && now->size() == static_cast<std::size_t>(s.len) && load_value(*now) != saved) {
-          saved = load_value(*now);  // a write, not a read
+        if (now && now->size() == static_cast<std::size_t>(s.len) && load_u64(*now) != saved) {
+          saved = load_u64(*now);  // a write, not a read
           writes_under_rwatch = true;
           continue;
         }

@@ -35,4 +35,13 @@ class ProcessMemory {
   int fd_ = -1;
 };
 
+// Up to 8 bytes read from the inferior as the little-endian value they hold (zero-extended).
+inline std::uint64_t load_u64(const Bytes& bytes) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < bytes.size() && i < sizeof v; ++i) {
+    v |= std::uint64_t{bytes[i]} << (8 * i);
+  }
+  return v;
+}
+
 }  // namespace tracer
