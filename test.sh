@@ -47,6 +47,9 @@ run_catch() {
   ((bad > 0)) && { status="FAIL"; failed_suites+=("$name"); }
   printf '%s  %-22s %4d passed %4d failed %4d skipped   (%s)\n' "$status" "$name" "$ok" "$bad" "$skip" "$log"
   grep "^HINDSIGHT-SKIP:" "$log" | sed 's/^HINDSIGHT-SKIP:/      skipped:/'
+  # A failure shows where it happened, so a CI log alone tells what broke.
+  ((bad > 0)) && { grep -B14 -A10 -E "FAILED:|due to unexpected exception|due to a fatal error" "$log" || tail -30 "$log"; } |
+    head -80 | sed 's/^/      /'
 }
 
 # One pass/fail line for a step that is not a Catch2 suite (exit status 77: skipped, the

@@ -6,6 +6,7 @@
 
 #include <boost/asio.hpp>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <utility>
 
@@ -74,12 +75,19 @@ struct Server::Impl {
   Impl(tracer::Target& t, tracer::HostIo& h, ServerOptions& o, Endpoint e, bool one)
       : target(t), host(h), options(o), endpoint(std::move(e)), once(one) {}
 
-  void watch_target() {
+  // False, said, when the process has no descriptor left for it.
+  bool watch_target() {
     if (target.event_fd() < 0 || target_events.is_open()) {
-      return;
+      return true;
     }
-    target_events.assign(::fcntl(target.event_fd(), F_DUPFD_CLOEXEC, 0));
+    const int fd = ::fcntl(target.event_fd(), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+      say(std::string("Cannot watch the program's events: ") + std::strerror(errno) + ".");
+      return false;
+    }
+    target_events.assign(fd);
     arm_target_watch();
+    return true;
   }
 
   void arm_target_watch() {
@@ -305,7 +313,9 @@ struct Server::Impl {
 
   int run() {
     ::signal(SIGPIPE, SIG_IGN);
-    if (!listen()) {
+    // Every descriptor of our own is open before "Listening on port": from then on only
+    // connections take new ones (a harness may count on that).
+    if (!watch_target() || !listen()) {
       return 1;
     }
     stop_signals.async_wait([this](boost::system::error_code ec, int signo) {
@@ -314,7 +324,6 @@ struct Server::Impl {
         finish(128 + signo);
       }
     });
-    watch_target();
     if (options.first_connection_timeout > 0) {
       connection_deadline.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
           std::chrono::duration<double>(options.first_connection_timeout)));

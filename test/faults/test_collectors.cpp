@@ -3,6 +3,8 @@
 // one thread while others are born and die in a storm, GDB gone in the middle of a packet.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <thread>
 
 #include "test/e2e/collectors.hpp"
@@ -39,7 +41,8 @@ TEST_CASE("every history collector detaching from a program it records: the prog
     CHECK_THAT(out.server_out, Contains("workers ok"));
     return;
   }
-  e2e::Child workers({.argv = {e2e::prog_path("workers"), "4"}});
+  // Long enough to outlive a slow session; ended by SIGUSR1 once its code is read back.
+  e2e::Child workers({.argv = {e2e::prog_path("workers"), "120"}});
   REQUIRE(workers.wait_for_text("threads=4", e2e::Clock::now() + 5s, true));
   auto code = faults::program_code(workers.pid());
   REQUIRE(code.has_value());
@@ -58,6 +61,7 @@ TEST_CASE("every history collector detaching from a program it records: the prog
   auto after = faults::program_code(workers.pid());
   REQUIRE(after.has_value());
   CHECK(after->bytes == code->bytes);  // no int3 of the collector left behind
+  ::kill(workers.pid(), SIGUSR1);
   const auto status = workers.wait(e2e::Clock::now() + 30s);
   INFO("workers: " << e2e::describe_status(status) << "\n" << workers.out());
   CHECK(e2e::exit_code(status) == 0);

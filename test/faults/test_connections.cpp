@@ -62,7 +62,7 @@ TEST_CASE("accept fails for want of descriptors (EMFILE): said once, retried, th
     REQUIRE(set_fd_limit(server.pid(), static_cast<rlim_t>(limit)));
     std::this_thread::sleep_for(100ms);
   }
-  INFO("fd limit " << limit);
+  INFO("fd limit " << limit << "; server: " << server.err());
   REQUIRE(limit == next_fd(server.pid()));
   e2e::RspClient client(port);
   REQUIRE(server.wait_for_text("cannot accept a connection", e2e::Clock::now() + 5s));

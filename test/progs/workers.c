@@ -1,9 +1,11 @@
 /* workers.c - four threads computing checksums for SECONDS (default 5), each checking its own
  * result every round; prints "pid=N" at start, "threads=4" once they all exist, and
  * "workers ok ROUNDS" at the end (exit 0), or
- * "workers wrong" and exits 1 if any result ever differed. The attach tests trace it, detach
+ * "workers wrong" and exits 1 if any result ever differed. SIGUSR1 ends it early (a test that
+ * reads its code after a detach, however slow the machine). The attach tests trace it, detach
  * and expect it to finish correctly, its code as the file has it. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -24,6 +26,11 @@ __attribute__((noinline)) long checksum(long seed) {
   return acc;
 }
 
+static void end_early(int signo) {
+  (void)signo;
+  stop = 1;
+}
+
 static void* worker(void* arg) {
   long n = (long)arg;
   const long want = checksum(n);
@@ -38,6 +45,7 @@ static void* worker(void* arg) {
 
 int main(int argc, char** argv) {
   int seconds = argc > 1 ? atoi(argv[1]) : 5;
+  signal(SIGUSR1, end_early);
   printf("pid=%d\n", (int)getpid());
   fflush(stdout);
   pthread_t t[4];
@@ -49,7 +57,7 @@ int main(int argc, char** argv) {
   struct timespec end;
   clock_gettime(CLOCK_MONOTONIC, &end);
   end.tv_sec += seconds;
-  for (;;) {
+  while (!stop) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec)) {
