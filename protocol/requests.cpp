@@ -274,51 +274,76 @@ Result<WriteReg> parse_write_reg(std::string_view body) {
 
 namespace {
 
-// ";X LEN,HEX[X LEN,HEX]..." conditions after a Z packet's kind (GDB concatenates them with no
-// separator: each one's length says where it ends), up to the end or ";cmds:".
-Result<std::vector<Bytes>> parse_conditions(std::string_view rest) {
-  std::vector<Bytes> conditions;
-  if (rest.empty() || rest.starts_with(";cmds:")) {
-    return conditions;
-  }
-  if (!rest.starts_with(";X")) {
-    return malformed("unknown breakpoint parameter '" + std::string(rest.substr(0, 16)) + "'");
-  }
-  rest.remove_prefix(1);
-  while (!rest.empty() && !rest.starts_with(";cmds:")) {
+// "X LEN,HEX[X LEN,HEX]..." up to the next ';' or the end: agent expressions, concatenated with
+// no separator (each one's length says where it ends). what names them in errors.
+Result<std::vector<Bytes>> parse_expressions(std::string_view& rest, const std::string& what) {
+  std::vector<Bytes> expressions;
+  while (!rest.empty() && rest.front() != ';') {
     if (rest.front() != 'X') {
-      return malformed("condition must start with X, not '" + std::string(rest.substr(0, 16)) + "'");
+      return malformed(what + " must start with X, not '" + std::string(rest.substr(0, 16)) + "'");
     }
     rest.remove_prefix(1);
     const std::size_t comma = rest.find(',');
     if (comma == std::string_view::npos) {
-      return malformed("condition needs LEN,BYTECODE");
+      return malformed(what + " needs LEN,BYTECODE");
     }
-    auto len = hex_field_max(rest.substr(0, comma), "condition length", kMaxConditionBytes);
+    auto len = hex_field_max(rest.substr(0, comma), (what + " length").c_str(), kMaxConditionBytes);
     if (!len) {
       return std::move(len).error();
     }
     rest.remove_prefix(comma + 1);
     if (rest.size() < 2 * *len) {
-      return malformed("condition shorter than its length " + std::to_string(*len));
+      return malformed(what + " shorter than its length " + std::to_string(*len));
     }
     auto code = from_hex(rest.substr(0, 2 * *len));
     if (!code) {
       return std::move(code).error();
     }
-    conditions.push_back(std::move(*code));
+    expressions.push_back(std::move(*code));
     rest.remove_prefix(2 * *len);
   }
-  return conditions;
+  return expressions;
+}
+
+// What follows a Z packet's kind: ";X..." conditions, then ";cmds:PERSIST,X..." commands.
+Result<void> parse_breakpoint_agent(std::string_view rest, BreakpointReq& req) {
+  if (rest.starts_with(";X")) {
+    rest.remove_prefix(1);
+    auto conditions = parse_expressions(rest, "condition");
+    if (!conditions) {
+      return std::move(conditions).error();
+    }
+    req.conditions = std::move(*conditions);
+  }
+  if (rest.starts_with(";cmds:")) {
+    rest.remove_prefix(6);
+    const std::size_t comma = rest.find(',');
+    if (comma == std::string_view::npos || (rest.substr(0, comma) != "0" && rest.substr(0, comma) != "1")) {
+      return malformed("cmds: needs PERSIST (0 or 1) and a comma");
+    }
+    req.persist = rest.front() == '1';
+    rest.remove_prefix(comma + 1);
+    auto commands = parse_expressions(rest, "command");
+    if (!commands) {
+      return std::move(commands).error();
+    }
+    req.commands = std::move(*commands);
+  }
+  if (!rest.empty()) {
+    return malformed("unknown breakpoint parameter '" + std::string(rest.substr(0, 16)) + "'");
+  }
+  return base::success();
 }
 
 }  // namespace
 
 Result<BreakpointReq> parse_breakpoint(std::string_view body) {
+  BreakpointReq req;
   const std::size_t semi = body.find(';');
-  auto conditions = parse_conditions(semi == std::string_view::npos ? std::string_view{} : body.substr(semi));
-  if (!conditions) {
-    return std::move(conditions).error();
+  if (semi != std::string_view::npos) {
+    if (auto ok = parse_breakpoint_agent(body.substr(semi), req); !ok) {
+      return std::move(ok).error();
+    }
   }
   body = body.substr(0, semi);
   auto fields = split_three(body, "breakpoint type", "breakpoint address");
@@ -341,7 +366,10 @@ Result<BreakpointReq> parse_breakpoint(std::string_view body) {
   if (range_wraps(*addr, *kind)) {
     return malformed("address range wraps around");
   }
-  return BreakpointReq{static_cast<int>(*type), *addr, static_cast<int>(*kind), std::move(*conditions)};
+  req.type = static_cast<int>(*type);
+  req.addr = *addr;
+  req.kind = static_cast<int>(*kind);
+  return req;
 }
 
 Result<std::vector<VContAction>> parse_vcont(std::string_view body) {

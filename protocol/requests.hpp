@@ -39,14 +39,17 @@ Result<int> parse_read_reg(std::string_view body);
 struct WriteReg { int regno = 0; Bytes value; };
 Result<WriteReg> parse_write_reg(std::string_view body);
 
-// ZTYPE,ADDR,KIND[;cond...] and zTYPE,ADDR,KIND. type 0..4; conditions are ignored.
-// Z/z TYPE,ADDR,KIND[;X LEN,BYTECODE]...[;cmds:...]: the conditions (agent expressions, raw
-// bytes) GDB wants evaluated on the target, any one true to stop; commands are not taken.
+// Z/z TYPE,ADDR,KIND[;X LEN,BYTECODE...][;cmds:PERSIST,X LEN,BYTECODE...]. type 0..4. The
+// conditions (agent expressions, raw bytes) GDB wants evaluated on the target, any one true to
+// stop; the commands to run on the target at a hit instead of stopping (agent-style dprintf),
+// persist if GDB wants them kept after it disconnects.
 struct BreakpointReq {
   int type = 0;
   std::uint64_t addr = 0;
   int kind = 0;
   std::vector<Bytes> conditions{};
+  std::vector<Bytes> commands{};
+  bool persist = false;
 };
 Result<BreakpointReq> parse_breakpoint(std::string_view body);
 

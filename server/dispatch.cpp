@@ -147,6 +147,7 @@ constexpr Route kRoutes[] = {
 constexpr std::string_view kGeneralFeatures[] = {
     "multiprocess+", "swbreak+",      "hwbreak+",      "Qbtrace:off+", "qXfer:btrace-conf:read+",
     "exec-events+",  "fork-events+", "vfork-events+", "QNonStop+",    "no-resumed+",
+    "BreakpointCommands+",  // Z0 ";cmds:" (the target's say: see on_qsupported)
 };
 
 const Route* find_route(std::string_view payload) {

@@ -158,6 +158,18 @@ class Target {
     (void)conditions;
     return base::success();
   }
+  // Commands (agent expressions) of GDB's breakpoint at addr, inserted just before: run at
+  // each hit whose conditions hold, in place of a stop GDB would hear of (an agent-style
+  // dprintf: its printf prints on the server's standard output). Empty: none. Only a target
+  // that runs_breakpoint_commands() takes any (BreakpointCommands+ is offered for it alone).
+  virtual bool runs_breakpoint_commands() const { return false; }
+  virtual Result<void> set_breakpoint_commands(Addr addr, const std::vector<Bytes>& commands) {
+    (void)addr;
+    if (commands.empty()) {
+      return base::success();
+    }
+    return base::make_error(base::Errc::invalid, "breakpoint commands are not run by this target");
+  }
 
   // --- what GDB asks about the process ------------------------------------------------
   virtual Result<Bytes> auxv() = 0;

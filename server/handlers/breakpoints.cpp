@@ -28,6 +28,9 @@ HandlerResult change_breakpoint(Context& cx, const protocol::BreakpointReq& req,
                      : cx.target.remove_breakpoint(*type, req.addr, req.kind);
   if (done && insert && *type == tracer::BreakpointType::Software) {
     done = cx.target.set_breakpoint_conditions(req.addr, req.conditions);
+    if (done) {
+      done = cx.target.set_breakpoint_commands(req.addr, req.commands);
+    }
     if (!done) {
       (void)cx.target.remove_breakpoint(*type, req.addr, req.kind);  // all or nothing
     }

@@ -45,7 +45,8 @@ HandlerResult on_qsupported(Context& cx, const std::vector<std::string>& gdb_fea
         (feature == "vfork-events+" && !cx.state.vfork_events) ||
         (feature == "no-resumed+" && !cx.state.no_resumed) ||
         (feature == "qXfer:threads:read+" && cx.options.disabled("threads")) ||
-        (feature == "vContSupported+" && cx.options.disabled("vCont"))) {
+        (feature == "vContSupported+" && cx.options.disabled("vCont")) ||
+        (feature == "BreakpointCommands+" && !cx.target.runs_breakpoint_commands())) {
       continue;
     }
     reply += ';';

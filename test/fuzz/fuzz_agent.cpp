@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string_view>
 
 #include "tracer/agent/bytecode.hpp"
 
@@ -29,6 +30,8 @@ struct InputMachine : tracer::agent::Machine {
     std::memcpy(&v, state.data() + 128 + (addr - 0x1000), len);
     return v;
   }
+  void print(std::string_view text) override { printed += text.size(); }
+  std::size_t printed = 0;
 };
 
 }  // namespace

@@ -1,8 +1,11 @@
 #include "tracer/agent/bytecode.hpp"
 
+#include "tracer/agent/printf.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +20,7 @@ enum Op : std::uint8_t {
   kLessSigned = 0x14, kLessUnsigned = 0x15, kExt = 0x16, kRef8 = 0x17, kRef16 = 0x18,
   kRef32 = 0x19, kRef64 = 0x1a, kIfGoto = 0x20, kGoto = 0x21, kConst8 = 0x22, kConst16 = 0x23,
   kConst32 = 0x24, kConst64 = 0x25, kReg = 0x26, kEnd = 0x27, kDup = 0x28, kPop = 0x29,
-  kZeroExt = 0x2a, kSwap = 0x2b, kPick = 0x32, kRot = 0x33,
+  kZeroExt = 0x2a, kSwap = 0x2b, kPick = 0x32, kRot = 0x33, kPrintf = 0x34,
 };
 
 // Operand bytes after each opcode this engine runs; -1: not an opcode it runs.
@@ -37,8 +40,13 @@ constexpr std::array<int, 256> kOperandBytes = [] {
   }
   t[kConst32] = 4;
   t[kConst64] = 8;
+  t[kPrintf] = 0;  // (variable: see instruction_size)
   return t;
 }();
+
+// printf's operands: the count of values it takes (1 byte), then its format: a 2-byte length,
+// the bytes, the last a NUL.
+constexpr std::size_t kPrintfHeader = 3;
 
 // Operands are big-endian, whatever the target.
 std::uint64_t operand(std::span<const std::uint8_t> code, std::size_t at, int bytes) {
@@ -71,6 +79,19 @@ std::uint64_t zero_extend(std::uint64_t v, unsigned bits) {
   return bits >= 64 ? v : v & ((std::uint64_t{1} << bits) - 1);
 }
 
+// Bytes of the instruction at pc, operands included; 0 if they run past the end.
+std::size_t instruction_size(std::span<const std::uint8_t> code, std::size_t pc) {
+  if (code[pc] == kPrintf) {
+    if (pc + 1 + kPrintfHeader > code.size()) {
+      return 0;
+    }
+    const std::size_t size = 1 + kPrintfHeader + operand(code, pc + 2, 2);
+    return pc + size > code.size() ? 0 : size;
+  }
+  const std::size_t size = 1 + static_cast<std::size_t>(kOperandBytes[code[pc]]);
+  return pc + size > code.size() ? 0 : size;
+}
+
 }  // namespace
 
 base::Result<void> validate(std::span<const std::uint8_t> code) {
@@ -87,17 +108,21 @@ base::Result<void> validate(std::span<const std::uint8_t> code) {
     if (bytes < 0) {
       return malformed(fmt::format("opcode {:#04x} is not supported", code[pc]), pc);
     }
-    if (pc + 1 + static_cast<std::size_t>(bytes) > code.size()) {
+    const std::size_t size = instruction_size(code, pc);
+    if (size == 0) {
       return malformed("operand runs past the end", pc);
+    }
+    if (code[pc] == kPrintf && (size == 1 + kPrintfHeader || code[pc + size - 1] != 0)) {
+      return malformed("printf format not ended by a NUL", pc);
     }
     starts[pc] = true;
     has_end = has_end || code[pc] == kEnd;
-    pc += 1 + static_cast<std::size_t>(bytes);
+    pc += size;
   }
   if (!has_end) {
     return malformed("no end", code.size());
   }
-  for (std::size_t pc = 0; pc < code.size(); pc += 1 + static_cast<std::size_t>(kOperandBytes[code[pc]])) {
+  for (std::size_t pc = 0; pc < code.size(); pc += instruction_size(code, pc)) {
     if (code[pc] == kIfGoto || code[pc] == kGoto) {
       const std::uint64_t target = operand(code, pc + 1, 2);
       if (target >= code.size() || !starts[target]) {
@@ -108,7 +133,12 @@ base::Result<void> validate(std::span<const std::uint8_t> code) {
   return base::success();
 }
 
-base::Result<std::uint64_t> evaluate(std::span<const std::uint8_t> code, Machine& machine) {
+namespace {
+
+// Runs code to its `end`: the value then on top of the stack, or nullopt if the stack is empty
+// and no value is wanted.
+base::Result<std::optional<std::uint64_t>> run(std::span<const std::uint8_t> code, Machine& machine,
+                                               bool value_wanted) {
   if (auto ok = validate(code); !ok) {
     return std::move(ok).error();
   }
@@ -120,23 +150,23 @@ base::Result<std::uint64_t> evaluate(std::span<const std::uint8_t> code, Machine
       return fault("more than " + std::to_string(kMaxSteps) + " steps", pc);
     }
     const std::uint8_t op = code[pc];
-    const int bytes = kOperandBytes[op];
-    const std::uint64_t arg = operand(code, pc + 1, bytes);
+    const std::uint64_t arg = operand(code, pc + 1, op == kPrintf ? 1 : kOperandBytes[op]);
     const std::size_t at = pc;
-    pc += 1 + static_cast<std::size_t>(bytes);
+    pc += instruction_size(code, pc);
     // How many values it takes from the stack and how many it leaves.
     std::size_t need = 0;
     std::size_t grows = 0;
     switch (op) {
       case kConst8: case kConst16: case kConst32: case kConst64: case kReg: grows = 1; break;
       case kDup: case kPick: need = op == kPick ? arg + 1 : 1; grows = 1; break;
-      case kEnd: need = 1; break;
+      case kEnd: need = value_wanted ? 1 : 0; break;
       case kPop: case kIfGoto: need = 1; break;
       case kGoto: break;
       case kLogNot: case kBitNot: case kExt: case kZeroExt: case kRef8: case kRef16: case kRef32: case kRef64:
         need = 1;
         break;
       case kRot: need = 3; break;
+      case kPrintf: need = arg + 2; break;  // the values, then the channel and function
       default: need = 2; break;  // the binary operators and swap
     }
     if (stack.size() < need) {
@@ -146,7 +176,7 @@ base::Result<std::uint64_t> evaluate(std::span<const std::uint8_t> code, Machine
       return fault("stack overflow (" + std::to_string(kMaxStack) + " values)", at);
     }
     if (op == kEnd) {
-      return stack.back();
+      return stack.empty() ? std::nullopt : std::optional<std::uint64_t>(stack.back());
     }
     switch (op) {
       case kConst8: case kConst16: case kConst32: case kConst64: stack.push_back(arg); continue;
@@ -171,6 +201,20 @@ base::Result<std::uint64_t> evaluate(std::span<const std::uint8_t> code, Machine
         continue;
       }
       case kSwap: std::swap(stack[stack.size() - 1], stack[stack.size() - 2]); continue;
+      case kPrintf: {
+        // GDB pushes the values last to first, then the channel, then the function (both
+        // unused: the server prints).
+        const std::size_t format_length = operand(code, at + 2, 2);
+        const auto* format = reinterpret_cast<const char*>(code.data() + at + 1 + kPrintfHeader);
+        std::vector<std::uint64_t> values(stack.rbegin() + 2, stack.rbegin() + 2 + static_cast<std::ptrdiff_t>(arg));
+        stack.resize(stack.size() - 2 - arg);
+        auto text = format_printf(std::string_view(format, format_length - 1), values, machine);
+        if (!text) {
+          return fault(text.error().message(), at);
+        }
+        machine.print(*text);
+        continue;
+      }
       case kRot: {  // a b c => c a b
         const std::uint64_t c = stack.back();
         stack[stack.size() - 1] = stack[stack.size() - 2];
@@ -232,6 +276,24 @@ base::Result<std::uint64_t> evaluate(std::span<const std::uint8_t> code, Machine
       default: return fault("unexpected opcode", at);  // (validate admits none other)
     }
   }
+}
+
+}  // namespace
+
+base::Result<std::uint64_t> evaluate(std::span<const std::uint8_t> code, Machine& machine) {
+  auto value = run(code, machine, true);
+  if (!value) {
+    return std::move(value).error();
+  }
+  return **value;
+}
+
+base::Result<void> execute(std::span<const std::uint8_t> code, Machine& machine) {
+  auto value = run(code, machine, false);
+  if (!value) {
+    return std::move(value).error();
+  }
+  return base::success();
 }
 
 }  // namespace tracer::agent

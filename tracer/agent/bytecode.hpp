@@ -1,5 +1,6 @@
-// GDB's agent expressions (the bytecode of target-side breakpoint conditions, `Z0,...;X`):
-// checked once when GDB sends one, then run at each hit against the stopped thread. Strict
+// GDB's agent expressions (the bytecode of target-side breakpoint conditions, `Z0,...;X`, and
+// of breakpoint commands, `;cmds:`, whose printf is an agent-style dprintf): checked once when
+// GDB sends one, then run at each hit against the stopped thread. Strict
 // and bounded: a stack of at most kMaxStack values, at most kMaxSteps instructions a run (so
 // a loop cannot hold the server), memory and registers read through a Machine that may fail;
 // any fault ends the run with an error, never a guess. Pure: no ptrace, tested and fuzzed on
@@ -9,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "base/result.hpp"
 #include "tracer/types.hpp"
@@ -27,16 +29,22 @@ class Machine {
   virtual base::Result<std::uint64_t> reg(int regno) = 0;
   // len (1, 2, 4 or 8) bytes at addr, little-endian, zero-extended.
   virtual base::Result<std::uint64_t> read(Addr addr, std::size_t len) = 0;
+  // What a printf formatted.
+  virtual void print(std::string_view text) = 0;
 };
 
 // The expression is well formed: not empty nor too long, every opcode one this engine runs
-// (no tracing, state variables or floating point), every operand inside it, every jump to the
-// start of an instruction, and an `end` reachable. Errc::malformed says where it is not.
+// (no tracing, state variables or floating point), every operand inside it (a printf's format
+// ended by its NUL), every jump to the start of an instruction, and an `end` reachable. Errc::malformed says where it is not.
 base::Result<void> validate(std::span<const std::uint8_t> code);
 
 // Runs a validated expression to its `end`; the value on top of the stack then. Errors
 // (Errc::invalid): stack overflow or underflow, division by zero, an unreadable register or
-// address, the step budget spent.
+// address, the step budget spent, a printf whose format and values do not agree.
 base::Result<std::uint64_t> evaluate(std::span<const std::uint8_t> code, Machine& machine);
+
+// Runs a validated command (what `;cmds:` carries: a printf, then `end` on an empty stack) for
+// what it prints; the errors of evaluate.
+base::Result<void> execute(std::span<const std::uint8_t> code, Machine& machine);
 
 }  // namespace tracer::agent

@@ -270,8 +270,9 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     const Addr addr = *pc - 1;
     (void)t.regs.set_pc(t.tid, addr);
     t.stop_pc = addr;
-    if (!t.stepping && !condition_holds(p, t, addr)) {
-      start_step_over(p, t, addr, 0);  // GDB's condition is false: on, as if nothing happened
+    if (!t.stepping && (!condition_holds(p, t, addr) || ran_commands(p, t, addr))) {
+      // GDB's condition is false, or the commands ran in place of a stop: on, GDB not told.
+      start_step_over(p, t, addr, 0);
       return std::nullopt;
     }
     ev.reason = StopReason::SoftwareBreakpoint;

@@ -91,6 +91,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   }
   c.sites = p.sites;  // the child's memory holds our int3s too (the very bytes, after vfork)
   c.conditions = p.conditions;
+  c.commands = p.commands;
   LinuxThread& ct = c.add_thread(child);
   ct.started = false;
   ct.state = ThreadState::Running;
@@ -172,6 +173,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   p.threads[p.pid] = self;
   p.sites.clear();
   p.conditions.clear();
+  p.commands.clear();
   p.dr_slots = arch::x86::DebugSlots{};
   p.step_over.reset();
   p.thread_db.reset();  // another program, maybe another glibc

@@ -275,6 +275,7 @@ Result<void> LinuxTarget::remove_breakpoint(BreakpointType type, Addr addr, int 
     return remove_debug_point(*p, type, addr, len);
   }
   p->conditions.erase(addr);
+  p->commands.erase(addr);
   auto orig = p->sites.release(addr, SiteOwner::Gdb);
   if (!orig) {
     return base::success();

@@ -89,6 +89,8 @@ class LinuxTarget final : public Target {
   Result<void> insert_breakpoint(BreakpointType type, Addr addr, int len) override;
   Result<void> remove_breakpoint(BreakpointType type, Addr addr, int len) override;
   Result<void> set_breakpoint_conditions(Addr addr, const std::vector<Bytes>& conditions) override;
+  bool runs_breakpoint_commands() const override { return true; }
+  Result<void> set_breakpoint_commands(Addr addr, const std::vector<Bytes>& commands) override;
 
   Result<Bytes> auxv() override;
   Result<std::string> exec_file(Pid pid) override;
@@ -134,8 +136,10 @@ class LinuxTarget final : public Target {
   void step_over_stopped(Process& p, LinuxThread& t, int sig, int event);
   std::optional<StopEvent> classify_trap(Process& p, LinuxThread& t);
   bool step_on_past_syscall_exit(LinuxThread& t);
-  // --- breakpoint conditions (conditions.cpp): a hit that is to be reported ---
+  // --- breakpoint conditions and commands (breakpoint_agent.cpp): a hit that is to be reported ---
   bool condition_holds(Process& p, LinuxThread& t, Addr addr);
+  // Runs the commands of GDB's breakpoint at addr; false if it has none (the hit is GDB's).
+  bool ran_commands(Process& p, LinuxThread& t, Addr addr);
   // --- catch syscall (syscalls.cpp) ---
   void syscall_stopped(Process& p, LinuxThread& t);
   bool runs_to_syscall(Process& p, LinuxThread& t, bool step, bool collector_step);

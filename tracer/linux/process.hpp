@@ -45,7 +45,8 @@ struct Process {
   std::map<Tid, LinuxThread> threads;
   std::optional<StepOver> step_over;  // at most one per address space at a time
   SyscallCatch catch_syscalls;        // QCatchSyscalls: its threads run with PTRACE_SYSCALL
-  std::map<Addr, std::vector<Bytes>> conditions;  // GDB's breakpoint conditions (conditions.cpp)
+  std::map<Addr, std::vector<Bytes>> conditions;  // GDB's breakpoint conditions (breakpoint_agent.cpp)
+  std::map<Addr, std::vector<Bytes>> commands;    // and commands (agent-style dprintf)
   std::unique_ptr<Collector> collector;  // set while branch tracing is on
   // libthread_db for thread-local storage, loaded at the first qGetTLSAddr (dropped at exec).
   std::unique_ptr<ProcessThreadDbHost> thread_db_host;

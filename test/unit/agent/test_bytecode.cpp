@@ -36,6 +36,8 @@ struct FakeMachine : tracer::agent::Machine {
     }
     return v;
   }
+  void print(std::string_view text) override { printed += text; }
+  std::string printed;
 };
 
 std::uint64_t run(const Code& code, FakeMachine& m) {

@@ -158,7 +158,7 @@ TEST_CASE("parse_breakpoint", "[requests]") {
                                          "0,1000,10000"});
 }
 
-TEST_CASE("parse_breakpoint: conditions, concatenated as GDB sends them; commands left", "[requests]") {
+TEST_CASE("parse_breakpoint: conditions, concatenated as GDB sends them, then commands", "[requests]") {
   // Two conditions of two breakpoints at one address (gdb.base/pending.exp): no separator.
   auto two = protocol::parse_breakpoint("0,7ffff7fbc124,1;X3,220427X4,22012227;cmds:0,X3,220405");
   REQUIRE(two.ok());
@@ -171,6 +171,25 @@ TEST_CASE("parse_breakpoint: conditions, concatenated as GDB sends them; command
   check_bad(protocol::parse_breakpoint, {"0,1000,1;X", "0,1000,1;X3", "0,1000,1;X3,2204", "0,1000,1;X3,22zz27",
                                          "0,1000,1;X2,2204Y", "0,1000,1;Q", "0,1000,1;X2,2204;X1,27",
                                          "0,1000,1;X2000,00"});
+}
+
+TEST_CASE("parse_breakpoint: commands (agent-style dprintf) after the conditions, persistent or not",
+          "[requests]") {
+  // dprintf foo,"x=%d\n",x with `set dprintf-style agent`: no condition, one command.
+  auto one = protocol::parse_breakpoint("0,401136,1;cmds:1,X5,2201340027");
+  REQUIRE(one.ok());
+  CHECK(one->conditions.empty());
+  REQUIRE(one->commands.size() == 1);
+  CHECK(one->commands[0] == protocol::Bytes{0x22, 0x01, 0x34, 0x00, 0x27});
+  CHECK(one->persist);
+  auto both = protocol::parse_breakpoint("0,401136,1;X3,220427;cmds:0,X1,27X2,2227");
+  REQUIRE(both.ok());
+  CHECK(both->conditions.size() == 1);
+  CHECK(both->commands.size() == 2);
+  CHECK_FALSE(both->persist);
+  check_bad(protocol::parse_breakpoint, {"0,1000,1;cmds:", "0,1000,1;cmds:1", "0,1000,1;cmds:2,X1,27",
+                                         "0,1000,1;cmds:1,X1,2", "0,1000,1;cmds:1,Y1,27",
+                                         "0,1000,1;cmds:1,X1,27;X1,27", "0,1000,1;cmds:0,X1,27;cmds:0,X1,27"});
 }
 
 TEST_CASE("parse_vcont: forms GDB sends", "[requests]") {

@@ -1,0 +1,134 @@
+// Target-side breakpoint conditions (ConditionalBreakpoints+) and commands
+// (BreakpointCommands+): GDB's agent expressions for a breakpoint, checked when they arrive and
+// run at each hit against the stopped thread. A hit none of whose conditions holds is not
+// reported: the thread steps over the int3 and goes on, and GDB never hears of it (no round
+// trip). A condition whose evaluation faults stops, so that the user sees where and why
+// rather than a breakpoint that silently never fires. A hit whose conditions hold runs the
+// commands instead of stopping (an agent-style dprintf prints on our standard output, as
+// gdbserver's does); a command that faults is said on standard error and the program goes on.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "base/log.hpp"
+#include "tracer/agent/bytecode.hpp"
+#include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/registers.hpp"
+
+namespace tracer {
+namespace {
+
+// The stopped thread's registers and its process's memory, for an expression.
+class ThreadMachine final : public agent::Machine {
+ public:
+  ThreadMachine(Process& p, LinuxThread& t) : p_(p), t_(t) {}
+  base::Result<std::uint64_t> reg(int regno) override {
+    auto bytes = read_one_register(t_.tid, t_.regs, regno);
+    if (!bytes) {
+      return std::move(bytes).error();
+    }
+    return load_u64(*bytes);
+  }
+  base::Result<std::uint64_t> read(Addr addr, std::size_t len) override {
+    auto bytes = p_.memory.read(addr, len);
+    if (!bytes) {
+      return std::move(bytes).error();
+    }
+    if (bytes->size() != len) {
+      return base::make_error(base::Errc::invalid, "short read");
+    }
+    return load_u64(*bytes);
+  }
+  void print(std::string_view text) override { printed += text; }
+
+  std::string printed;
+
+ private:
+  Process& p_;
+  LinuxThread& t_;
+};
+
+}  // namespace
+
+Result<void> LinuxTarget::set_breakpoint_conditions(Addr addr, const std::vector<Bytes>& conditions) {
+  Process* p = current();
+  if (p == nullptr) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  for (const Bytes& code : conditions) {
+    if (auto ok = agent::validate(code); !ok) {
+      return ok;
+    }
+  }
+  if (conditions.empty()) {
+    p->conditions.erase(addr);
+  } else {
+    p->conditions[addr] = conditions;
+  }
+  return base::success();
+}
+
+Result<void> LinuxTarget::set_breakpoint_commands(Addr addr, const std::vector<Bytes>& commands) {
+  Process* p = current();
+  if (p == nullptr) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  for (const Bytes& code : commands) {
+    if (auto ok = agent::validate(code); !ok) {
+      return ok;
+    }
+  }
+  if (commands.empty()) {
+    p->commands.erase(addr);
+  } else {
+    p->commands[addr] = commands;
+  }
+  return base::success();
+}
+
+bool LinuxTarget::ran_commands(Process& p, LinuxThread& t, Addr addr) {
+  auto it = p.commands.find(addr);
+  if (it == p.commands.end()) {
+    return false;
+  }
+  ThreadMachine machine(p, t);
+  for (const Bytes& code : it->second) {
+    if (auto done = agent::execute(code, machine); !done) {
+      std::fprintf(stderr, "warning: breakpoint command at %#llx in thread %d: %s\n",
+                   static_cast<unsigned long long>(addr), t.tid, done.error().message().c_str());
+      break;
+    }
+  }
+  // Straight to the descriptor: what the program prints on the same one is not buffered here.
+  for (std::string_view rest = machine.printed; !rest.empty();) {
+    const ssize_t n = ::write(STDOUT_FILENO, rest.data(), rest.size());
+    if (n <= 0) {
+      break;
+    }
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+bool LinuxTarget::condition_holds(Process& p, LinuxThread& t, Addr addr) {
+  auto it = p.conditions.find(addr);
+  if (it == p.conditions.end()) {
+    return true;  // unconditional
+  }
+  ThreadMachine machine(p, t);
+  for (const Bytes& code : it->second) {
+    auto value = agent::evaluate(code, machine);
+    if (!value) {
+      base::logf(base::LogCat::ptrace, "thread {}: condition at {:#x}: {}; stopping", t.tid, addr,
+                 value.error().message());
+      return true;
+    }
+    if (*value != 0) {
+      return true;
+    }
+  }
+  base::logf(base::LogCat::ptrace, "thread {}: conditions at {:#x} false: going on", t.tid, addr);
+  return false;
+}
+
+}  // namespace tracer
