@@ -54,3 +54,44 @@ TEST_CASE("two conditional breakpoints at one address: both conditions sent toge
   CHECK_THAT(out.gdb, ContainsRegex(R"(Breakpoint [12], square \(x=4\)[\s\S]*\$2 = 4\n)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
 }
+
+TEST_CASE("a false condition is passed out of line: no step in place, no stop of the other threads",
+          "[e2e][conditions]") {
+  // square()'s breakpoint sits on a load from the frame: its copy runs in a slot at the end of
+  // the program's code and jumps back, so the server never steps over the int3 in place.
+  auto out = e2e::run_gdb({.program = "simple",
+                           .commands = {"set breakpoint condition-evaluation target", "break square if x == 99",
+                                        "continue"},
+                           .server_flags = {"--debug=ptrace"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_err, Contains("out-of-line slots in"));
+  CHECK_THAT(out.server_err, !ContainsRegex(R"(stepping over int3 at 0x5)"));
+  CHECK_THAT(out.server_err, ContainsRegex(R"((conditions at 0x[0-9a-f]+ false: going on[\s\S]*){4})"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
+}
+
+TEST_CASE("four threads pass a false condition out of line thousands of times; their results stay right",
+          "[e2e][conditions][threads]") {
+  // workers checks its own checksums every round: an instruction its copy ran wrong would show.
+  auto out = e2e::run_gdb({.program = "workers",
+                           .commands = {"set breakpoint condition-evaluation target", "break checksum if seed == 99",
+                                        "continue"},
+                           .args = {"1"},
+                           .timeout = std::chrono::seconds(60)});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_out, ContainsRegex(R"(workers ok [1-9]\d{2,})"));  // hundreds of rounds at least
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited normally\])"));
+}
+
+TEST_CASE("a copy that faults in its slot is reported where the original lives", "[e2e][conditions]") {
+  // store()'s `mov %edx,0x10(%rax)` writes through NULL: under a false condition it runs as a
+  // copy, faults there, and GDB must see the fault in store(), at that instruction.
+  auto out = e2e::run_gdb({.program = "crash",
+                           .commands = {"set breakpoint condition-evaluation target", "break *(store + 18) if $rax == 1",
+                                        "continue", "x/i $pc", "bt 1", "continue"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Program received signal SIGSEGV"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(=> 0x[0-9a-f]+ <store\+18>:\s+mov\s+%edx,0x10\(%rax\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#0 +(0x[0-9a-f]+ in )?store \(r=0x0, v=3\))"));
+  CHECK_THAT(out.gdb, Contains("Program terminated with signal SIGSEGV"));
+}

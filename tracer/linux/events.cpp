@@ -66,6 +66,7 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   t.regs.forget();
   if (auto pc = t.regs.pc(tid)) {
     t.stop_pc = *pc;
+    leave_out_of_line(p, t);
   }
   const int sig = WSTOPSIG(status);
   const int event = status >> 16;
@@ -272,7 +273,9 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     t.stop_pc = addr;
     if (!t.stepping && (!condition_holds(p, t, addr) || ran_commands(p, t, addr))) {
       // GDB's condition is false, or the commands ran in place of a stop: on, GDB not told.
-      start_step_over(p, t, addr, 0);
+      if (!step_over_out_of_line(p, t, addr)) {
+        start_step_over(p, t, addr, 0);
+      }
       return std::nullopt;
     }
     ev.reason = StopReason::SoftwareBreakpoint;

@@ -92,6 +92,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   c.sites = p.sites;  // the child's memory holds our int3s too (the very bytes, after vfork)
   c.conditions = p.conditions;
   c.commands = p.commands;
+  c.out_of_line = p.out_of_line;
   LinuxThread& ct = c.add_thread(child);
   ct.started = false;
   ct.state = ThreadState::Running;
@@ -174,6 +175,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   p.sites.clear();
   p.conditions.clear();
   p.commands.clear();
+  p.out_of_line = OutOfLine{};
   p.dr_slots = arch::x86::DebugSlots{};
   p.step_over.reset();
   p.thread_db.reset();  // another program, maybe another glibc

@@ -233,6 +233,8 @@ Result<void> LinuxTarget::write_memory(Addr addr, const Bytes& data) {
   auto res = p->memory.write(addr, bytes);
   if (!res) {
     p->sites = std::move(saved);
+  } else {
+    forget_out_of_line(*p, addr, bytes.size());
   }
   return res;
 }

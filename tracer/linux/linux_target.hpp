@@ -140,6 +140,16 @@ class LinuxTarget final : public Target {
   bool condition_holds(Process& p, LinuxThread& t, Addr addr);
   // Runs the commands of GDB's breakpoint at addr; false if it has none (the hit is GDB's).
   bool ran_commands(Process& p, LinuxThread& t, Addr addr);
+  // --- out-of-line step-overs (out_of_line.cpp) ---
+  // Points t, stopped on the int3 at addr, at a copy of the instruction there; false if it
+  // must be stepped over in place.
+  bool step_over_out_of_line(Process& p, LinuxThread& t, Addr addr);
+  // A thread stopped inside a slot shows the original's pc (at each stop).
+  void leave_out_of_line(Process& p, LinuxThread& t);
+  // One shown at a breakpoint whose copy it had yet to run goes back to the slot (at resume).
+  void reenter_out_of_line(Process& p, LinuxThread& t);
+  // Memory at [addr, addr + len) changes: slots that copied it are stale.
+  void forget_out_of_line(Process& p, Addr addr, std::size_t len);
   // --- catch syscall (syscalls.cpp) ---
   void syscall_stopped(Process& p, LinuxThread& t);
   bool runs_to_syscall(Process& p, LinuxThread& t, bool step, bool collector_step);

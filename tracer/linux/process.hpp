@@ -23,6 +23,20 @@ enum class ProcessOrigin {
   Forked,    // a traced process forked it: as its parent
 };
 
+// Slots where the instruction under a breakpoint runs as a copy (arch/x86/out_of_line.hpp),
+// in the unused end of the program's last page of code (out_of_line.cpp).
+struct OutOfLine {
+  bool looked = false;  // for the area below
+  Addr begin = 0;       // the area: [begin, end), its free bytes [next, end)
+  Addr next = 0;
+  Addr end = 0;
+  struct Slot {
+    Addr at = 0;              // 0: the instruction must be stepped in place
+    std::uint8_t length = 0;  // of the instruction
+  };
+  std::map<Addr, Slot> slots;  // by breakpoint address
+};
+
 struct StepOver {
   Tid tid = 0;
   Addr addr = 0;
@@ -44,6 +58,7 @@ struct Process {
   std::array<std::uint64_t, arch::x86::kDebugSlots> read_watch_values{};
   std::map<Tid, LinuxThread> threads;
   std::optional<StepOver> step_over;  // at most one per address space at a time
+  OutOfLine out_of_line;              // (copied to a fork child; its memory holds the slots too)
   SyscallCatch catch_syscalls;        // QCatchSyscalls: its threads run with PTRACE_SYSCALL
   std::map<Addr, std::vector<Bytes>> conditions;  // GDB's breakpoint conditions (breakpoint_agent.cpp)
   std::map<Addr, std::vector<Bytes>> commands;    // and commands (agent-style dprintf)

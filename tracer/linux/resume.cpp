@@ -176,6 +176,9 @@ void note_step_start(LinuxThread& t, bool step) {
 }  // namespace
 
 Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
+  if (t.out_of_line_from != 0) {
+    reenter_out_of_line(p, t);
+  }
   sync_debug_registers(p, t);
   t.reported_signal = 0;  // GDB's resume said what becomes of it
   if (!t.held_signals.empty()) {
@@ -274,6 +277,7 @@ void LinuxTarget::try_begin_step_over(Process& p) {
   sync_debug_registers(p, *t);
   const int sig = t->step_over_signal;
   t->step_over_signal = 0;
+  t->out_of_line_from = 0;  // (its instruction runs in place now)
   if (p.collector && p.collector->tracing(t->tid)) {
     ProcessCodeView view(p);
     (void)p.collector->wants_step(t->tid, addr, sig, true, view);  // the step is ours, its branch theirs

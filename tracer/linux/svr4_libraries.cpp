@@ -101,6 +101,8 @@ ProgramHeaders parse_program_headers(const Bytes& phdrs, std::size_t phnum, std:
     } else if (ph.p_type == PT_DYNAMIC) {
       out.dynamic_vaddr = ph.p_vaddr;
       out.dynamic_size = ph.p_memsz;
+    } else if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) != 0 && ph.p_vaddr + ph.p_memsz > out.code_end) {
+      out.code_end = ph.p_vaddr + ph.p_memsz;
     }
   }
   return out;

@@ -26,6 +26,7 @@ struct ProgramHeaders {
   std::optional<Addr> phdr_vaddr;  // PT_PHDR p_vaddr
   std::optional<Addr> dynamic_vaddr;  // PT_DYNAMIC p_vaddr
   Addr dynamic_size = 0;
+  Addr code_end = 0;  // end of the highest executable PT_LOAD (p_vaddr + p_memsz), 0 if none
 };
 // Elf64_Phdr records, phent bytes apart.
 ProgramHeaders parse_program_headers(const Bytes& phdrs, std::size_t phnum, std::size_t phent);

@@ -58,6 +58,7 @@ struct LinuxThread {
   bool paused_for_step_over = false; // stopped by the core for another thread's step-over
   bool vfork_parent = false;         // waiting in vfork for its child: cannot stop until vforkdone
   int step_over_signal = 0;          // the signal the step-over delivers
+  Addr out_of_line_from = 0;         // stopped before running its slot: pc shows the breakpoint
   std::deque<int> held_signals;      // GDB resumed it with these, but it never ran (another
                                      // thread's event was reported first): delivered, oldest
                                      // first, each time it runs from now on

@@ -1,0 +1,137 @@
+// Passing a breakpoint whose condition is false (or whose commands ran) without a second stop:
+// the thread runs a copy of the instruction under the int3 in a slot that jumps back after it
+// (arch/x86/out_of_line.hpp). The int3 stays, so the other threads run on; stepping over in
+// place would stop them all, then single-step. Slots live in the unused end of the program's
+// last page of code (its r-x mapping, page-rounded, reaches past the code), written once per
+// breakpoint. An instruction that cannot run elsewhere (a branch, an operand relative to rip),
+// a full tail, or a thread whose history a collector records (the slot is no branch of the
+// program's): stepped over in place, as before.
+//
+// A thread seen stopped inside a slot (a signal, our SIGSTOP, a fault of the copy) shows GDB
+// the pc of the original: the breakpoint, if the copy has not run (it runs in the slot when the
+// thread resumes there, so the breakpoint is not hit twice), else the instruction after it.
+#include <sys/auxv.h>
+
+#include "base/log.hpp"
+#include "tracer/linux/code_view.hpp"
+#include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/procfs.hpp"
+#include "tracer/linux/svr4_libraries.hpp"
+#include "arch/x86/out_of_line.hpp"
+
+namespace tracer {
+namespace {
+
+constexpr Addr kPageSize = 4096;
+constexpr std::size_t kLongestInstruction = 15;
+
+// [end of the program's code, end of that page): mapped executable, never run by the program.
+std::pair<Addr, Addr> free_code_tail(Process& p) {
+  auto auxv = procfs::read_file("/proc/" + std::to_string(p.pid) + "/auxv");
+  if (!auxv) {
+    return {0, 0};
+  }
+  const svr4::AuxvInfo info = svr4::parse_auxv(*auxv);
+  const std::size_t phent = info.phent != 0 ? info.phent : sizeof(Elf64_Phdr);
+  if (info.phdr == 0 || info.phnum == 0 || info.phnum > 256) {
+    return {0, 0};
+  }
+  auto phdrs = p.memory.read(info.phdr, phent * info.phnum);
+  if (!phdrs || phdrs->size() != phent * info.phnum) {
+    return {0, 0};
+  }
+  const svr4::ProgramHeaders ph = svr4::parse_program_headers(*phdrs, info.phnum, phent);
+  if (ph.code_end == 0) {
+    return {0, 0};
+  }
+  const Addr bias = ph.phdr_vaddr ? info.phdr - *ph.phdr_vaddr : 0;
+  const Addr start = bias + ph.code_end;
+  return {start, (start + kPageSize - 1) & ~(kPageSize - 1)};
+}
+
+OutOfLine::Slot make_slot(Process& p, Addr addr) {
+  OutOfLine& ool = p.out_of_line;
+  if (!ool.looked) {
+    ool.looked = true;
+    std::tie(ool.begin, ool.end) = free_code_tail(p);
+    ool.next = ool.begin;
+    base::logf(base::LogCat::ptrace, "process {}: out-of-line slots in [{:#x}, {:#x})", p.pid, ool.begin, ool.end);
+  }
+  ProcessCodeView view(p);
+  auto code = view.read_code(addr, kLongestInstruction);  // (our int3s hidden)
+  if (!code) {
+    return {};
+  }
+  const auto length = arch::x86::relocatable_length(*code);
+  if (!length) {
+    return {};
+  }
+  const Bytes slot = arch::x86::out_of_line_slot(std::span(code->data(), *length), addr);
+  if (ool.end - ool.next < slot.size() || !p.memory.write(ool.next, slot)) {
+    return {};
+  }
+  const OutOfLine::Slot made{ool.next, *length};
+  ool.next += slot.size();
+  return made;
+}
+
+}  // namespace
+
+bool LinuxTarget::step_over_out_of_line(Process& p, LinuxThread& t, Addr addr) {
+  if (p.collector && p.collector->tracing(t.tid)) {
+    return false;
+  }
+  auto [it, fresh] = p.out_of_line.slots.try_emplace(addr);
+  if (fresh) {
+    it->second = make_slot(p, addr);
+  }
+  return it->second.at != 0 && t.regs.set_pc(t.tid, it->second.at).ok();
+}
+
+void LinuxTarget::leave_out_of_line(Process& p, LinuxThread& t) {
+  const OutOfLine& ool = p.out_of_line;
+  if (t.stop_pc < ool.begin || t.stop_pc >= ool.next) {
+    return;
+  }
+  for (const auto& [addr, slot] : ool.slots) {
+    if (slot.at == 0) {
+      continue;
+    }
+    Addr shown = 0;
+    if (t.stop_pc == slot.at) {
+      shown = addr;
+      t.out_of_line_from = addr;
+    } else if (t.stop_pc == slot.at + slot.length) {
+      shown = addr + slot.length;
+    } else {
+      continue;
+    }
+    base::logf(base::LogCat::ptrace, "thread {}: stopped in the slot of {:#x}: pc {:#x}", t.tid, addr, shown);
+    if (t.regs.set_pc(t.tid, shown)) {
+      t.stop_pc = shown;
+    }
+    return;
+  }
+}
+
+void LinuxTarget::reenter_out_of_line(Process& p, LinuxThread& t) {
+  const Addr addr = std::exchange(t.out_of_line_from, 0);
+  auto pc = t.regs.pc(t.tid);
+  auto it = p.out_of_line.slots.find(addr);
+  if (!pc || *pc != addr || it == p.out_of_line.slots.end() || it->second.at == 0 || !p.sites.contains(addr)) {
+    return;  // GDB moved it, or the breakpoint is gone: it runs from where it is
+  }
+  if (p.collector && p.collector->tracing(t.tid)) {
+    return;  // (recording began meanwhile: it meets the breakpoint again, which is evaluated again)
+  }
+  (void)t.regs.set_pc(t.tid, it->second.at);
+}
+
+void LinuxTarget::forget_out_of_line(Process& p, Addr addr, std::size_t len) {
+  // A slot copied what is written now: the next hit makes a new one.
+  std::erase_if(p.out_of_line.slots, [&](const auto& entry) {
+    return entry.first < addr + len && addr < entry.first + kLongestInstruction;
+  });
+}
+
+}  // namespace tracer
