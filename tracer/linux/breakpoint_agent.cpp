@@ -50,40 +50,35 @@ class ThreadMachine final : public agent::Machine {
 
 }  // namespace
 
-Result<void> LinuxTarget::set_breakpoint_conditions(Addr addr, const std::vector<Bytes>& conditions) {
-  Process* p = current();
+namespace {
+
+// Checks every expression, then sets (or, if there are none, drops) them for addr in table.
+Result<void> set_expressions(Process* p, std::map<Addr, std::vector<Bytes>> Process::*table, Addr addr,
+                             const std::vector<Bytes>& expressions) {
   if (p == nullptr) {
     return base::make_error(base::Errc::no_process, "no process");
   }
-  for (const Bytes& code : conditions) {
+  for (const Bytes& code : expressions) {
     if (auto ok = agent::validate(code); !ok) {
       return ok;
     }
   }
-  if (conditions.empty()) {
-    p->conditions.erase(addr);
+  if (expressions.empty()) {
+    (p->*table).erase(addr);
   } else {
-    p->conditions[addr] = conditions;
+    (p->*table)[addr] = expressions;
   }
   return base::success();
 }
 
+}  // namespace
+
+Result<void> LinuxTarget::set_breakpoint_conditions(Addr addr, const std::vector<Bytes>& conditions) {
+  return set_expressions(current(), &Process::conditions, addr, conditions);
+}
+
 Result<void> LinuxTarget::set_breakpoint_commands(Addr addr, const std::vector<Bytes>& commands) {
-  Process* p = current();
-  if (p == nullptr) {
-    return base::make_error(base::Errc::no_process, "no process");
-  }
-  for (const Bytes& code : commands) {
-    if (auto ok = agent::validate(code); !ok) {
-      return ok;
-    }
-  }
-  if (commands.empty()) {
-    p->commands.erase(addr);
-  } else {
-    p->commands[addr] = commands;
-  }
-  return base::success();
+  return set_expressions(current(), &Process::commands, addr, commands);
 }
 
 bool LinuxTarget::ran_commands(Process& p, LinuxThread& t, Addr addr) {
