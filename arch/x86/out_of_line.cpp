@@ -2,12 +2,16 @@
 
 #include <Zydis/Zydis.h>
 
+#include <cstring>
+#include <limits>
+
 #include "arch/x86/instruction_length.hpp"
 #include "arch/x86/zydis_decoder.hpp"
 
 namespace arch::x86 {
 
-std::optional<std::uint8_t> relocatable_length(std::span<const std::uint8_t> code) {
+std::optional<OutOfLineSlot> out_of_line_slot(std::span<const std::uint8_t> code, std::uint64_t from,
+                                              std::uint64_t at) {
   const ZydisDecoder* decoder = long_mode_decoder();
   ZydisDecodedInstruction insn;
   if (decoder == nullptr ||
@@ -15,22 +19,33 @@ std::optional<std::uint8_t> relocatable_length(std::span<const std::uint8_t> cod
     return std::nullopt;
   }
   auto info = decode_instruction(code);
-  if (!info || info->kind != InsnKind::Plain || (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) != 0) {
+  if (!info || info->kind != InsnKind::Plain) {
     return std::nullopt;
   }
   if (insn.mnemonic == ZYDIS_MNEMONIC_UD0 || insn.mnemonic == ZYDIS_MNEMONIC_UD1 ||
       insn.mnemonic == ZYDIS_MNEMONIC_UD2 || insn.mnemonic == ZYDIS_MNEMONIC_HLT) {
     return std::nullopt;  // there only to fault: at home, where the program expects it
   }
-  return insn.length;
-}
-
-std::vector<std::uint8_t> out_of_line_slot(std::span<const std::uint8_t> insn, std::uint64_t from) {
-  std::vector<std::uint8_t> slot(insn.begin(), insn.end());
-  const std::uint64_t back = from + insn.size();
-  slot.insert(slot.end(), {0xff, 0x25, 0, 0, 0, 0});  // jmp [rip+0]: the address that follows
+  OutOfLineSlot slot;
+  slot.length = insn.length;
+  slot.bytes.assign(code.begin(), code.begin() + insn.length);
+  if ((insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) != 0) {
+    // (Not a branch: a memory operand relative to rip, its 32-bit displacement counted from
+    // the next instruction.) Rebased from the original's next instruction to the copy's.
+    if (insn.raw.disp.size != 32) {
+      return std::nullopt;
+    }
+    const std::int64_t rebased = insn.raw.disp.value + static_cast<std::int64_t>(from - at);
+    if (rebased < std::numeric_limits<std::int32_t>::min() || rebased > std::numeric_limits<std::int32_t>::max()) {
+      return std::nullopt;
+    }
+    const auto disp = static_cast<std::int32_t>(rebased);
+    std::memcpy(slot.bytes.data() + insn.raw.disp.offset, &disp, sizeof disp);  // (little-endian, as x86)
+  }
+  const std::uint64_t back = from + insn.length;
+  slot.bytes.insert(slot.bytes.end(), {0xff, 0x25, 0, 0, 0, 0});  // jmp [rip+0]: the address that follows
   for (int i = 0; i < 8; ++i) {
-    slot.push_back(static_cast<std::uint8_t>(back >> (8 * i)));
+    slot.bytes.push_back(static_cast<std::uint8_t>(back >> (8 * i)));
   }
   return slot;
 }

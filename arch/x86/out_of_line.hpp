@@ -14,13 +14,16 @@ namespace arch::x86 {
 // The longest slot: an instruction (15 bytes) and the absolute jump back (14).
 inline constexpr std::size_t kMaxSlotLength = 29;
 
-// The length of the instruction at the start of code if a copy of it does the same wherever it
-// runs: not a branch, call, return, syscall or trap, and no operand relative to rip. Nothing
-// otherwise (those are stepped in place).
-std::optional<std::uint8_t> relocatable_length(std::span<const std::uint8_t> code);
+struct OutOfLineSlot {
+  std::vector<std::uint8_t> bytes;  // the copy, then `jmp [rip+0]` to the instruction after the original
+  std::uint8_t length = 0;          // of the instruction copied
+};
 
-// The slot for insn (a relocatable instruction) that lived at `from`: the copy, then
-// `jmp [rip+0]` to from + insn.size().
-std::vector<std::uint8_t> out_of_line_slot(std::span<const std::uint8_t> insn, std::uint64_t from);
+// The slot at `at` for the instruction at the start of code, which lives at `from`; an operand
+// relative to rip is rebased so that it reaches what it reached. Nothing if a copy would not do
+// the same: a branch, call, return, syscall, trap or ud2 (those are stepped in place), or a rip-
+// relative operand whose target is more than 2 GiB from `at`.
+std::optional<OutOfLineSlot> out_of_line_slot(std::span<const std::uint8_t> code, std::uint64_t from,
+                                              std::uint64_t at);
 
 }  // namespace arch::x86

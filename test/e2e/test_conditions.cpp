@@ -57,16 +57,18 @@ TEST_CASE("two conditional breakpoints at one address: both conditions sent toge
 
 TEST_CASE("a false condition is passed out of line: no step in place, no stop of the other threads",
           "[e2e][conditions]") {
-  // square()'s breakpoint sits on a load from the frame: its copy runs in a slot at the end of
-  // the program's code and jumps back, so the server never steps over the int3 in place.
+  // square()'s breakpoint sits on a load from the frame, line 20's on `global_counter++` (a
+  // load relative to rip, rebased in the copy): each copy runs in a slot at the end of the
+  // program's code and jumps back, so the server never steps over the int3 in place.
   auto out = e2e::run_gdb({.program = "simple",
                            .commands = {"set breakpoint condition-evaluation target", "break square if x == 99",
-                                        "continue"},
+                                        "break simple.c:20 if i == 99", "continue"},
                            .server_flags = {"--debug=ptrace"}});
   INFO(out.transcript());
   CHECK_THAT(out.server_err, Contains("out-of-line slots in"));
   CHECK_THAT(out.server_err, !ContainsRegex(R"(stepping over int3 at 0x5)"));
-  CHECK_THAT(out.server_err, ContainsRegex(R"((conditions at 0x[0-9a-f]+ false: going on[\s\S]*){4})"));
+  CHECK_THAT(out.server_err, ContainsRegex(R"((conditions at 0x[0-9a-f]+ false: going on[\s\S]*){8})"));
+  CHECK_THAT(out.server_out, Contains("sum=30 counter=4"));  // the rebased copies counted right
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
 }
 

@@ -3,9 +3,10 @@
 // (arch/x86/out_of_line.hpp). The int3 stays, so the other threads run on; stepping over in
 // place would stop them all, then single-step. Slots live in the unused end of the program's
 // last page of code (its r-x mapping, page-rounded, reaches past the code), written once per
-// breakpoint. An instruction that cannot run elsewhere (a branch, an operand relative to rip),
-// a full tail, or a thread whose history a collector records (the slot is no branch of the
-// program's): stepped over in place, as before.
+// breakpoint. An instruction that cannot run elsewhere (a branch, a syscall, a rip-relative
+// operand too far from the slot: one in a library, say), a full tail, or a thread whose
+// history a collector records (the slot is no branch of the program's): stepped over in
+// place, as before.
 //
 // A thread seen stopped inside a slot (a signal, our SIGSTOP, a fault of the copy) shows GDB
 // the pc of the original: the breakpoint, if the copy has not run (it runs in the slot when the
@@ -62,16 +63,12 @@ OutOfLine::Slot make_slot(Process& p, Addr addr) {
   if (!code) {
     return {};
   }
-  const auto length = arch::x86::relocatable_length(*code);
-  if (!length) {
+  const auto slot = arch::x86::out_of_line_slot(*code, addr, ool.next);
+  if (!slot || ool.end - ool.next < slot->bytes.size() || !p.memory.write(ool.next, slot->bytes)) {
     return {};
   }
-  const Bytes slot = arch::x86::out_of_line_slot(std::span(code->data(), *length), addr);
-  if (ool.end - ool.next < slot.size() || !p.memory.write(ool.next, slot)) {
-    return {};
-  }
-  const OutOfLine::Slot made{ool.next, *length};
-  ool.next += slot.size();
+  const OutOfLine::Slot made{ool.next, slot->length};
+  ool.next += slot->bytes.size();
   return made;
 }
 

@@ -1,5 +1,5 @@
 // Out-of-line slots (arch/x86/out_of_line): which instructions may run as a copy elsewhere, and
-// the bytes of the copy with its jump back.
+// the bytes of the copy (rip-relative operands rebased) with its jump back.
 #include <catch2/catch.hpp>
 
 #include <vector>
@@ -7,34 +7,54 @@
 #include "arch/x86/out_of_line.hpp"
 
 using arch::x86::out_of_line_slot;
-using arch::x86::relocatable_length;
 using Code = std::vector<std::uint8_t>;
+
+namespace {
+
+constexpr std::uint64_t kFrom = 0x555555555150;
+constexpr std::uint64_t kSlot = 0x55555555520d;
+
+std::optional<std::uint8_t> copied_length(const Code& code) {
+  auto slot = out_of_line_slot(code, kFrom, kSlot);
+  return slot ? std::optional<std::uint8_t>(slot->length) : std::nullopt;
+}
+
+}  // namespace
 
 TEST_CASE("out-of-line: instructions a copy runs the same, and those it would not", "[arch]") {
   // Plain data instructions, whatever their length.
-  CHECK(relocatable_length(Code{0x55}) == 1);                           // push rbp
-  CHECK(relocatable_length(Code{0x8b, 0x45, 0xec}) == 3);               // mov eax,[rbp-0x14]
-  CHECK(relocatable_length(Code{0x89, 0x7d, 0xec, 0x90}) == 3);         // mov [rbp-0x14],edi
-  CHECK(relocatable_length(Code{0xf3, 0x0f, 0x1e, 0xfa}) == 4);         // endbr64
-  CHECK(relocatable_length(Code{0x48, 0x83, 0xec, 0x10}) == 4);         // sub rsp,0x10
-  // Relative to rip: a copy would read elsewhere.
-  CHECK_FALSE(relocatable_length(Code{0x8b, 0x05, 0x10, 0x00, 0x00, 0x00}));        // mov eax,[rip+0x10]
-  CHECK_FALSE(relocatable_length(Code{0x48, 0x8d, 0x05, 0x10, 0x00, 0x00, 0x00}));  // lea rax,[rip+0x10]
-  // Control transfers, syscalls, traps.
-  CHECK_FALSE(relocatable_length(Code{0xe8, 0, 0, 0, 0}));  // call rel32
-  CHECK_FALSE(relocatable_length(Code{0xff, 0xd0}));        // call rax
-  CHECK_FALSE(relocatable_length(Code{0xc3}));              // ret
-  CHECK_FALSE(relocatable_length(Code{0x74, 0x02}));        // je
-  CHECK_FALSE(relocatable_length(Code{0x0f, 0x05}));        // syscall
-  CHECK_FALSE(relocatable_length(Code{0xcc}));              // int3
-  CHECK_FALSE(relocatable_length(Code{0xf3, 0xa4}));        // rep movsb: stepped in place, one pass at a time
-  CHECK_FALSE(relocatable_length(Code{0x0f, 0x0b}));        // ud2: its SIGILL belongs where it lives
-  CHECK_FALSE(relocatable_length(Code{}));
-  CHECK_FALSE(relocatable_length(Code{0x8b}));  // cut short
+  CHECK(copied_length(Code{0x55}) == 1);                           // push rbp
+  CHECK(copied_length(Code{0x8b, 0x45, 0xec}) == 3);               // mov eax,[rbp-0x14]
+  CHECK(copied_length(Code{0x89, 0x7d, 0xec, 0x90}) == 3);         // mov [rbp-0x14],edi
+  CHECK(copied_length(Code{0xf3, 0x0f, 0x1e, 0xfa}) == 4);         // endbr64
+  CHECK(copied_length(Code{0x48, 0x83, 0xec, 0x10}) == 4);         // sub rsp,0x10
+  CHECK(copied_length(Code{0x8b, 0x05, 0x10, 0x00, 0x00, 0x00}) == 6);  // mov eax,[rip+0x10]: rebased
+  // Control transfers, syscalls, traps, repeated string instructions.
+  CHECK_FALSE(copied_length(Code{0xe8, 0, 0, 0, 0}));  // call rel32
+  CHECK_FALSE(copied_length(Code{0xff, 0xd0}));        // call rax
+  CHECK_FALSE(copied_length(Code{0xc3}));              // ret
+  CHECK_FALSE(copied_length(Code{0x74, 0x02}));        // je
+  CHECK_FALSE(copied_length(Code{0x0f, 0x05}));        // syscall
+  CHECK_FALSE(copied_length(Code{0xcc}));              // int3
+  CHECK_FALSE(copied_length(Code{0xf3, 0xa4}));        // rep movsb: stepped in place, one pass at a time
+  CHECK_FALSE(copied_length(Code{0x0f, 0x0b}));        // ud2: its SIGILL belongs where it lives
+  CHECK_FALSE(copied_length(Code{}));
+  CHECK_FALSE(copied_length(Code{0x8b}));  // cut short
 }
 
 TEST_CASE("out-of-line: the slot is the copy, then an absolute jump to the next instruction", "[arch]") {
-  const Code slot = out_of_line_slot(Code{0x8b, 0x45, 0xec}, 0x555555555150);
-  CHECK(slot == Code{0x8b, 0x45, 0xec, 0xff, 0x25, 0, 0, 0, 0, 0x53, 0x51, 0x55, 0x55, 0x55, 0x55, 0, 0});
-  CHECK(slot.size() <= arch::x86::kMaxSlotLength);
+  auto slot = out_of_line_slot(Code{0x8b, 0x45, 0xec}, kFrom, kSlot);
+  REQUIRE(slot);
+  CHECK(slot->bytes == Code{0x8b, 0x45, 0xec, 0xff, 0x25, 0, 0, 0, 0, 0x53, 0x51, 0x55, 0x55, 0x55, 0x55, 0, 0});
+  CHECK(slot->bytes.size() <= arch::x86::kMaxSlotLength);
+}
+
+TEST_CASE("out-of-line: a rip-relative operand still reaches its target from the slot", "[arch]") {
+  // mov rax,[rip+0x2ec3] at 0x1166 reads 0x4030; copied to 0x120d it needs 0x4030 - 0x1214.
+  auto slot = out_of_line_slot(Code{0x48, 0x8b, 0x05, 0xc3, 0x2e, 0x00, 0x00}, 0x1166, 0x120d);
+  REQUIRE(slot);
+  CHECK(Code(slot->bytes.begin(), slot->bytes.begin() + 7) == Code{0x48, 0x8b, 0x05, 0x1c, 0x2e, 0x00, 0x00});
+  CHECK(Code(slot->bytes.end() - 8, slot->bytes.end()) == Code{0x6d, 0x11, 0, 0, 0, 0, 0, 0});
+  // Out of reach: a slot 4 GiB away.
+  CHECK_FALSE(out_of_line_slot(Code{0x48, 0x8b, 0x05, 0xc3, 0x2e, 0x00, 0x00}, 0x1166, 0x100001000));
 }
