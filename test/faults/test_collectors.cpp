@@ -68,15 +68,16 @@ TEST_CASE("every history collector detaching from a program it records: the prog
   CHECK_THAT(workers.out(), Contains("workers ok"));
 }
 
-TEST_CASE("GDB steps one thread while 200 threads are born and die around it", "[faults][threads]") {
-  // 40 lines one `next` at a time (GDB ends a `next N` early at a thread event): the joins of
-  // one round, the creates of the next, its tick, ...
+TEST_CASE("GDB steps one thread while 1000 threads are born and die around it", "[faults][threads]") {
+  // 20 rounds of 50 threads. 140 lines one `next` at a time (GDB ends a `next N` early at a
+  // thread event): the 50 joins of one round, the creates of the next, its tick, ...
   std::vector<std::string> commands = {"break tick if n == 5", "continue", "delete"};
-  commands.insert(commands.end(), 40, "next");
+  commands.insert(commands.end(), 140, "next");
   commands.insert(commands.end(), {"info threads", "continue"});
   auto out = e2e::run_gdb({.program = "mt",
                            .commands = commands,
-                           .args = {"storm"}});
+                           .args = {"storm", "50"},
+                           .timeout = std::chrono::seconds(90)});
   INFO(out.transcript());
   CHECK_THAT(out.gdb, Contains("Breakpoint 1, tick (n=5)"));
   // Stepped through the joins of round 5 into round 6, whose threads were born meanwhile.

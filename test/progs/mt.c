@@ -9,7 +9,7 @@
    bploop   2 workers bump a counter in a tight loop (label looper:bump), 2000000 times each
    segv     a worker named "crasher" writes through a bad pointer
    life     checkpoint() with worker A alive, then again after A exited and B started
-   storm    200 threads created and joined, 10 at a time; main calls tick() each round
+   storm [N] 20 rounds of N threads (10; up to 100) created, tick() called, threads joined
    steplock 2 spinners bump `spins`; main runs lock_step() for a `next` under scheduler-locking
    stopcont a child process sends SIGSTOP, then SIGCONT, to this one while 2 threads count
    many N   N threads that sleep and count until killed (attach, bench); prints pid= */
@@ -255,14 +255,14 @@ static void* short_lived(void* arg) {
   return 0;
 }
 
-static int run_storm(void) {
+static int run_storm(long n) {
   for (long r = 0; r < 20; r++) {
-    pthread_t t[10];
-    for (long i = 0; i < 10; i++) {
-      pthread_create(&t[i], 0, short_lived, (void*)(r * 10 + i));
+    pthread_t t[100];
+    for (long i = 0; i < n; i++) {
+      pthread_create(&t[i], 0, short_lived, (void*)(r * n + i));
     }
     tick(r);
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < n; i++) {
       pthread_join(t[i], 0);
     }
   }
@@ -373,7 +373,10 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "leaderexit")) return run_leader_exit();
   if (!strcmp(mode, "segv")) return run_segv();
   if (!strcmp(mode, "life")) return run_life();
-  if (!strcmp(mode, "storm")) return run_storm();
+  if (!strcmp(mode, "storm")) {
+    long n = argc > 2 ? atol(argv[2]) : 10;
+    return run_storm(n < 1 || n > 100 ? 10 : n);
+  }
   if (!strcmp(mode, "steplock")) return run_steplock();
   if (!strcmp(mode, "stopcont")) return run_stopcont();
   if (!strcmp(mode, "many")) return run_many(argc > 2 ? atoi(argv[2]) : 50);
