@@ -70,6 +70,10 @@ ValgrindTarget::~ValgrindTarget() {
   if (has_process()) {
     (void)kill();
   }
+  for (const Pid pid : detached_) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
   remove_work_dir();
 }
 
@@ -205,7 +209,7 @@ Result<void> ValgrindTarget::detach() {
     return base::make_error(base::Errc::no_process, "no process");
   }
   auto reply = ask("D");
-  forget_process();
+  forget_process(false);  // GDB has its reply at once; the program runs on
   return reply ? base::success() : Result<void>(std::move(reply).error());
 }
 
@@ -218,11 +222,13 @@ Result<void> ValgrindTarget::kill() {
   return base::success();
 }
 
-void ValgrindTarget::forget_process() {
+void ValgrindTarget::forget_process(bool wait) {
   link_.reset();  // vgdb goes with its input
   if (pid_ > 0) {
     int status = 0;
-    ::waitpid(pid_, &status, 0);
+    if (::waitpid(pid_, &status, wait ? 0 : WNOHANG) == 0) {
+      detached_.push_back(pid_);
+    }
   }
   running_ = false;
   breakpoints_.clear();

@@ -94,7 +94,9 @@ class ValgrindTarget final : public Target {
   // Every register of tid (`g`) and where regno starts in them.
   Result<std::pair<Bytes, std::size_t>> registers_around(Tid tid, int regno);
   StopEvent stop_from_reply(const std::string& reply);
-  void forget_process();
+  // wait: reap the process now (it ended or was killed); else it runs on (detached) and is
+  // reaped when this target goes, as gdbserver joins a detached child before it exits.
+  void forget_process(bool wait = true);
   void remove_work_dir();
   std::string read_log() const;      // Valgrind's messages so far
   std::string valgrind_log() const;  // their last lines, for an error message
@@ -104,6 +106,7 @@ class ValgrindTarget final : public Target {
   std::optional<RspLink> link_;
   std::string dir_;  // the rings and vgdb's FIFOs; removed with the process
   Pid pid_ = 0;
+  std::vector<Pid> detached_;  // run on after a detach; reaped at the end
   Tid selected_ = 0;
   bool running_ = false;
   bool stepping_ = false;
