@@ -11,8 +11,6 @@
 // A thread seen stopped inside a slot (a signal, our SIGSTOP, a fault of the copy) shows GDB
 // the pc of the original: the breakpoint, if the copy has not run (it runs in the slot when the
 // thread resumes there, so the breakpoint is not hit twice), else the instruction after it.
-#include <sys/auxv.h>
-
 #include "base/log.hpp"
 #include "tracer/linux/code_view.hpp"
 #include "tracer/linux/linux_target.hpp"
@@ -32,21 +30,11 @@ std::pair<Addr, Addr> free_code_tail(Process& p) {
   if (!auxv) {
     return {0, 0};
   }
-  const svr4::AuxvInfo info = svr4::parse_auxv(*auxv);
-  const std::size_t phent = info.phent != 0 ? info.phent : sizeof(Elf64_Phdr);
-  if (info.phdr == 0 || info.phnum == 0 || info.phnum > 256) {
+  auto program = svr4::read_main_program([&p](Addr addr, std::size_t len) { return p.memory.read(addr, len); }, *auxv);
+  if (!program || !*program || (*program)->headers.code_end == 0) {
     return {0, 0};
   }
-  auto phdrs = p.memory.read(info.phdr, phent * info.phnum);
-  if (!phdrs || phdrs->size() != phent * info.phnum) {
-    return {0, 0};
-  }
-  const svr4::ProgramHeaders ph = svr4::parse_program_headers(*phdrs, info.phnum, phent);
-  if (ph.code_end == 0) {
-    return {0, 0};
-  }
-  const Addr bias = ph.phdr_vaddr ? info.phdr - *ph.phdr_vaddr : 0;
-  const Addr start = bias + ph.code_end;
+  const Addr start = (*program)->bias + (*program)->headers.code_end;
   return {start, (start + kPageSize - 1) & ~(kPageSize - 1)};
 }
 

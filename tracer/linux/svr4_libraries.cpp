@@ -44,21 +44,18 @@ std::string read_c_string(const MemoryReader& read, Addr addr) {
 
 // The r_debug address: DT_DEBUG of the main program's dynamic section, 0 before the loader ran.
 base::Result<Addr> find_r_debug(const MemoryReader& read, const Bytes& auxv) {
-  AuxvInfo info = parse_auxv(auxv);
-  if (info.phdr == 0 || info.phnum == 0) {
+  auto program = read_main_program(read, auxv);
+  if (!program) {
+    return std::move(program).error();
+  }
+  if (!*program) {
     return Addr{0};
   }
-  const std::size_t phent = info.phent != 0 ? info.phent : sizeof(Elf64_Phdr);
-  auto phdrs = read(info.phdr, phent * info.phnum);
-  if (!phdrs) {
-    return std::move(phdrs).error();
-  }
-  ProgramHeaders ph = parse_program_headers(*phdrs, info.phnum, phent);
+  const ProgramHeaders& ph = (*program)->headers;
   if (!ph.dynamic_vaddr) {
     return Addr{0};  // static program: no loader, no list
   }
-  // Without PT_PHDR assume an unrelocated (non-PIE) executable.
-  const Addr bias = ph.phdr_vaddr ? info.phdr - *ph.phdr_vaddr : 0;
+  const Addr bias = (*program)->bias;
   const std::size_t size = ph.dynamic_size != 0 ? ph.dynamic_size : 0x1000;
   auto dynamic = read(bias + *ph.dynamic_vaddr, size);
   if (!dynamic) {
@@ -68,6 +65,22 @@ base::Result<Addr> find_r_debug(const MemoryReader& read, const Bytes& auxv) {
 }
 
 }  // namespace
+
+base::Result<std::optional<MainProgram>> read_main_program(const MemoryReader& read, const Bytes& auxv) {
+  AuxvInfo info = parse_auxv(auxv);
+  if (info.phdr == 0 || info.phnum == 0) {
+    return std::optional<MainProgram>{};
+  }
+  const std::size_t phent = info.phent != 0 ? info.phent : sizeof(Elf64_Phdr);
+  auto phdrs = read(info.phdr, phent * info.phnum);
+  if (!phdrs) {
+    return std::move(phdrs).error();
+  }
+  MainProgram program{parse_program_headers(*phdrs, info.phnum, phent), 0};
+  // Without PT_PHDR assume an unrelocated (non-PIE) executable.
+  program.bias = program.headers.phdr_vaddr ? info.phdr - *program.headers.phdr_vaddr : 0;
+  return std::optional<MainProgram>(program);
+}
 
 AuxvInfo parse_auxv(const Bytes& auxv) {
   AuxvInfo info;

@@ -31,6 +31,14 @@ struct ProgramHeaders {
 // Elf64_Phdr records, phent bytes apart.
 ProgramHeaders parse_program_headers(const Bytes& phdrs, std::size_t phnum, std::size_t phent);
 
+// The main program's headers in memory, through auxv's AT_PHDR/AT_PHNUM/AT_PHENT, and its load
+// bias (0 without PT_PHDR: an unrelocated executable). Nothing when auxv does not say.
+struct MainProgram {
+  ProgramHeaders headers;
+  Addr bias = 0;
+};
+base::Result<std::optional<MainProgram>> read_main_program(const MemoryReader& read, const Bytes& auxv);
+
 // The value of DT_DEBUG in a dynamic section image (0 when absent or not yet set).
 Addr find_dt_debug(const Bytes& dynamic);
 
