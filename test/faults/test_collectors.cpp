@@ -25,20 +25,30 @@ TEST_CASE("every history collector detaching from a program it records: the prog
   SKIP_IF_NOT_BUILT(collector);
   // workers checks its own results every round: a branch the collector left planted or an
   // instruction it broke would make them differ ("workers wrong") or kill it.
-  const std::vector<std::string> commands = {"break checksum", "continue", "record btrace", "continue",
-                                             "continue", "info record", "detach"};
+  const std::vector<std::string> commands = {"break checksum", "continue",    "record btrace", "continue",
+                                             "continue",       "info record", "detach"};
   if (collector == "dbt") {
-    // The recorder runs the program under Valgrind from its start: the server launches it,
-    // and after the detach it runs on under Valgrind, recording nothing, while the server waits.
+    // The recorder runs the program under Valgrind from its start: the server launches it, and
+    // after the detach it runs on under Valgrind, recording nothing, while the server waits for
+    // it. Its clock outlives the session: GDB itself ends it (SIGUSR1) a second after the detach,
+    // which fails if the program is gone or if the detach waited for it to end.
+    std::vector<std::string> dbt_commands = commands;
+    dbt_commands.insert(dbt_commands.end() - 1, "python hs_pid = gdb.selected_inferior().pid");
+    dbt_commands.insert(
+        dbt_commands.end(),
+        {"shell sleep 1",
+         "python import os, signal; os.kill(hs_pid, signal.SIGUSR1); print('signalled', hs_pid)"});
     auto out = e2e::run_gdb({.program = "workers",
-                             .commands = commands,
-                             .args = {"2"},
+                             .commands = dbt_commands,
+                             .args = {"120"},
                              .timeout = 90s,
                              .server_flags = {"--btrace=dbt"}});
     INFO(out.transcript());
     CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions)"));
     CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) detached\])"));
+    CHECK_THAT(out.gdb, ContainsRegex(R"(signalled [1-9]\d*)"));
     CHECK_THAT(out.server_out, Contains("workers ok"));
+    CHECK(e2e::exit_code(out.server_status) == 0);
     return;
   }
   // Long enough to outlive a slow session; ended by SIGUSR1 once its code is read back.
@@ -53,8 +63,9 @@ TEST_CASE("every history collector detaching from a program it records: the prog
                            .server_flags = {"--btrace=" + collector}});
   INFO(out.transcript());
   if (collector == "bts" && out.gdb.find("Could not enable branch tracing") != std::string::npos) {
-    HS_SKIP("this machine has no Intel BTS (perf_event_open for branch samples fails): the bts collector "
-            "cannot record here");
+    HS_SKIP(
+        "this machine has no Intel BTS (perf_event_open for branch samples fails): the bts collector "
+        "cannot record here");
   }
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) detached\])"));
@@ -74,10 +85,8 @@ TEST_CASE("GDB steps one thread while 1000 threads are born and die around it", 
   std::vector<std::string> commands = {"break tick if n == 5", "continue", "delete"};
   commands.insert(commands.end(), 140, "next");
   commands.insert(commands.end(), {"info threads", "continue"});
-  auto out = e2e::run_gdb({.program = "mt",
-                           .commands = commands,
-                           .args = {"storm", "50"},
-                           .timeout = std::chrono::seconds(90)});
+  auto out = e2e::run_gdb(
+      {.program = "mt", .commands = commands, .args = {"storm", "50"}, .timeout = std::chrono::seconds(90)});
   INFO(out.transcript());
   CHECK_THAT(out.gdb, Contains("Breakpoint 1, tick (n=5)"));
   // Stepped through the joins of round 5 into round 6, whose threads were born meanwhile.
