@@ -141,7 +141,7 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
       debug_kinds = {"all"};
     }
     for (const auto& kind : debug_kinds) {
-      if (kind == "all") {
+      if (kind.empty() || kind == "all") {  // a bare --debug reaches here as ""
         cl.debug = cl.remote_debug = true;
       } else if (kind == "remote") {
         cl.remote_debug = true;

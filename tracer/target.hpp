@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/x86/register_roles.hpp"
 #include "base/result.hpp"
 #include "tracer/btrace/branch_tracer.hpp"
 #include "tracer/event_log.hpp"
@@ -139,6 +140,25 @@ class Target {
   virtual Result<void> write_registers(Tid tid, const Bytes& regs) = 0;
   virtual Result<Bytes> read_register(Tid tid, int regno) = 0;
   virtual Result<void> write_register(Tid tid, int regno, const Bytes& value) = 0;
+  // The instruction set `tid` runs, which decides its register numbers. Both targets serve
+  // 64-bit programs only today.
+  virtual arch::x86::Isa isa(Tid tid) {
+    (void)tid;
+    return arch::x86::Isa::Amd64;
+  }
+  arch::x86::RegisterRoles register_roles(Tid tid) { return arch::x86::register_roles(isa(tid)); }
+  // The thread's program counter, by its architecture's numbering.
+  Result<Addr> read_pc(Tid tid) {
+    const auto roles = register_roles(tid);
+    auto bytes = read_register(tid, roles.pc);
+    if (!bytes) {
+      return bytes.error();
+    }
+    if (auto pc = arch::x86::address_value(roles, *bytes)) {
+      return *pc;
+    }
+    return base::make_error(base::Errc::invalid, "the program counter has an unexpected size");
+  }
 
   // --- memory: our own int3 bytes are hidden from reads and kept under writes ---------
   // Returns the readable prefix (possibly shorter than len); an error if nothing is readable.

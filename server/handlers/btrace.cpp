@@ -26,18 +26,6 @@ base::Result<tracer::Tid> btrace_thread(Context& cx) {
   return *tid;
 }
 
-base::Result<tracer::Addr> current_pc(Context& cx, tracer::Tid tid) {
-  constexpr int kRip = 16;
-  auto bytes = cx.target.read_register(tid, kRip);
-  if (!bytes) {
-    return bytes.error();
-  }
-  tracer::Addr pc = 0;
-  for (std::size_t i = 0; i < bytes->size() && i < 8; ++i) {
-    pc |= static_cast<tracer::Addr>((*bytes)[i]) << (8 * i);
-  }
-  return pc;
-}
 
 tracer::BtraceRead to_read_kind(protocol::BtraceAnnex annex) {
   switch (annex) {
@@ -58,7 +46,7 @@ base::Result<std::string> build_btrace(Context& cx, tracer::Tid tid, const std::
   if (!kind) {
     return kind.error();
   }
-  auto pc = current_pc(cx, tid);
+  auto pc = cx.target.read_pc(tid);
   if (!pc) {
     return text_error("Generic Error.");
   }

@@ -6,9 +6,6 @@
 namespace server {
 namespace {
 
-// rbp, rsp, rip: what gdbserver expedites so GDB can unwind without a `g`.
-constexpr int kExpedited[] = {6, 7, 16};
-
 protocol::StopReply::Why why_from(const tracer::StopEvent& event) {
   using Why = protocol::StopReply::Why;
   switch (event.reason) {
@@ -67,7 +64,7 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
       reply.exec_path = event.exec_path;
       reply.thread_field = !cx.options.disabled("Tthread");
       reply.signal_only = cx.options.disabled("T");
-      for (int regno : kExpedited) {
+      for (int regno : cx.target.register_roles(event.tid).expedited) {
         if (auto value = cx.target.read_register(event.tid, regno)) {
           reply.registers.emplace_back(regno, *value);
         }

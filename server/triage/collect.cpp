@@ -83,10 +83,7 @@ std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pi
       continue;
     }
     thread.registers = named_registers(*g);
-    std::uint64_t pc = 0;
-    for (const auto& [name, value] : thread.registers) {
-      pc = name == "rip" ? value : pc;
-    }
+    const std::uint64_t pc = target.read_pc(info.tid).value_or(0);
     if (symbols) {
       thread.backtrace = backtrace(memory, **symbols, *g);
       add_history(target, memory, **symbols, pc, history_entries, thread);

@@ -1,6 +1,5 @@
 #include "server/triage/library_watch.hpp"
 
-#include <cstring>
 
 #include "tracer/symbols/symbolizer.hpp"
 
@@ -23,13 +22,8 @@ bool LibraryWatch::handle(tracer::Target& target, const tracer::StopEvent& ev, t
   if (!breakpoint_ || ev.reason != tracer::StopReason::SoftwareBreakpoint) {
     return false;
   }
-  auto pc = target.read_register(ev.tid, 16);  // rip
-  std::uint64_t value = 0;
-  if (!pc || pc->size() < sizeof value) {
-    return false;
-  }
-  std::memcpy(&value, pc->data(), sizeof value);
-  if (value != *breakpoint_) {
+  auto pc = target.read_pc(ev.tid);
+  if (!pc || *pc != *breakpoint_) {
     return false;
   }
   compare(target, ev.pid, log);

@@ -49,6 +49,7 @@ TEST_CASE("procfs: stat parsing copes with odd thread names", "[procfs]") {
   // Fields after ')' start at 3; the 39th is "5" here only if the count is right.
   auto st = tracer::procfs::parse_stat(line);
   REQUIRE(st);
+  CHECK(st->name == "a) b (c)");
   CHECK(st->state == 't');
   CHECK(st->core == 5);
   CHECK_FALSE(tracer::procfs::parse_stat("garbage"));

@@ -95,7 +95,7 @@ Result<void> LinuxTarget::disable_btrace(Tid tid) {
   p.collector->stop(tid);
   unclaimed_.erase(tid);
   if (p.collector->traced_count() == 0) {
-    remove_collector_sites(p, p.memory);
+    remove_sites(p, p.memory, SiteOwner::Collector);
     p.collector.reset();  // `record stop`: the last thread stopped recording
   }
   base::logf(base::LogCat::ptrace, "thread {}: branch tracing off", tid);

@@ -53,18 +53,18 @@ void LinuxTarget::trapped_on_collector_site(Process& p, LinuxThread& t, Addr add
 
 // Our int3s out of p's memory, GDB's stay. Threads running natively toward one of them lose
 // it: their collector finds them off their straight line and records a gap.
-void LinuxTarget::remove_collector_sites(Process& p, ProcessMemory& memory) {
+void LinuxTarget::remove_sites(Process& p, ProcessMemory& memory, SiteOwner owner) {
   std::vector<Addr> ours;
   for (const auto& [addr, site] : p.sites.sites()) {
-    if ((site.owners & static_cast<std::uint8_t>(SiteOwner::Collector)) != 0) {
+    if ((site.owners & static_cast<std::uint8_t>(owner)) != 0) {
       ours.push_back(addr);
     }
   }
   const bool stepping_over = p.step_over && p.step_over->started;
   for (Addr addr : ours) {
-    auto original = p.sites.release(addr, SiteOwner::Collector);
+    auto original = p.sites.release(addr, owner);
     if (!original || (stepping_over && p.step_over->addr == addr)) {
-      continue;  // GDB's too, or its original byte is in memory for a step-over
+      continue;  // another owner's too, or its original byte is in memory for a step-over
     }
     if (auto ok = memory.restore_int3(addr, *original); !ok) {
       base::logf(base::LogCat::ptrace, "process {}: restoring {:#x} failed: {}", p.pid, addr, ok.error().message());

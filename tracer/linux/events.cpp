@@ -263,6 +263,9 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
   } else if (hw.kind == DebugTrap::Kind::Ignored && !t.stepping) {
     return std::nullopt;
   }
+  if ((code == SI_KERNEL || code == TRAP_BRKPT) && range_site(p, t, *pc - 1)) {
+    return trapped_on_range_site(p, t, *pc - 1);
+  }
   if ((code == SI_KERNEL || code == TRAP_BRKPT) && collector_site(p, *pc - 1)) {
     trapped_on_collector_site(p, t, *pc - 1);
     return std::nullopt;

@@ -87,7 +87,16 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   if (vfork) {
     // The child runs in its parent's memory, untraced: the collector's int3s leave it (they
     // come back as the parent's threads run again).
-    remove_collector_sites(p, p.memory);
+    remove_sites(p, p.memory, SiteOwner::Collector);
+    // Nor may it meet the int3 a range step runs to: that thread steps again instead.
+    for (auto& [tid, o] : p.threads) {
+      if (o.range_stop != 0) {
+        drop_range_stop(p, o);
+        if (o.running()) {
+          request_stop(o);
+        }
+      }
+    }
   }
   c.sites = p.sites;  // the child's memory holds our int3s too (the very bytes, after vfork)
   c.conditions = p.conditions;
@@ -118,7 +127,8 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
     }
   }
   if (!vfork) {
-    remove_collector_sites(c, c.memory);  // its copy of memory keeps GDB's int3s only
+    remove_sites(c, c.memory, SiteOwner::Collector);  // its copy of memory keeps GDB's int3s only
+    remove_sites(c, c.memory, SiteOwner::Range);
   }
   handle_status(child, status);
   if (!report) {
@@ -183,6 +193,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   p.vfork_parent = 0;  // its own memory now: the parent gets vforkdone
   (void)p.memory.open(p.pid);
   LinuxThread& leader = p.threads[p.pid];
+  leader.range_stop = 0;  // (its int3 went with the old image)
   if (report_exec_ && p.known_to_gdb) {
     StopEvent ev{StopReason::Exec, p.pid, p.pid, SIGTRAP};
     ev.exec_path = exec_file(p.pid).value_or("");

@@ -132,8 +132,8 @@ std::vector<ThreadInfo> LinuxTarget::threads() {
       ThreadInfo info;
       info.pid = pid;
       info.tid = tid;
-      info.name = procfs::thread_name(pid, tid);
-      if (auto st = procfs::task_stat(pid, tid)) {
+      if (auto st = procfs::task_stat(pid, tid)) {  // one read for the name and the core
+        info.name = std::move(st->name);
         info.core = st->core;
       }
       info.resumed = t.resumed;

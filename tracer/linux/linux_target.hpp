@@ -203,7 +203,18 @@ class LinuxTarget final : public Target {
   bool collector_site(const Process& p, Addr addr) const;
   SitePass pass_collector_site(Process& p, LinuxThread& t, int& sig);
   void trapped_on_collector_site(Process& p, LinuxThread& t, Addr addr);
-  void remove_collector_sites(Process& p, ProcessMemory& memory);
+  // Takes owner's claims off every site of p, restoring the bytes nobody else wants in memory.
+  void remove_sites(Process& p, ProcessMemory& memory, SiteOwner owner);
+
+  // --- range steps run at full speed to a temporary int3 (range_run.cpp) ---
+  // Plants the int3 at the end of the straight-line code ahead of t in its range and returns
+  // true (then t is to be continued, not stepped); false: step it.
+  bool run_to_range_stop(Process& p, LinuxThread& t, int sig);
+  void drop_range_stop(Process& p, LinuxThread& t);
+  void drop_range_stops(Process& p);
+  bool range_site(const Process& p, const LinuxThread& t, Addr addr) const;
+  std::optional<StopEvent> trapped_on_range_site(Process& p, LinuxThread& t, Addr addr);
+  std::optional<Addr> perform_range_branch(Process& p, LinuxThread& t, Addr addr);
 
   // --- attach, detach, kill (attach.cpp) ---
   Result<void> attach_thread(Process& p, Tid tid);

@@ -68,12 +68,14 @@ std::string thread_name(Pid pid, Tid tid) {
 
 std::optional<TaskStat> parse_stat(const std::string& text) {
   // "pid (comm) S ppid ...": comm may contain ") ", so split at the last ')'.
+  auto open = text.find('(');
   auto close = text.rfind(')');
-  if (close == std::string::npos) {
+  if (open == std::string::npos || close == std::string::npos || close < open) {
     return std::nullopt;
   }
   std::istringstream in(text.substr(close + 1));
   TaskStat st;
+  st.name = text.substr(open + 1, close - open - 1);
   std::string field;
   // Field 3 is the state; field 39 the processor.
   for (int index = 3; in >> field; ++index) {

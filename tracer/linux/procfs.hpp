@@ -19,6 +19,7 @@ std::vector<Tid> task_ids(Pid pid);
 // /proc/PID/task/TID/comm without the newline; empty when unreadable.
 std::string thread_name(Pid pid, Tid tid);
 struct TaskStat {
+  std::string name;  // field 2, comm: the thread's name, as /proc/.../comm has it
   char state = '?';  // field 3
   int core = -1;     // field 39, "processor"
 };

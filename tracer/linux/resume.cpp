@@ -179,6 +179,7 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   if (t.out_of_line_from != 0) {
     reenter_out_of_line(p, t);
   }
+  drop_range_stop(p, t);  // (left from a run that another event ended)
   sync_debug_registers(p, t);
   t.reported_signal = 0;  // GDB's resume said what becomes of it
   if (!t.held_signals.empty()) {
@@ -211,9 +212,14 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
     }
   }
   const bool to_syscall = runs_to_syscall(p, t, step, collector_step);
-  note_step_start(t, !to_syscall && (step || collector_step));
+  const bool range_run = step && !collector_step && !to_syscall && run_to_range_stop(p, t, sig);
+  const bool single_step = (step && !range_run) || collector_step;
+  note_step_start(t, !to_syscall && single_step);
   t.regs.forget();
-  auto res = to_syscall ? pt::resume_to_syscall(t.tid, sig) : pt::resume(t.tid, step || collector_step, sig);
+  auto res = to_syscall ? pt::resume_to_syscall(t.tid, sig) : pt::resume(t.tid, single_step, sig);
+  if (!res && range_run) {
+    drop_range_stop(p, t);
+  }
   if (res || res.error().code == base::Errc::no_thread) {
     // (no_thread: it died under us, SIGKILL from outside; its exit status is on the way)
     t.state = ThreadState::Running;

@@ -1,5 +1,5 @@
 // Our int3 bytes: which addresses carry one, what byte they replaced, who wants it there
-// (GDB's Z0, a history collector), and how reads and writes of inferior memory see through
+// (GDB's Z0, a history collector, a range step), and how reads and writes of inferior memory see through
 // them. Pure bookkeeping; the caller does the I/O.
 #pragma once
 
@@ -14,7 +14,8 @@ namespace tracer {
 inline constexpr std::uint8_t kInt3 = 0xCC;
 
 // Who placed an int3 (a bit each): the byte goes back only when the last owner lets go.
-enum class SiteOwner : std::uint8_t { Gdb = 1, Collector = 2 };
+// Range: where a range-stepping thread runs to (range_run.cpp).
+enum class SiteOwner : std::uint8_t { Gdb = 1, Collector = 2, Range = 4 };
 
 class SoftwareBreakpoints {
  public:

@@ -59,6 +59,7 @@ struct LinuxThread {
   bool vfork_parent = false;         // waiting in vfork for its child: cannot stop until vforkdone
   int step_over_signal = 0;          // the signal the step-over delivers
   Addr out_of_line_from = 0;         // stopped before running its slot: pc shows the breakpoint
+  Addr range_stop = 0;               // runs to our int3 here, in place of stepping its range
   std::deque<int> held_signals;      // GDB resumed it with these, but it never ran (another
                                      // thread's event was reported first): delivered, oldest
                                      // first, each time it runs from now on

@@ -77,6 +77,14 @@ TEST_CASE("gdbserver's other options: --wrapper, --attach after COMM, randomizat
   CHECK(logs->debug);
   CHECK(logs->debug_file == "/tmp/x");
   CHECK_FALSE(parse_command_line({"--debug-format=bogus", ":1", "p"}));
+  for (const auto& bare : {std::vector<std::string>{"--debug", ":1", "p"},
+                           std::vector<std::string>{"--debug", "--once", ":1", "p"}}) {
+    auto all = parse_command_line(bare);  // gdbserver's bare --debug: everything
+    REQUIRE(all);
+    CHECK(all->debug);
+    CHECK(all->remote_debug);
+    CHECK(all->program == std::vector<std::string>{"p"});
+  }
 
   auto selftest = parse_command_line({"--selftest"});
   REQUIRE(selftest);
