@@ -47,3 +47,23 @@ TEST_CASE("range stepping: next over a call, a loop, a branch and a signalled li
   CHECK(e2e::occurrences(out.server_err, "of its range to an int3") >= 4);
   CHECK_THAT(out.server_err, Contains("performed the branch at"));
 }
+
+TEST_CASE("range steps of one thread while another's signals come and go: no stray trap",
+          "[e2e][range-stepping][threads]") {
+  // GDB `next`s the second thread through run() while the main thread, running the same lines,
+  // has its SIGUSR1s reported (print): a range step may begin while the main thread's event
+  // waits, and the main thread then runs the line the stepped one ran to an int3 of ours. That
+  // int3 must be gone before it does (it was once seen as a SIGTRAP, then SIGSEGV).
+  std::vector<std::string> commands = {"handle SIGUSR1 nostop print pass", "break run if who == 1",
+                                       "continue", "delete"};
+  commands.insert(commands.end(), 30, "next");
+  commands.push_back("continue");
+  auto out = e2e::run_gdb({.program = "resignal", .commands = commands, .timeout = std::chrono::seconds(90)});
+  INFO(out.transcript().substr(0, 20000));
+  CHECK_THAT(out.gdb, Contains("received signal SIGUSR1"));
+  CHECK(e2e::occurrences(out.gdb, "run: body") >= 5);
+  CHECK_THAT(out.gdb, !Contains("SIGTRAP"));
+  CHECK_THAT(out.gdb, !Contains("SIGSEGV"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+  CHECK_THAT(out.server_out, Contains("resignal ok"));
+}

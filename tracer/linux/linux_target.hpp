@@ -211,7 +211,7 @@ class LinuxTarget final : public Target {
   // true (then t is to be continued, not stepped); false: step it.
   bool run_to_range_stop(Process& p, LinuxThread& t, int sig);
   void drop_range_stop(Process& p, LinuxThread& t);
-  void drop_range_stops(Process& p);
+  void drop_stale_range_stops(Process& p);
   bool range_site(const Process& p, const LinuxThread& t, Addr addr) const;
   std::optional<StopEvent> trapped_on_range_site(Process& p, LinuxThread& t, Addr addr);
   std::optional<Addr> perform_range_branch(Process& p, LinuxThread& t, Addr addr);

@@ -2,9 +2,9 @@
 // thread runs to a temporary int3 at the range's end (or at the first branch inside it, which
 // is then stepped) instead of stopping after every instruction. gdbserver single-steps each.
 //
-// Only a thread that is alone in its address space's running (no other thread running, no
-// vfork child sharing the memory) runs this way, so nothing else meets the int3; should one
-// still (GDB resumes another thread in non-stop meanwhile), it is stepped over unseen.
+// Only a thread that is alone in its address space's running (no other thread running or about
+// to, no vfork child sharing the memory), in all-stop, runs this way, so nothing else meets the
+// int3; should one still, it is stepped over unseen.
 #include <algorithm>
 
 #include "arch/x86/branch_emulation.hpp"
@@ -80,7 +80,9 @@ std::optional<Addr> LinuxTarget::perform_range_branch(Process& p, LinuxThread& t
 
 bool LinuxTarget::run_to_range_stop(Process& p, LinuxThread& t, int sig) {
   const ThreadAction& a = t.action;
-  if (a.kind != ResumeKind::RangeStep || sig != 0 || t.in_syscall_stop || p.vfork_parent != 0 ||
+  // (All-stop only: in non-stop GDB may resume another thread while this one runs, which
+  // could meet the int3 just as this one's stop takes it out.)
+  if (a.kind != ResumeKind::RangeStep || !all_stop() || sig != 0 || t.in_syscall_stop || p.vfork_parent != 0 ||
       (p.collector && p.collector->tracing(t.tid)) || !runs_alone(processes_, p, t.tid)) {
     return false;
   }
@@ -141,9 +143,14 @@ std::optional<StopEvent> LinuxTarget::trapped_on_range_site(Process& p, LinuxThr
   return std::nullopt;
 }
 
-void LinuxTarget::drop_range_stops(Process& p) {
+void LinuxTarget::drop_stale_range_stops(Process& p) {
+  // A thread stopped before its int3 (another thread's event was reported meanwhile) plans
+  // again when it runs. Its int3 goes before any thread of the process runs again: one that
+  // met it after we took it out would trap on a byte no longer ours.
   for (auto& [tid, t] : p.threads) {
-    drop_range_stop(p, t);
+    if (!t.running()) {
+      drop_range_stop(p, t);
+    }
   }
 }
 

@@ -179,7 +179,7 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   if (t.out_of_line_from != 0) {
     reenter_out_of_line(p, t);
   }
-  drop_range_stop(p, t);  // (left from a run that another event ended)
+  drop_stale_range_stops(p);
   sync_debug_registers(p, t);
   t.reported_signal = 0;  // GDB's resume said what becomes of it
   if (!t.held_signals.empty()) {
