@@ -82,8 +82,9 @@ bool LinuxTarget::run_to_range_stop(Process& p, LinuxThread& t, int sig) {
   const ThreadAction& a = t.action;
   // (All-stop only: in non-stop GDB may resume another thread while this one runs, which
   // could meet the int3 just as this one's stop takes it out.)
-  if (a.kind != ResumeKind::RangeStep || !all_stop() || sig != 0 || t.in_syscall_stop || p.vfork_parent != 0 ||
-      (p.collector && p.collector->tracing(t.tid)) || !runs_alone(processes_, p, t.tid)) {
+  if (a.kind != ResumeKind::RangeStep || !all_stop() || sig != 0 || t.in_syscall_stop ||
+      p.vfork_parent != 0 || (p.collector && p.collector->tracing(t.tid)) ||
+      !runs_alone(processes_, p, t.tid)) {
     return false;
   }
   auto pc = t.regs.pc(t.tid);
