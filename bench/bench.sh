@@ -7,7 +7,8 @@
 #     `continue` until stopped at main; median of $RUNS runs.
 # (b) stepi round trips per second: $STEPS `stepi` in a call-free loop, timed inside GDB; and
 #     `next` lines per second: $NEXTS `next` in that loop of two short lines (range stepping:
-#     vCont;r, the server steps inside each line).
+#     vCont;r, the server steps inside each line), with GDB's own CPU time per `next` (the
+#     part no server can save: 1e6 / it is the most lines per second any server could give).
 # (c) memory read: `dump binary memory` of a 64 MiB touched heap buffer, MiB/s.
 # (e) breakpoint hits per second: $HITS continues from hit to hit of a breakpoint (each one a
 #     stop, GDB's step over its breakpoint, and a resume).
@@ -103,11 +104,11 @@ value () {
   grep -m1 "^$1=" <<< "$out" | cut -d= -f2
 }
 
-# measure SERVER: prints "START_MS STEPI_PER_S MEM_MIBS BP_HITS_PER_S NEXT_PER_S" (medians), n/a where
-# it failed.
+# measure SERVER: prints "START_MS STEPI_PER_S MEM_MIBS BP_HITS_PER_S NEXT_PER_S NEXT_GDB_CPU_US"
+# (medians), n/a where it failed.
 measure () {
   local server=$1 port t0 t1 out
-  local starts=() stepis=() mems=() hits=() nexts=()
+  local starts=() stepis=() mems=() hits=() nexts=() gdb_cpus=()
   for _ in $(seq 1 "$RUNS"); do
     port=$(free_port)
     t0=$(now)
@@ -131,16 +132,18 @@ measure () {
     m=$(value MEM_MIBS <<< "$out"); [ -n "$m" ] && mems+=("$m")
     local h; h=$(value BP_HITS_PER_S <<< "$out"); [ -n "$h" ] && hits+=("$h")
     local n; n=$(value NEXT_PER_S <<< "$out"); [ -n "$n" ] && nexts+=("$n")
+    local u; u=$(value NEXT_GDB_CPU_US <<< "$out"); [ -n "$u" ] && gdb_cpus+=("$u")
     if [ -z "$s" ] || [ -z "$m" ]; then
       echo "bench.sh: $server: throughput session failed:" >&2; tail -5 <<< "$out" >&2
     fi
   done
-  printf '%s %s %s %s %s\n' \
+  printf '%s %s %s %s %s %s\n' \
     "$(printf '%s\n' "${starts[@]}" | grep . | median)" \
     "$(printf '%s\n' "${stepis[@]}" | grep . | median)" \
     "$(printf '%s\n' "${mems[@]}" | grep . | median)" \
     "$(printf '%s\n' "${hits[@]}" | grep . | median)" \
-    "$(printf '%s\n' "${nexts[@]}" | grep . | median)"
+    "$(printf '%s\n' "${nexts[@]}" | grep . | median)" \
+    "$(printf '%s\n' "${gdb_cpus[@]}" | grep . | median)"
 }
 
 # measure_threads SERVER: prints "THREADS_BT_MS RESUME_STOP_MS" (medians), n/a where it failed.
@@ -181,8 +184,8 @@ for i in $(seq 1 "$rounds"); do
       [ "$have_hindsight" = 1 ] || continue
       server=$HINDSIGHT
     fi
-    read -r a b c f n <<< "$(RUNS=$(( i <= RUNS ? 1 : 0 )) THRU_RUNS=$(( i <= THRU_RUNS ? 1 : 0 )) measure "$server")"
-    add "${who}_start" "$a"; add "${who}_stepi" "$b"; add "${who}_mem" "$c"; add "${who}_hits" "$f"; add "${who}_next" "$n"
+    read -r a b c f n u <<< "$(RUNS=$(( i <= RUNS ? 1 : 0 )) THRU_RUNS=$(( i <= THRU_RUNS ? 1 : 0 )) measure "$server")"
+    add "${who}_start" "$a"; add "${who}_stepi" "$b"; add "${who}_mem" "$c"; add "${who}_hits" "$f"; add "${who}_next" "$n"; add "${who}_gdbcpu" "$u"
     if [ "$i" -le "$THREAD_RUNS" ]; then
       read -r d e <<< "$(THREAD_RUNS=1 measure_threads "$server")"
       add "${who}_tbt" "$d"; add "${who}_round" "$e"
@@ -190,8 +193,8 @@ for i in $(seq 1 "$rounds"); do
   done
 done
 med () { printf '%s' "${vals[$1]:-}" | grep . | median; }
-h_start=$(med h_start); h_stepi=$(med h_stepi); h_mem=$(med h_mem); h_tbt=$(med h_tbt); h_round=$(med h_round); h_hits=$(med h_hits); h_next=$(med h_next)
-g_start=$(med g_start); g_stepi=$(med g_stepi); g_mem=$(med g_mem); g_tbt=$(med g_tbt); g_round=$(med g_round); g_hits=$(med g_hits); g_next=$(med g_next)
+h_start=$(med h_start); h_stepi=$(med h_stepi); h_mem=$(med h_mem); h_tbt=$(med h_tbt); h_round=$(med h_round); h_hits=$(med h_hits); h_next=$(med h_next); h_gdbcpu=$(med h_gdbcpu)
+g_start=$(med g_start); g_stepi=$(med g_stepi); g_mem=$(med g_mem); g_tbt=$(med g_tbt); g_round=$(med g_round); g_hits=$(med g_hits); g_next=$(med g_next); g_gdbcpu=$(med g_gdbcpu)
 
 echo
 echo "$(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cpus"
@@ -200,6 +203,7 @@ printf '%-38s %14s %14s\n' "metric" "hindsight" "gdbserver"
 printf '%-38s %14s %14s\n' "session start to main (ms)" "$h_start" "$g_start"
 printf '%-38s %14s %14s\n' "stepi round trips per second" "$h_stepi" "$g_stepi"
 printf '%-38s %14s %14s\n' "next lines per second (range steps)" "$h_next" "$g_next"
+printf '%-38s %14s %14s\n' "  GDB's own CPU per next (us)" "$h_gdbcpu" "$g_gdbcpu"
 printf '%-38s %14s %14s\n' "memory read, dump 64 MiB (MiB/s)" "$h_mem" "$g_mem"
 printf '%-38s %14s %14s\n' "breakpoint hits per second" "$h_hits" "$g_hits"
 printf '%-38s %14s %14s\n' "$THREADS threads: info threads + bt (ms)" "$h_tbt" "$g_tbt"

@@ -3,7 +3,9 @@
 #   BENCH_MODE=throughput  dump the 64 MiB buffer (MEM_MIBS), then BENCH_HITS continues
 #                          from hit to hit of a breakpoint (BP_HITS_PER_S), then stepi
 #                          BENCH_STEPS times in spin() (STEPI_PER_S), then `next` BENCH_NEXTS
-#                          times in spin()'s two-line loop: range stepping (NEXT_PER_S)
+#                          times in spin()'s two-line loop: range stepping (NEXT_PER_S), and
+#                          GDB's own CPU time per `next` (NEXT_GDB_CPU_US: no server is faster
+#                          than 1e6 / that lines per second)
 #   BENCH_MODE=cond        at ready(), `break bump if sink == S` true at the BENCH_COND_HITS-th
 #                          call, evaluated where BENCH_COND_EVAL says (target|host); one
 #                          continue to it (COND_EVALS_PER_S)
@@ -104,12 +106,15 @@ else:
     gdb.execute("next", to_string=True)
     lines = set()
     t0 = time.time()
+    cpu0 = time.process_time()  # GDB's own CPU (not the server's, even as its child)
     for _ in range(nexts):
         gdb.execute("next", to_string=True)
         if len(lines) < 3:
             lines.add(gdb.selected_frame().find_sal().line)
     t1 = time.time()
+    cpu1 = time.process_time()
     if len(lines) < 2:
         print("NEXT_ERROR=next did not move from line %s" % lines)
     else:
         print("NEXT_PER_S=%.0f" % (nexts / (t1 - t0)))
+        print("NEXT_GDB_CPU_US=%.0f" % ((cpu1 - cpu0) * 1e6 / nexts))
