@@ -90,7 +90,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
     remove_sites(p, p.memory, SiteOwner::Collector);
     // Nor may it meet the int3 a range step runs to: that thread steps again instead.
     for (auto& [tid, o] : p.threads) {
-      if (o.range_stop != 0) {
+      if (p.range_stops > 0 && o.range_stop != 0) {
         drop_range_stop(p, o);
         if (o.running()) {
           request_stop(o);
@@ -194,6 +194,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   (void)p.memory.open(p.pid);
   LinuxThread& leader = p.threads[p.pid];
   leader.range_stop = 0;  // (its int3 went with the old image)
+  p.range_stops = 0;
   if (report_exec_ && p.known_to_gdb) {
     StopEvent ev{StopReason::Exec, p.pid, p.pid, SIGTRAP};
     ev.exec_path = exec_file(p.pid).value_or("");

@@ -106,6 +106,7 @@ bool LinuxTarget::run_to_range_stop(Process& p, LinuxThread& t, int sig) {
   }
   p.sites.add(stop, (*original)[0], SiteOwner::Range);
   t.range_stop = stop;
+  ++p.range_stops;
   base::logf(base::LogCat::ptrace, "thread {}: runs {:#x}..{:#x} of its range to an int3", t.tid, *pc, stop);
   return true;
 }
@@ -115,6 +116,7 @@ void LinuxTarget::drop_range_stop(Process& p, LinuxThread& t) {
   if (addr == 0) {
     return;
   }
+  --p.range_stops;
   if (auto original = p.sites.release(addr, SiteOwner::Range)) {
     if (auto ok = p.memory.restore_int3(addr, *original); !ok) {
       base::logf(base::LogCat::ptrace, "process {}: restoring {:#x} failed: {}", p.pid, addr,
@@ -148,9 +150,9 @@ void LinuxTarget::drop_stale_range_stops(Process& p) {
   // A thread stopped before its int3 (another thread's event was reported meanwhile) plans
   // again when it runs. Its int3 goes before any thread of the process runs again: one that
   // met it after we took it out would trap on a byte no longer ours.
-  for (auto& [tid, t] : p.threads) {
-    if (!t.running()) {
-      drop_range_stop(p, t);
+  for (auto it = p.threads.begin(); p.range_stops > 0 && it != p.threads.end(); ++it) {
+    if (!it->second.running()) {
+      drop_range_stop(p, it->second);
     }
   }
 }
