@@ -90,7 +90,7 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
         (void)target.enable_btrace(t.tid, tracer::BtraceConfig{o.ring_bytes});  // recorded since birth
       }
     }
-    r.threads = triage::collect_threads(target, pid, end.stop.tid, o.history);
+    r.threads = triage::collect_threads(target, pid, end.stop.tid, o.history, end.stopped_ns);
   }
   for (const auto& t : r.threads) {
     r.tracer.branches_recorded += t.branches_recorded;
@@ -102,6 +102,7 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   log_recorder_threads(run, log);
   r.events = log.events();
   r.wall_ms = log.elapsed_ms();
+  r.start_ns = log.start_ns();
   return r;
 }
 

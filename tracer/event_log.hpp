@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tracer/btrace/time_marks.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
@@ -39,6 +40,7 @@ class EventLog {
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.t_ms < b.t_ms; });
     return out;
   }
+  std::uint64_t start_ns() const { return monotonic_ns(start_); }  // t_ms 0, CLOCK_MONOTONIC
   double elapsed_ms() const { return std::chrono::duration<double, std::milli>(Clock::now() - start_).count(); }
 
  private:

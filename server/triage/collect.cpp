@@ -38,13 +38,13 @@ std::vector<FrameReport> backtrace(tracer::MemoryCache& memory, tracer::Symboliz
 }
 
 void add_history(tracer::Target& target, tracer::MemoryCache& memory, tracer::Symbolizer& symbols,
-                 std::uint64_t pc, std::size_t entries, ThreadReport& thread) {
+                 std::uint64_t pc, std::size_t entries, std::uint64_t stopped_ns, ThreadReport& thread) {
   tracer::BranchTracer* tracer = target.branch_tracer(thread.tid);
   if (tracer == nullptr) {
     thread.history_problem = "this thread was not recorded";
     return;
   }
-  auto data = tracer->read(tracer::BtraceRead::All, pc);
+  auto data = tracer->timed_history(pc, stopped_ns);
   if (!data) {
     thread.history_problem = data.error().message();
     return;
@@ -56,13 +56,13 @@ void add_history(tracer::Target& target, tracer::MemoryCache& memory, tracer::Sy
     return tracer::classify_transfer(memory.read_prefix(at, kLongestInstruction));
   };
   auto locate = [&](tracer::Addr at) -> const tracer::SourceLocation& { return symbols.locate(at); };
-  thread.history = tracer::fold_calls(data->blocks, classify, locate, entries);
+  thread.history = tracer::fold_calls(data->blocks, classify, locate, entries, data->began_ns);
 }
 
 }  // namespace
 
 std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pid, tracer::Tid crashed_tid,
-                                          std::size_t history_entries) {
+                                          std::size_t history_entries, std::uint64_t stopped_ns) {
   std::vector<ThreadReport> out;
   auto symbols = tracer::Symbolizer::for_process(pid);
   tracer::MemoryCache memory(target);
@@ -86,7 +86,7 @@ std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pi
     const std::uint64_t pc = target.read_pc(info.tid).value_or(0);
     if (symbols) {
       thread.backtrace = backtrace(memory, **symbols, *g);
-      add_history(target, memory, **symbols, pc, history_entries, thread);
+      add_history(target, memory, **symbols, pc, history_entries, stopped_ns, thread);
     } else {
       thread.history_problem = "no symbols: " + symbols.error().message();
     }

@@ -9,9 +9,10 @@
 
 namespace server::triage {
 
-// Every thread of process pid, the one that stopped (crashed_tid) first. pid must be stopped.
+// Every thread of process pid, the one that stopped (crashed_tid) first. pid must be stopped;
+// stopped_ns: when it was (CLOCK_MONOTONIC; 0: unknown), the latest any history entry can be.
 std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pid, tracer::Tid crashed_tid,
-                                          std::size_t history_entries);
+                                          std::size_t history_entries, std::uint64_t stopped_ns);
 
 // Source lines around the crashing thread's frames (the faulting one first), at most `count`.
 std::vector<SourceExcerpt> collect_sources(const ThreadReport& crashed, std::size_t count);

@@ -1,6 +1,7 @@
 // The report as one self-contained HTML page (no network): the JSON report embedded, drawn by
 // a small script: the verdict, each thread's calls before the crash as a timeline (depth
-// against call order, the faulting call marked), its backtrace, source excerpts, the events.
+// against time where the collector kept it, else call order; the faulting call marked), its
+// backtrace, source excerpts, the events.
 #include <string>
 
 #include "server/triage/writers.hpp"
@@ -62,27 +63,49 @@ for (const s of report.sources) {
   document.getElementById("sources").append(el("h2", {}, s.file + ":" + s.line), pre);
 }
 
+// Depth (down) against time (right) where every call has its time, else against call order.
 function timeline(calls) {
-  const step = 22, rowH = 18, left = 10;
+  const rowH = 18, left = 10, orderStep = 22;
+  const timed = calls.length > 1 && calls.every(c => typeof c.t_ms === "number");
+  const t0 = timed ? calls[0].t_ms : 0, t1 = timed ? calls[calls.length - 1].t_ms : 0;
+  const plotW = timed ? 900 : calls.length * orderStep;
+  const xOf = i => timed ? left + (calls[i].t_ms - t0) / Math.max(t1 - t0, 1e-9) * plotW : left + i * orderStep;
   const maxDepth = Math.max(0, ...calls.map(c => c.depth));
-  const width = Math.max(400, left + calls.length * step + 260), height = (maxDepth + 2) * rowH + 20;
-  const svg = svgEl("svg", {width, height, role: "img"});
+  const axisH = timed ? 30 : 0;
+  const width = Math.max(400, left + plotW + 260), height = (maxDepth + 2) * rowH + 20 + axisH;
+  const svg = svgEl("svg", {width, height, role: "img", "data-axis": timed ? "time" : "order"});
   svg.append(svgEl("title", {}));
-  svg.lastChild.textContent = "calls before the stop: depth (down) against call order (right)";
+  svg.lastChild.textContent = "calls before the stop: depth (down) against " + (timed ? "time" : "call order") + " (right)";
   calls.forEach((c, i) => {
-    const x = left + i * step, y = 10 + c.depth * rowH, last = i === calls.length - 1;
-    const r = svgEl("rect", {x, y, width: step - 3, height: rowH - 4, rx: 3,
+    const x = xOf(i), y = 10 + c.depth * rowH, last = i === calls.length - 1;
+    const w = last ? (timed ? 8 : orderStep - 3) : Math.max(2, xOf(i + 1) - x - 1);
+    const r = svgEl("rect", {x, y, width: w, height: rowH - 4, rx: 2,
                              fill: last && crashedCalls === calls ? "#d32f2f" : (c.kind === "return" ? "#90a4ae" : "#42a5f5")});
     const tip = svgEl("title", {});
-    tip.textContent = (c.kind === "return" ? "return to " : "call ") + name(c) + " " + place(c) + " [" + c.branches + " branches]";
+    tip.textContent = (c.kind === "return" ? "return to " : "call ") + name(c) + " " + place(c) + " [" + c.branches + " branches]" +
+                      (typeof c.t_ms === "number" ? " at " + c.t_ms.toFixed(3) + " ms" : "");
     r.append(tip);
     svg.append(r);
+    if (!last && w > 7 * name(c).length + 8) {
+      const label = svgEl("text", {x: x + 4, y: y + rowH - 8, fill: "#fff"});
+      label.textContent = name(c);
+      svg.append(label);
+    }
     if (last) {
-      const t = svgEl("text", {x: x + step + 4, y: y + rowH - 7});
+      const t = svgEl("text", {x: x + w + 4, y: y + rowH - 7});
       t.textContent = name(c) + (crashedCalls === calls ? "  \u2190 stopped here" : "");
       svg.append(t);
     }
   });
+  if (timed) {
+    const y = height - axisH + 4;
+    svg.append(svgEl("line", {x1: left, y1: y, x2: left + plotW, y2: y, stroke: "#999"}));
+    [[left, t0, "start"], [left + plotW, t1, "end"]].forEach(([x, t, anchor]) => {
+      const label = svgEl("text", {x, y: y + 16, "text-anchor": anchor});
+      label.textContent = t.toFixed(3) + " ms";
+      svg.append(label);
+    });
+  }
   return svg;
 }
 
@@ -96,9 +119,10 @@ for (const t of report.threads) {
     box.append(el("p", {class: "dim"}, "Last " + h.calls.length + " calls and returns (" + h.branches_recorded +
                   " branches recorded, " + h.branches_lost + " lost, " + h.gaps + " gaps)"));
     box.append(timeline(h.calls));
-    const table = el("table", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "call"), el("th", {}, "where"), el("th", {}, "branches")));
+    const table = el("table", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "ms"), el("th", {}, "call"), el("th", {}, "where"), el("th", {}, "branches")));
     h.calls.forEach((c, i) => table.append(el("tr", i === h.calls.length - 1 && t.crashed ? {class: "crash"} : {},
       el("td", {class: "mono"}, String(i)),
+      el("td", {class: "mono"}, typeof c.t_ms === "number" ? c.t_ms.toFixed(3) : ""),
       el("td", {class: "mono"}, "\u00a0".repeat(2 * c.depth) + (c.kind === "return" ? "\u2190 " : "\u2192 ") + name(c)),
       el("td", {class: "mono"}, place(c)), el("td", {}, String(c.branches)))));
     box.append(table);

@@ -42,7 +42,7 @@ json outcome(const Outcome& o) {
   return j;
 }
 
-json thread(const ThreadReport& t) {
+json thread(const TriageReport& r, const ThreadReport& t) {
   json regs = json::object();
   for (const auto& [name, value] : t.registers) {
     regs[name] = hex(value);
@@ -63,6 +63,9 @@ json thread(const ThreadReport& t) {
     j["kind"] = e.kind();
     j["entered_by"] = tracer::entered_name(e.entered);
     j["branches"] = e.branches;
+    if (const auto t_ms = r.t_ms(e)) {
+      j["t_ms"] = *t_ms;
+    }
     calls.push_back(std::move(j));
   }
   json history{{"calls", std::move(calls)}, {"branches", t.history.branches}, {"gaps", t.history.gaps},
@@ -80,7 +83,7 @@ json thread(const ThreadReport& t) {
 std::string json_report(const TriageReport& r) {
   json threads = json::array();
   for (const auto& t : r.threads) {
-    threads.push_back(thread(t));
+    threads.push_back(thread(r, t));
   }
   json events = json::array();
   for (const auto& e : r.events) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,14 @@ struct TriageReport {
   std::vector<ThreadReport> threads;  // the crashing thread first
   std::vector<tracer::TraceEvent> events;
   double wall_ms = 0;
+  std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC at the program's start: t_ms 0 of the events
+  // When a history entry was entered, in ms since the start, where the collector keeps time.
+  std::optional<double> t_ms(const tracer::HistoryEntry& e) const {
+    if (e.t_ns == 0 || start_ns == 0) {
+      return std::nullopt;
+    }
+    return (static_cast<double>(e.t_ns) - static_cast<double>(start_ns)) / 1e6;
+  }
   std::vector<SourceExcerpt> sources;  // around each frame of the crashing thread with a line
 };
 

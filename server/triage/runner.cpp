@@ -182,6 +182,7 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
     if (!ev) {
       continue;
     }
+    const auto ev_time = Clock::now();
     if (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) {
       const bool main = ev->pid == run.pid;
       log.add(ev->reason == tracer::StopReason::Exited ? "exit" : "killed", ev->pid, ev->tid, {},
@@ -191,6 +192,7 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
         end.outcome.signo = ev->signal;
         end.outcome.exit_status = ev->reason == tracer::StopReason::Exited ? ev->status : 128 + ev->signal;
         end.stop = *ev;
+        end.stopped_ns = tracer::monotonic_ns(ev_time);
         return end;
       }
       (void)target.resume(continue_all());
@@ -200,6 +202,7 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
       end.outcome.kind = Outcome::Kind::Timeout;
       end.outcome.exit_status = kExitTimeout;
       end.stop = *ev;
+        end.stopped_ns = tracer::monotonic_ns(ev_time);
       return end;
     }
     int deliver = 0;
@@ -222,6 +225,7 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
       if (signal_kills(target.signal_action(ev->tid, ev->signal), ev->signal, from_fault)) {
         end.outcome = signal_outcome(*ev, info);
         end.stop = *ev;
+        end.stopped_ns = tracer::monotonic_ns(ev_time);
         return end;
       }
       deliver = ev->signal;

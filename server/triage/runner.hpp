@@ -29,6 +29,7 @@ base::Result<Recorded> start_recorded(const Options& options, const std::string&
 struct Ending {
   Outcome outcome;
   tracer::StopEvent stop;  // Signal/Timeout: where the process stands now, stopped
+  std::uint64_t stopped_ns = 0;  // CLOCK_MONOTONIC when that stop came: no branch is later
   bool interrupted = false;  // triage itself got SIGINT or SIGTERM (stop_signal)
   int stop_signal = 0;
 };

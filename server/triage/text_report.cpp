@@ -2,6 +2,7 @@
 // stack, the calls that led there, and its registers; then the event log.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "server/triage/signal_facts.hpp"
@@ -34,7 +35,7 @@ std::string short_place(const tracer::SourceLocation& where) {
 
 std::string function_of(const tracer::SourceLocation& where) { return where.function.empty() ? "??" : where.function; }
 
-void thread_section(std::string& out, const ThreadReport& t, const Style& s) {
+void thread_section(std::string& out, const TriageReport& r, const ThreadReport& t, const Style& s) {
   out += "\n" + s.bold(fmt::format("Thread {} \"{}\"{}", t.tid, t.name, t.crashed ? " (crashed)" : "")) + "\n";
   out += "  backtrace:\n";
   if (t.backtrace.empty()) {
@@ -53,12 +54,16 @@ void thread_section(std::string& out, const ThreadReport& t, const Style& s) {
     out += fmt::format("  last {} calls and returns, oldest first ({} branches recorded, {} lost{}):\n",
                        h.entries.size(), t.branches_recorded, t.branches_lost,
                        h.gaps != 0 ? fmt::format(", {} gaps", h.gaps) : "");
+    const bool timed = std::any_of(h.entries.begin(), h.entries.end(), [&](const auto& e) { return r.t_ms(e); });
     for (std::size_t i = 0; i < h.entries.size(); ++i) {
       const auto& e = h.entries[i];
       const bool last = i + 1 == h.entries.size();
+      const auto t_ms = r.t_ms(e);
       const std::string how =
           e.entered == tracer::Entered::Call || e.entered == tracer::Entered::Start ? "" : tracer::entered_name(e.entered);
-      std::string line = fmt::format("    {}{} {} {}  [{} branches]{}", std::string(static_cast<std::size_t>(e.depth) * 2, ' '),
+      std::string line = fmt::format("    {}{}{} {} {}  [{} branches]{}",
+                                     !timed ? "" : t_ms ? fmt::format("{:>10.3f} ms  ", *t_ms) : std::string(15, ' '),
+                                     std::string(static_cast<std::size_t>(e.depth) * 2, ' '),
                                      e.kind()[0] == 'r' ? "<-" : "->", function_of(e.where), s.dim(short_place(e.where)),
                                      e.branches, how.empty() ? "" : "  (" + how + ")");
       out += (last && t.crashed ? s.red(line + "   <== here") : line) + "\n";
@@ -118,7 +123,7 @@ std::string text_report(const TriageReport& r, bool colour) {
     out += "\n  (the process is gone: no thread could be examined)\n";
   }
   for (const auto& t : r.threads) {
-    thread_section(out, t, s);
+    thread_section(out, r, t, s);
   }
   out += "\n" + s.bold("Events") + " (ms since start):\n";
   for (const auto& e : r.events) {

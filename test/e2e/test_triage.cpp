@@ -123,6 +123,31 @@ bool backtrace_has(const json& thread, const std::string& function) {
   return false;
 }
 
+// Every collector here reads a clock: each call has its time, in order, none later than the
+// fatal signal's event (logged once the stop was seen) nor earlier than the program's start.
+void check_call_times(const Triage& t) {
+  double signal_ms = -1;
+  for (const auto& e : t.report["events"]) {
+    if (e["kind"] == "signal") {
+      signal_ms = e["t_ms"].get<double>();
+    }
+  }
+  REQUIRE(signal_ms > 0);
+  for (const auto& th : t.report["threads"]) {
+    double previous = 0;
+    INFO("thread " << th["tid"]);
+    REQUIRE(!th["history"]["calls"].empty());
+    for (const auto& c : th["history"]["calls"]) {
+      INFO(c.dump());
+      REQUIRE(c.contains("t_ms"));
+      const double ms = c["t_ms"].get<double>();
+      CHECK(ms >= previous);
+      CHECK(ms <= signal_ms);
+      previous = ms;
+    }
+  }
+}
+
 const char* kCollectors[] = {"step", "soft", "dbt"};
 
 // The line of test/progs/triage_cases.c that holds `needle`, as a string.
@@ -165,6 +190,7 @@ TEST_CASE("triage: the cause returned before the crash; the history shows it, th
   CHECK(th["history"]["calls"].back()["kind"] == "call");
   CHECK(th["history"]["calls"].back()["file"].get<std::string>().ends_with("triage_cases.c"));
   CHECK(th["history"]["calls"].size() <= 64);
+  check_call_times(t);
 }
 
 TEST_CASE("triage: a call through a corrupted function pointer: frame #0 is ??, the history names the caller", "[e2e][triage]") {
@@ -231,6 +257,7 @@ TEST_CASE("triage: a crash in a second thread while others run; the crashing thr
     born += e["kind"] == "thread_start" && e["tid"] != t.report["program"]["pid"] ? 1 : 0;
   }
   CHECK(born == 3);
+  check_call_times(t);
 }
 
 TEST_CASE("triage: the event log has libraries loaded and unloaded, in order", "[e2e][triage]") {
@@ -374,6 +401,7 @@ TEST_CASE("triage --html: the page loads in a headless browser without script er
   CHECK_THAT(log, !Contains("Uncaught"));
   CHECK_THAT(dom, ContainsRegex(R"(id="crash-function"[^>]*>consume<)"));
   CHECK_THAT(dom, Contains("<svg"));
+  CHECK_THAT(dom, Contains("data-axis=\"time\""));  // the timeline is against time: every call has one
   CHECK_THAT(dom, Contains("stopped here"));
   // The same check sees a page whose script fails.
   const std::string broken = temp_path("broken.html");

@@ -1,6 +1,6 @@
 // libFuzzer: a dbt ring file (tracer/btrace/dbt_ring.h) as a program could leave it: the
 // recorder writes it inside the traced process, whose bugs may scribble on the mapping. The
-// server maps it and reads samples from any position. Anything but samples or a refusal is a
+// server maps it and reads samples from any position, and its clock readings. Anything but samples or a refusal is a
 // bug: crashes, reads outside the file, UB, hangs.
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +29,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     (void)ring->gaps();
     (void)ring->exited();
+    const auto marks = ring->time_marks();
+    for (std::size_t i = 1; i < marks.size(); ++i) {
+      if (marks[i].position < marks[i - 1].position || marks[i].t_ns < marks[i - 1].t_ns) {
+        __builtin_trap();  // the reader promises readings in order
+      }
+    }
   }
   return 0;
 }

@@ -40,17 +40,26 @@ struct TempDir {
   ~TempDir() { std::filesystem::remove_all(path); }
 };
 
-// A ring file as the recorder writes it: header, then head samples n -> n + 0x1000 at n % cap.
-std::string write_ring(const std::string& dir, int pid, int tid, std::uint64_t cap, std::uint64_t head) {
+// A ring file as the recorder writes it: header, then head samples n -> n + 0x1000 at n % cap,
+// then room for 8 time marks holding `marks` (the last also the latest reading).
+constexpr std::uint64_t kTestMarks = 8;
+std::string write_ring(const std::string& dir, int pid, int tid, std::uint64_t cap, std::uint64_t head,
+                       const std::vector<tracer::TimeMark>& marks = {}) {
   const std::string path = dir + "/" + HS_DBT_RING_PREFIX + std::to_string(pid) + "." + std::to_string(tid);
-  std::vector<char> bytes(HS_DBT_RING_HEADER_SIZE + cap * sizeof(hs_dbt_sample));
+  const std::size_t marks_at = HS_DBT_RING_HEADER_SIZE + cap * sizeof(hs_dbt_sample);
+  std::vector<char> bytes(marks_at + kTestMarks * sizeof(hs_dbt_time_mark));
+  const tracer::TimeMark latest = marks.empty() ? tracer::TimeMark{} : marks.back();
   hs_dbt_ring_header h{HS_DBT_RING_MAGIC, HS_DBT_RING_VERSION, HS_DBT_RING_HEADER_SIZE,
                        static_cast<std::uint64_t>(pid), static_cast<std::uint64_t>(tid), cap, head, 1,
-                       HS_DBT_RING_RUNNING, 0, 0, {}};
+                       HS_DBT_RING_RUNNING, 0, 0, kTestMarks, marks.size(), latest.position, latest.t_ns, {}};
   std::memcpy(bytes.data(), &h, sizeof h);
   for (std::uint64_t n = head > cap ? head - cap : 0; n < head; ++n) {
     hs_dbt_sample s{0x400000 + n, 0x401000 + n};
     std::memcpy(bytes.data() + HS_DBT_RING_HEADER_SIZE + (n % cap) * sizeof s, &s, sizeof s);
+  }
+  for (std::size_t n = 0; n < marks.size(); ++n) {
+    hs_dbt_time_mark m{marks[n].position, marks[n].t_ns};
+    std::memcpy(bytes.data() + marks_at + (n % kTestMarks) * sizeof m, &m, sizeof m);
   }
   std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return path;
@@ -95,8 +104,14 @@ pid_t start_recorder(const std::string& ring_dir, const std::string& program, co
   return pid;
 }
 
+struct RingClock {
+  std::vector<tracer::TimeMark> marks;
+  std::uint64_t head = 0, born_ns = 0, exited_ns = 0;
+};
+
 struct DbtRun {
   std::vector<std::vector<BranchSample>> threads;  // leader first, then by tid
+  std::vector<RingClock> clocks;                    // the same threads' clock readings
   std::vector<std::vector<BranchSample>> children;  // a fork child's threads (one process)
   std::uint64_t gaps = 0;
   std::uint64_t lost = 0;
@@ -117,6 +132,7 @@ DbtRun record_dbt(const std::string& program, const std::vector<std::string>& ar
     CHECK(ring->exited());
     std::uint64_t lost = 0;
     run.threads.push_back(ring->samples_since(0, &lost));
+    run.clocks.push_back(RingClock{ring->time_marks(), ring->head(), ring->born_ns(), ring->exited_ns()});
     run.gaps += ring->gaps();
     run.lost += lost;
   }
@@ -269,6 +285,27 @@ TEST_CASE("dbt rings: read as the recorder lays them out", "[tracer][btrace][dbt
     CHECK_FALSE(DbtRing::open(short_path).ok());
     CHECK_FALSE(DbtRing::open(dir.path + "/missing").ok());
   }
+  SECTION("time marks: the kept readings, oldest first; scribbled ones left out") {
+    using tracer::TimeMark;
+    auto ring = DbtRing::open(write_ring(dir.path, 10, 13, 8, 5, {{0, 100}, {2, 200}, {5, 300}}));
+    REQUIRE(ring.ok());
+    CHECK(ring->time_marks() == std::vector<TimeMark>{{0, 100}, {2, 200}, {5, 300}});
+    // Ten readings in eight slots: the first two overwritten.
+    std::vector<TimeMark> ten;
+    for (std::uint64_t n = 0; n < 10; ++n) {
+      ten.push_back(TimeMark{n, 1000 + n});
+    }
+    auto wrapped = DbtRing::open(write_ring(dir.path, 10, 14, 16, 9, ten));
+    REQUIRE(wrapped.ok());
+    const auto kept = wrapped->time_marks();
+    REQUIRE(kept.size() == 8);
+    CHECK(kept.front() == TimeMark{2, 1002});
+    CHECK(kept.back() == TimeMark{9, 1009});
+    // Out of order, past the head, or never read: not a reading.
+    auto scribbled = DbtRing::open(write_ring(dir.path, 10, 15, 8, 5, {{1, 500}, {2, 400}, {9, 600}, {3, 0}, {4, 700}}));
+    REQUIRE(scribbled.ok());
+    CHECK(scribbled->time_marks() == std::vector<TimeMark>{{1, 500}, {4, 700}});
+  }
   SECTION("a process's rings, the leader first") {
     write_ring(dir.path, 20, 25, 8, 0);
     write_ring(dir.path, 20, 20, 8, 0);
@@ -360,6 +397,27 @@ TEST_CASE("differential: dbt, four threads", "[tracer][btrace][differential][dbt
     HS_SKIP(why);
   }
   compare_dbt(corpus("tracer_corpus"), {"threads"}, "thread_work");
+}
+
+TEST_CASE("dbt: the recorder reads the clock as each thread starts, leaves the CPU, exits", "[tracer][btrace][dbt]") {
+  std::string why;
+  if (!dbt_available(&why)) {
+    HS_SKIP(why);
+  }
+  const DbtRun run = record_dbt(corpus("tracer_corpus"), {"threads"});
+  REQUIRE(run.clocks.size() == 5);  // the leader and four workers
+  for (const auto& c : run.clocks) {
+    INFO("head " << c.head << ", " << c.marks.size() << " readings");
+    REQUIRE(c.marks.size() >= 2);
+    CHECK(c.marks.front().position == 0);  // from its first instruction
+    CHECK(c.marks.back().position == c.head);  // read again at its exit
+    CHECK(c.marks.front().t_ns >= c.born_ns);
+    CHECK(c.marks.back().t_ns == c.exited_ns);
+    for (std::size_t i = 1; i < c.marks.size(); ++i) {
+      CHECK(c.marks[i].position >= c.marks[i - 1].position);
+      CHECK(c.marks[i].t_ns >= c.marks[i - 1].t_ns);
+    }
+  }
 }
 
 TEST_CASE("differential: dbt equals GDB stepping through Valgrind's gdbserver", "[tracer][btrace][differential][dbt]") {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.hpp"
@@ -39,6 +40,14 @@ struct BtraceBlock {
 inline constexpr BtraceBlock kGapBlock{1, 0};
 
 enum class BtraceRead { All, New, Delta };
+
+// Blocks newest first, as an `all` read gives them, and when each began (CLOCK_MONOTONIC ns,
+// estimated between the collector's clock readings; 0: not known). began_ns is empty when
+// the collector reads no clock.
+struct TimedBlocks {
+  std::vector<BtraceBlock> blocks;
+  std::vector<std::uint64_t> began_ns;
+};
 
 // Blocks newest first, as qXfer:btrace:read sends them.
 struct BtraceData {
@@ -81,6 +90,17 @@ class BranchTracer {
   // GDB's own trace of the thread starts at its current pc, so the next delta cannot be
   // stitched onto it; it answers overflow, and GDB reads everything instead.
   virtual void new_reader() {}
+  // The whole kept history with when each block began, where the collector reads a clock;
+  // stopped_ns: when the thread stopped (no branch of it is later). GDB's reads are not moved
+  // on by it, except where the collector has no clock (then it is read(All)).
+  virtual base::Result<TimedBlocks> timed_history(Addr current_pc, std::uint64_t stopped_ns) {
+    (void)stopped_ns;
+    auto data = read(BtraceRead::All, current_pc);
+    if (!data) {
+      return data.error();
+    }
+    return TimedBlocks{std::move(data->blocks), {}};
+  }
 };
 
 }  // namespace tracer

@@ -3,20 +3,27 @@
  * Valgrind tool, GPL) writes them while the program runs, the server (MIT) maps and reads
  * them. This layout is the only thing the two share. C, so both sides include it.
  *
- *   DIR/hsdbt.PID.TID      header (128 bytes), then `capacity` samples of {from, to}
+ *   DIR/hsdbt.PID.TID      header (128 bytes), then `capacity` samples of {from, to}, then
+ *                          `marks_capacity` time marks of {position, t_ns}
  *   DIR/hsdbt.PID.signals  what the program does with each signal now (its sigactions)
  *
  * Sample n lives at n % capacity. The recorder writes a sample, then head = n + 1 (one thread
  * writes a ring; x86 keeps stores in order). A reader copies the samples it wants and reads
  * head again: samples older than head - capacity were overwritten meanwhile. All fields are
- * little-endian, native x86-64. */
+ * little-endian, native x86-64.
+ *
+ * Time marks: a clock reading when the thread starts, exits, and leaves the CPU (a system
+ * call, a time slice) after 256 branches or more since the last, taken with the ring's head
+ * at `position`. Mark n lives at n % marks_capacity;
+ * one is kept only capacity / marks_capacity samples or more after the one before, so the
+ * marks span the whole ring; the newest reading is always in latest_position / latest_ns. */
 #ifndef HINDSIGHT_DBT_RING_H
 #define HINDSIGHT_DBT_RING_H
 
 #include <stdint.h>
 
 #define HS_DBT_RING_MAGIC 0x474e495254424448ull /* "HDBTRING" */
-#define HS_DBT_RING_VERSION 2u
+#define HS_DBT_RING_VERSION 3u
 #define HS_DBT_RING_HEADER_SIZE 128u
 #define HS_DBT_RING_PREFIX "hsdbt." /* file name: hsdbt.PID.TID */
 
@@ -37,8 +44,19 @@ struct hs_dbt_ring_header {
   uint64_t state;    /* enum hs_dbt_ring_state */
   uint64_t born_ns;   /* CLOCK_MONOTONIC when the thread first ran (0: before it ran) */
   uint64_t exited_ns; /* CLOCK_MONOTONIC when it exited (0: it lives) */
-  uint64_t reserved[6];
+  uint64_t marks_capacity;  /* time marks after the samples; a power of two */
+  uint64_t marks_head;      /* marks ever kept */
+  uint64_t latest_position; /* the newest clock reading: head then ... */
+  uint64_t latest_ns;       /* ... and CLOCK_MONOTONIC then (0: none yet) */
+  uint64_t reserved[2];
 };
+
+/* A clock reading taken when the ring's head stood at `position`. */
+struct hs_dbt_time_mark {
+  uint64_t position;
+  uint64_t t_ns;
+};
+#define HS_DBT_MARKS_CAPACITY 4096u
 
 /* The process's signal dispositions as the program set them (rt_sigaction), which only the
  * recorder sees: Valgrind keeps them to itself. One byte per signal number. */
@@ -66,6 +84,7 @@ struct hs_dbt_sample {
 #ifdef __cplusplus
 static_assert(sizeof(struct hs_dbt_ring_header) == HS_DBT_RING_HEADER_SIZE, "ring header layout");
 static_assert(sizeof(struct hs_dbt_sample) == 16, "sample layout");
+static_assert(sizeof(struct hs_dbt_time_mark) == 16, "time mark layout");
 static_assert(sizeof(struct hs_dbt_signals) == 88, "signals layout");
 #endif
 

@@ -24,6 +24,8 @@ std::uint64_t load(const std::uint64_t& field) {
   return std::atomic_ref<const std::uint64_t>(field).load(std::memory_order_acquire);
 }
 
+std::uint64_t head_of_marks(const hs_dbt_ring_header& h) { return load(h.marks_head); }
+
 }  // namespace
 
 base::Result<DbtRing> DbtRing::open(const std::string& path) {
@@ -94,6 +96,34 @@ std::vector<BranchSample> DbtRing::samples_since(std::uint64_t since, std::uint6
   if (lost != nullptr) {
     *lost = (first > since ? first - since : 0) + dropped;
   }
+  return out;
+}
+
+std::vector<TimeMark> DbtRing::time_marks() const {
+  const auto& h = header_of(map_);
+  const std::uint64_t cap = capacity();
+  const std::uint64_t marks_cap = load(h.marks_capacity);
+  const std::size_t room = size_ - HS_DBT_RING_HEADER_SIZE;
+  std::vector<TimeMark> out;
+  if (marks_cap == 0 || (marks_cap & (marks_cap - 1)) != 0 || cap > room / sizeof(hs_dbt_sample) ||
+      marks_cap > (room - cap * sizeof(hs_dbt_sample)) / sizeof(hs_dbt_time_mark)) {
+    return out;
+  }
+  const auto* marks = reinterpret_cast<const hs_dbt_time_mark*>(static_cast<const char*>(map_) +
+                                                                HS_DBT_RING_HEADER_SIZE + cap * sizeof(hs_dbt_sample));
+  const std::uint64_t head = head_of_marks(h);
+  const std::uint64_t ring_head = this->head();
+  auto keep = [&](std::uint64_t position, std::uint64_t t_ns) {
+    const bool in_order = out.empty() || (position >= out.back().position && t_ns >= out.back().t_ns);
+    if (t_ns != 0 && position <= ring_head && in_order && (out.empty() || out.back() != TimeMark{position, t_ns})) {
+      out.push_back(TimeMark{position, t_ns});
+    }
+  };
+  for (std::uint64_t n = head > marks_cap ? head - marks_cap : 0; n < head; ++n) {
+    const hs_dbt_time_mark& m = marks[n & (marks_cap - 1)];
+    keep(m.position, m.t_ns);
+  }
+  keep(load(h.latest_position), load(h.latest_ns));
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "base/result.hpp"
 #include "tracer/btrace/branch_tracer.hpp"
+#include "tracer/btrace/time_marks.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
@@ -35,6 +36,9 @@ class DbtRing {
   // (samples the recorder overwrote while they were copied are left out); *lost, when given,
   // gets how many of those asked for were overwritten already.
   std::vector<BranchSample> samples_since(std::uint64_t since, std::uint64_t* lost = nullptr) const;
+  // The recorder's clock readings, oldest first, the newest included; readings out of order
+  // (the program scribbled on the file, or a torn read while the thread runs) are left out.
+  std::vector<TimeMark> time_marks() const;
 
  private:
   DbtRing(const void* map, std::size_t size) : map_(map), size_(size) {}

@@ -13,6 +13,15 @@ base::Result<BtraceData> DbtTracer::read(BtraceRead kind, Addr current_pc) {
   });
 }
 
+base::Result<TimedBlocks> DbtTracer::timed_history(Addr current_pc, std::uint64_t stopped_ns) {
+  // The thread is stopped: the copy ends at head.
+  const std::vector<BranchSample> copy = ring_.samples_since(base_);
+  const std::uint64_t head = ring_.head();
+  std::vector<TimeMark> marks = ring_.time_marks();
+  add_stop_mark(marks, head, stopped_ns);
+  return timed_blocks(copy, {}, head - copy.size(), current_pc, marks);
+}
+
 BtraceStats DbtTracer::stats() const {
   BtraceStats s;
   s.backend = "dbt";

@@ -25,6 +25,7 @@ class DbtTracer final : public BranchTracer {
   BtraceConfig conf() const override { return BtraceConfig{ring_.capacity() * kBtsSampleBytes}; }
   BtraceStats stats() const override;
   void new_reader() override { cursor_.new_reader(); }
+  base::Result<TimedBlocks> timed_history(Addr current_pc, std::uint64_t stopped_ns) override;
 
   const DbtRing& ring() const { return ring_; }
 

@@ -13,37 +13,60 @@ std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> oldes
 
 std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> older,
                                              std::span<const BranchSample> newer, Addr current_pc,
-                                             bool keep_start_unknown, Addr previous_pc) {
+                                             bool keep_start_unknown, Addr previous_pc,
+                                             std::vector<std::uint64_t>* opened_by) {
   std::vector<BtraceBlock> blocks;
   blocks.reserve(older.size() + newer.size() + 1);
+  auto add = [&](BtraceBlock block, std::uint64_t sample) {
+    blocks.push_back(block);
+    if (opened_by != nullptr) {
+      opened_by->push_back(sample);
+    }
+  };
   Addr end = current_pc;
   bool end_known = true;  // false right after (older than) a gap
-  auto walk_back = [&](std::span<const BranchSample> piece) {
-    for (auto it = piece.rbegin(); it != piece.rend(); ++it) {
-      if (is_kernel_address(it->from)) {
+  auto walk_back = [&](std::span<const BranchSample> piece, std::uint64_t first_index) {
+    for (std::size_t i = piece.size(); i-- > 0;) {
+      const BranchSample& s = piece[i];
+      if (is_kernel_address(s.from)) {
         continue;  // a return from the kernel: the user-space block goes on across it
       }
       if (end_known) {
-        blocks.push_back(BtraceBlock{it->to, end});
+        add(BtraceBlock{s.to, end}, first_index + i);
       }
-      if (it->is_gap()) {
-        blocks.push_back(kGapBlock);
+      if (s.is_gap()) {
+        add(kGapBlock, kNoSample);
         end_known = false;
         continue;
       }
-      end = it->from;
+      end = s.from;
       end_known = true;
     }
   };
-  walk_back(newer);
-  walk_back(older);
+  walk_back(newer, older.size());
+  walk_back(older, 0);
   if (!end_known && !keep_start_unknown) {
     blocks.pop_back();  // nothing older than the gap: the history starts after it
+    if (opened_by != nullptr) {
+      opened_by->pop_back();
+    }
   }
   if (keep_start_unknown) {
-    blocks.push_back(BtraceBlock{0, end_known ? end : previous_pc});
+    add(BtraceBlock{0, end_known ? end : previous_pc}, kNoSample);
   }
   return blocks;
+}
+
+TimedBlocks timed_blocks(std::span<const BranchSample> older, std::span<const BranchSample> newer,
+                         std::uint64_t first_position, Addr current_pc, std::span<const TimeMark> marks) {
+  TimedBlocks out;
+  std::vector<std::uint64_t> opened_by;
+  out.blocks = blocks_from_samples(older, newer, current_pc, false, 0, &opened_by);
+  out.began_ns.reserve(opened_by.size());
+  for (const std::uint64_t sample : opened_by) {
+    out.began_ns.push_back(sample == kNoSample ? 0 : estimate_time(marks, first_position + sample));
+  }
+  return out;
 }
 
 base::Error btrace_overflow_error() {
@@ -54,7 +77,18 @@ std::uint64_t ring_capacity(std::uint64_t bts_size) {
   return std::max<std::uint64_t>(1, bts_size / kBtsSampleBytes);
 }
 
-HistoryRing::HistoryRing(std::uint64_t bts_size) : capacity_(ring_capacity(bts_size)) {
+namespace {
+
+// Readings kept per ring: enough for a timeline of its last calls, a quarter of a sample's
+// cost at most.
+std::uint64_t marks_for(std::uint64_t capacity) {
+  return std::clamp<std::uint64_t>(capacity / 4, 64, 65536);
+}
+
+}  // namespace
+
+HistoryRing::HistoryRing(std::uint64_t bts_size)
+    : capacity_(ring_capacity(bts_size)), marks_(marks_for(capacity_), capacity_) {
 }
 
 void HistoryRing::push(const BranchSample& sample) {
@@ -99,6 +133,13 @@ std::vector<BranchSample> HistoryRing::samples_since(std::uint64_t since) const 
 
 base::Result<BtraceData> HistoryRing::read(BtraceRead kind, Addr current_pc) {
   return cursor_.read(kind, current_pc, head_, capacity_, [this](std::uint64_t since) { return pieces_since(since); });
+}
+
+TimedBlocks HistoryRing::timed(Addr current_pc, std::uint64_t stopped_ns) const {
+  std::vector<TimeMark> marks = marks_.marks();
+  add_stop_mark(marks, head_, stopped_ns);
+  auto [older, newer] = pieces_since(0);
+  return timed_blocks(older, newer, head_ - kept(), current_pc, marks);
 }
 
 BtraceStats HistoryRing::stats() const {

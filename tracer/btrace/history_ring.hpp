@@ -9,6 +9,7 @@
 
 #include "base/result.hpp"
 #include "tracer/btrace/branch_tracer.hpp"
+#include "tracer/btrace/time_marks.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
@@ -30,9 +31,19 @@ constexpr bool is_kernel_address(Addr addr) {
 std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> oldest_first, Addr current_pc,
                                              bool keep_start_unknown, Addr previous_pc = 0);
 // The same over samples held in two pieces (a ring that wrapped): `older`, then `newer`.
+// opened_by, when given, gets for each block the index (in older, then newer) of the sample
+// whose branch began it; kNoSample for a gap block and for a block whose start is unknown.
+inline constexpr std::uint64_t kNoSample = ~std::uint64_t{0};
 std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> older,
                                              std::span<const BranchSample> newer, Addr current_pc,
-                                             bool keep_start_unknown, Addr previous_pc = 0);
+                                             bool keep_start_unknown, Addr previous_pc = 0,
+                                             std::vector<std::uint64_t>* opened_by = nullptr);
+
+// The whole kept history as an `all` read gives it, with when each block began: the time of
+// the sample that began it, estimated from `marks` (oldest first; the caller appends the
+// thread's stop as the last). first_position: the position of older's first sample.
+TimedBlocks timed_blocks(std::span<const BranchSample> older, std::span<const BranchSample> newer,
+                         std::uint64_t first_position, Addr current_pc, std::span<const TimeMark> marks);
 
 // The error of a delta read that lost data; the wire text is gdbserver's "E.Overflow.".
 base::Error btrace_overflow_error();
@@ -98,6 +109,10 @@ class HistoryRing {
 
   // Appends one sample, overwriting the oldest when the ring is full. O(1).
   void push(const BranchSample& sample);
+  // A clock reading (CLOCK_MONOTONIC) taken now, at the current head.
+  void mark_time(std::uint64_t t_ns) { marks_.add(head_, t_ns); }
+  // The kept history with when each block began; stopped_ns: when the thread stopped.
+  TimedBlocks timed(Addr current_pc, std::uint64_t stopped_ns) const;
 
   // qXfer:btrace:read: all / new / delta as in btrace.md §6. Moves `last` to `head` on
   // success; a delta that lost samples is Errc::overflow ("Overflow.") and moves nothing.
@@ -125,6 +140,7 @@ class HistoryRing {
   std::vector<BranchSample> buf_;  // grows up to capacity_, then sample n lives at n % capacity_
   std::uint64_t head_ = 0;
   BtraceCursor cursor_;
+  TimeMarks marks_;
 };
 
 }  // namespace tracer

@@ -16,14 +16,18 @@ class RingBufferTracer final : public BranchTracer {
   RingBufferTracer(std::string backend, const BtraceConfig& config);
 
   // One taken branch in user space (btrace.md §10). A kernel `from` is kept in the ring, as
-  // BTS would, but never shows up in a block.
-  void record(const BranchSample& sample) { ring_.push(sample); }
+  // BTS would, but never shows up in a block. Each is stamped with the clock (a vDSO read,
+  // nothing beside the ptrace stop a software collector pays per branch).
+  void record(const BranchSample& sample);
 
   base::Result<BtraceData> read(BtraceRead kind, Addr current_pc) override;
   // The requested size (at least one sample), as gdbserver reports the buffer it obtained.
   BtraceConfig conf() const override { return config_; }
   BtraceStats stats() const override;
   void new_reader() override { ring_.new_reader(); }
+  base::Result<TimedBlocks> timed_history(Addr current_pc, std::uint64_t stopped_ns) override {
+    return ring_.timed(current_pc, stopped_ns);
+  }
 
   const HistoryRing& ring() const { return ring_; }
 

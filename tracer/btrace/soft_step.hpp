@@ -72,6 +72,9 @@ class SoftStepTracer final : public BranchTracer {
     return s;
   }
   void new_reader() override { ring_.new_reader(); }
+  base::Result<TimedBlocks> timed_history(Addr current_pc, std::uint64_t stopped_ns) override {
+    return ring_.timed_history(current_pc, stopped_ns);
+  }
   // Every sample kept, oldest first (tests compare collectors with it).
   std::vector<BranchSample> samples() const { return ring_.ring().samples_since(0); }
 

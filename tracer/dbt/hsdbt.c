@@ -94,6 +94,36 @@ static ULong monotonic_ns(void) {
   return (ULong)ts.tv_sec * 1000000000ull + (ULong)ts.tv_nsec;
 }
 
+static struct hs_dbt_time_mark* marks_of(struct hs_dbt_ring_header* h) {
+  return (struct hs_dbt_time_mark*)((UChar*)samples_of(h) + h->capacity * sizeof(struct hs_dbt_sample));
+}
+
+/* A clock reading `now` at the ring's head (dbt_ring.h: time marks). */
+static void mark_time_at(struct hs_dbt_ring_header* h, ULong now) {
+  h->latest_position = h->head;
+  h->latest_ns = now;
+  struct hs_dbt_time_mark* marks = marks_of(h);
+  const ULong mask = h->marks_capacity - 1;
+  const ULong spacing = h->capacity / h->marks_capacity > 0 ? h->capacity / h->marks_capacity : 1;
+  if (h->marks_head == 0 || h->head - marks[(h->marks_head - 1) & mask].position >= spacing) {
+    marks[h->marks_head & mask].position = h->head;
+    marks[h->marks_head & mask].t_ns = now;
+    h->marks_head++;
+  }
+}
+
+/* Branches between two readings at least: a clock read is a system call here, and a program
+ * that makes system calls a few branches apart would pay one per call. */
+#define HS_MARK_EVERY 256u
+
+/* A clock reading as the thread leaves the CPU, outside the translated code (so recording a
+ * branch costs no more), when it ran enough branches since the last one. */
+static void mark_time(struct hs_dbt_ring_header* h) {
+  if (h != NULL && (h->latest_ns == 0 || h->head - h->latest_position >= HS_MARK_EVERY)) {
+    mark_time_at(h, monotonic_ns());
+  }
+}
+
 static void push(struct hs_dbt_ring_header* h, Addr from, Addr to) {
   struct hs_dbt_sample* s = &samples_of(h)[h->head & (h->capacity - 1)];
   s->from = from;
@@ -136,7 +166,9 @@ static struct hs_dbt_ring_header* open_ring(void) {
   const Int tid = VG_(gettid)();
   HChar name[32];
   VG_(snprintf)(name, sizeof name, "%d", tid);
-  struct hs_dbt_ring_header* h = open_shared_file(name, HS_DBT_RING_HEADER_SIZE + capacity * sizeof(struct hs_dbt_sample));
+  struct hs_dbt_ring_header* h =
+      open_shared_file(name, HS_DBT_RING_HEADER_SIZE + capacity * sizeof(struct hs_dbt_sample) +
+                                 HS_DBT_MARKS_CAPACITY * sizeof(struct hs_dbt_time_mark));
   if (h == NULL) {
     VG_(umsg)("hsdbt: no history for thread %d\n", tid);
     return NULL;
@@ -151,6 +183,10 @@ static struct hs_dbt_ring_header* open_ring(void) {
   h->state = HS_DBT_RING_RUNNING;
   h->born_ns = 0;
   h->exited_ns = 0;
+  h->marks_capacity = HS_DBT_MARKS_CAPACITY;
+  h->marks_head = 0;
+  h->latest_position = 0;
+  h->latest_ns = 0;
   h->magic = HS_DBT_RING_MAGIC; /* last: a reader takes the ring once this is there */
   return h;
 }
@@ -219,6 +255,7 @@ static void hs_start_client_code(ThreadId tid, ULong blocks_done) {
     r->stopped_at = VG_(get_IP)(tid);
     if (r->header != NULL) {
       r->header->born_ns = monotonic_ns();
+      mark_time_at(r->header, r->header->born_ns);
     }
   }
   catch_up(tid, r);
@@ -230,6 +267,7 @@ static void hs_stop_client_code(ThreadId tid, ULong blocks_done) {
   (void)blocks_done;
   ThreadRing* r = &rings[tid];
   r->stopped_at = VG_(get_IP)(tid);
+  mark_time(r->header);
   hs_current = &hs_scratch.header;
 }
 
@@ -280,6 +318,7 @@ static void hs_thread_exit(ThreadId tid) {
   ThreadRing* r = &rings[tid];
   if (r->header != NULL) {
     r->header->exited_ns = monotonic_ns();
+    mark_time_at(r->header, r->header->exited_ns);
     r->header->state = HS_DBT_RING_EXITED;
   }
   /* The mapping stays (a reused ThreadId gets a fresh one): the file outlives the thread. */
@@ -296,6 +335,7 @@ static void hs_fork_child(ThreadId tid) {
   rings[tid].started = True;
   if (rings[tid].header != NULL) {
     rings[tid].header->born_ns = monotonic_ns();
+    mark_time_at(rings[tid].header, rings[tid].header->born_ns);
   }
   hs_current = ring_or_scratch(&rings[tid]);
   /* No debugger follows the child: it must not wait for one at a fatal signal (Valgrind's

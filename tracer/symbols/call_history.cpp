@@ -1,6 +1,7 @@
 #include "tracer/symbols/call_history.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "arch/x86/branch_emulation.hpp"
 
@@ -72,7 +73,7 @@ Transfer classify_transfer(std::span<const std::uint8_t> code) {
 }
 
 CallHistory fold_calls(const std::vector<BtraceBlock>& blocks, const ClassifyAt& classify, const LocateAt& locate,
-                       std::size_t keep_last) {
+                       std::size_t keep_last, std::span<const std::uint64_t> began_ns) {
   CallHistory h;
   int depth = 0;
   bool after_gap = false;
@@ -97,7 +98,9 @@ CallHistory fold_calls(const std::vector<BtraceBlock>& blocks, const ClassifyAt&
       ++h.entries.back().branches;
     } else {
       depth += depth_change(how);
-      h.entries.push_back(HistoryEntry{where, start, depth, how, 0});
+      const auto index = static_cast<std::size_t>(std::distance(blocks.begin(), it.base()) - 1);
+      const std::uint64_t t_ns = index < began_ns.size() ? began_ns[index] : 0;
+      h.entries.push_back(HistoryEntry{where, start, depth, how, 0, t_ns});
     }
     previous = &*it;
     after_gap = false;

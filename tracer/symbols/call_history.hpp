@@ -34,6 +34,7 @@ struct HistoryEntry {
   int depth = 0;           // 0 for the outermost function seen in the history
   Entered entered = Entered::Start;
   std::uint64_t branches = 0;  // taken inside, the one that left excluded
+  std::uint64_t t_ns = 0;      // when it was entered (CLOCK_MONOTONIC, estimated; 0: unknown)
   // "call" or "return", as triage's JSON names the kind.
   const char* kind() const { return entered == Entered::Return || entered == Entered::Sigreturn ? "return" : "call"; }
 };
@@ -52,8 +53,9 @@ using ClassifyAt = std::function<Transfer(Addr)>;
 using LocateAt = std::function<const SourceLocation&(Addr)>;
 
 // blocks: as BranchTracer::read gives them, newest first. Keeps the last keep_last entries.
+// began_ns: when each block began (TimedBlocks), or empty.
 CallHistory fold_calls(const std::vector<BtraceBlock>& blocks, const ClassifyAt& classify, const LocateAt& locate,
-                       std::size_t keep_last);
+                       std::size_t keep_last, std::span<const std::uint64_t> began_ns = {});
 
 const char* entered_name(Entered how);
 

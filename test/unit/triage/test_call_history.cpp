@@ -29,11 +29,13 @@ struct Program {
     auto it = kinds.find(a);
     return it != kinds.end() ? it->second : Transfer::Jump;
   }
-  tracer::CallHistory fold(std::vector<BtraceBlock> oldest_first, std::size_t keep = 100) const {
+  tracer::CallHistory fold(std::vector<BtraceBlock> oldest_first, std::size_t keep = 100,
+                           std::vector<std::uint64_t> began_oldest_first = {}) const {
     std::vector<BtraceBlock> newest_first(oldest_first.rbegin(), oldest_first.rend());
+    std::vector<std::uint64_t> began(began_oldest_first.rbegin(), began_oldest_first.rend());
     return tracer::fold_calls(
         newest_first, [this](tracer::Addr a) { return classify(a); },
-        [this](tracer::Addr a) -> const SourceLocation& { return locate(a); }, keep);
+        [this](tracer::Addr a) -> const SourceLocation& { return locate(a); }, keep, began);
   }
 };
 
@@ -57,6 +59,20 @@ TEST_CASE("fold_calls: calls and returns by depth, a cause that returned stays v
   CHECK(h.entries.front().entered == Entered::Start);
   CHECK(h.branches == 3);
   CHECK(h.gaps == 0);
+}
+
+TEST_CASE("fold_calls: an entry takes the time of the block that entered it", "[triage][history]") {
+  Program p;
+  p.kinds = {{0x1010, Transfer::Call}, {0x2010, Transfer::Return}, {0x1020, Transfer::Call}};
+  // main, prepare, back in main (a jump inside it: same entry), consume.
+  auto h = p.fold({{0x1000, 0x1010}, {0x2000, 0x2010}, {0x1015, 0x1018}, {0x101c, 0x1020}, {0x3000, 0x3004}}, 100,
+                  {0, 200, 300, 400, 500});
+  REQUIRE(h.entries.size() == 4);
+  CHECK(h.entries[0].t_ns == 0);  // where the history starts: unknown
+  CHECK(h.entries[1].t_ns == 200);
+  CHECK(h.entries[2].t_ns == 300);
+  CHECK(h.entries[3].t_ns == 500);
+  CHECK(p.fold({{0x1000, 0x1010}, {0x2000, 0x2010}}).entries.back().t_ns == 0);  // no times given
 }
 
 TEST_CASE("fold_calls: jumps inside a function are its branches; a jump to another is a tail call", "[triage][history]") {

@@ -34,9 +34,13 @@ TriageReport sample() {
   e.depth = 1;
   e.entered = tracer::Entered::Call;
   e.branches = 3;
-  t.history.entries = {e};
+  e.t_ns = 5'000'250'000;
+  tracer::HistoryEntry untimed = e;
+  untimed.t_ns = 0;
+  t.history.entries = {untimed, e};
   r.threads = {t};
   r.events = {tracer::TraceEvent{1.5, "signal", 42, 42, "SIGSEGV", 11}};
+  r.start_ns = 5'000'000'000;
   return r;
 }
 
@@ -60,9 +64,11 @@ TEST_CASE("json_report: the documented shape", "[triage][report]") {
   CHECK(t["backtrace"][0]["function"] == "consume");
   CHECK(t["backtrace"][0]["line"] == 18);
   CHECK(t["backtrace"][0]["inlined"] == false);
-  CHECK(t["history"]["calls"][0]["kind"] == "call");
-  CHECK(t["history"]["calls"][0]["depth"] == 1);
-  CHECK(t["history"]["calls"][0]["branches"] == 3);
+  CHECK(t["history"]["calls"][1]["kind"] == "call");
+  CHECK(t["history"]["calls"][1]["depth"] == 1);
+  CHECK(t["history"]["calls"][1]["branches"] == 3);
+  CHECK(t["history"]["calls"][1]["t_ms"] == 0.25);  // since the start
+  CHECK_FALSE(t["history"]["calls"][0].contains("t_ms"));  // not known: absent, never made up
   CHECK(j["events"][0]["t_ms"] == 1.5);
   CHECK(j["events"][0]["kind"] == "signal");
 }
@@ -72,6 +78,7 @@ TEST_CASE("text_report: the verdict first, colour only when asked", "[triage][re
   CHECK(plain.rfind("hindsight triage: /abs/prog (pid 42) died of SIGSEGV (SEGV_MAPERR", 0) == 0);
   CHECK(plain.find("\033[") == std::string::npos);
   CHECK(plain.find("-> consume prog.c:17  [3 branches]") != std::string::npos);
+  CHECK(plain.find("     0.250 ms    -> consume") != std::string::npos);  // the time where known
   CHECK(text_report(sample(), true).find("\033[") != std::string::npos);
 }
 
