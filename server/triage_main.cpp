@@ -91,6 +91,9 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
       }
     }
     r.threads = triage::collect_threads(target, pid, end.stop.tid, o.history, end.stopped_ns);
+  } else if (end.outcome.kind == triage::Outcome::Kind::Signal) {
+    // Killed from outside (SIGKILL: no stop comes first): what it recorded is all there is.
+    r.threads = triage::collect_ended_threads(target, run.pid, run.maps, o.history, end.stopped_ns);
   }
   for (const auto& t : r.threads) {
     r.tracer.branches_recorded += t.branches_recorded;

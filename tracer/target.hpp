@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arch/x86/register_roles.hpp"
@@ -235,6 +236,13 @@ class Target {
   virtual void hand_over_history() {}
   // The thread's tracer while tracing is on, else nullptr.
   virtual BranchTracer* branch_tracer(Tid) { return nullptr; }
+  // Triage: from now on, what a process recorded outlives it (killed from outside, nothing
+  // else of it can be read any more): ended_histories() gives each of its threads' history.
+  virtual void keep_ended_histories() {}
+  virtual std::vector<std::pair<Tid, BranchTracer*>> ended_histories(Pid pid) {
+    (void)pid;
+    return {};
+  }
   // Why the last enable could not use Intel BTS (the kernel's answer and what to do), empty
   // when it could or did not try: with --btrace=auto, why it recorded in software instead.
   virtual std::string bts_problem() const { return {}; }

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "arch/x86/register_layout.hpp"
+#include "server/triage/mapped_files.hpp"
 #include "tracer/symbols/unwinder.hpp"
 
 namespace server::triage {
@@ -37,9 +38,9 @@ std::vector<FrameReport> backtrace(tracer::MemoryCache& memory, tracer::Symboliz
   return out;
 }
 
-void add_history(tracer::Target& target, tracer::MemoryCache& memory, tracer::Symbolizer& symbols,
+// pc: where the thread stands (0: unknown, it is gone).
+void add_history(tracer::BranchTracer* tracer, tracer::MemoryCache& memory, tracer::Symbolizer& symbols,
                  std::uint64_t pc, std::size_t entries, std::uint64_t stopped_ns, ThreadReport& thread) {
-  tracer::BranchTracer* tracer = target.branch_tracer(thread.tid);
   if (tracer == nullptr) {
     thread.history_problem = "this thread was not recorded";
     return;
@@ -48,6 +49,11 @@ void add_history(tracer::Target& target, tracer::MemoryCache& memory, tracer::Sy
   if (!data) {
     thread.history_problem = data.error().message();
     return;
+  }
+  if (pc == 0 && !data->blocks.empty()) {
+    // Where the thread went after its last branch is not known: the newest block is its
+    // first instruction only.
+    data->blocks.front().end = data->blocks.front().begin;
   }
   const tracer::BtraceStats stats = tracer->stats();
   thread.branches_recorded = stats.recorded;
@@ -86,12 +92,34 @@ std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pi
     const std::uint64_t pc = target.read_pc(info.tid).value_or(0);
     if (symbols) {
       thread.backtrace = backtrace(memory, **symbols, *g);
-      add_history(target, memory, **symbols, pc, history_entries, stopped_ns, thread);
+      add_history(target.branch_tracer(info.tid), memory, **symbols, pc, history_entries, stopped_ns, thread);
     } else {
       thread.history_problem = "no symbols: " + symbols.error().message();
     }
     out.push_back(std::move(thread));
   }
+  return out;
+}
+
+std::vector<ThreadReport> collect_ended_threads(tracer::Target& target, tracer::Pid pid, const std::string& maps,
+                                                std::size_t history_entries, std::uint64_t ended_ns) {
+  std::vector<ThreadReport> out;
+  auto symbols = tracer::Symbolizer::for_maps(maps);
+  const MappedFiles files(maps);
+  tracer::MemoryCache memory([&files](tracer::Addr addr, std::size_t len) { return files.read(addr, len); });
+  for (const auto& [tid, tracer] : target.ended_histories(pid)) {
+    ThreadReport thread;
+    thread.tid = tid;
+    thread.ended = true;
+    if (symbols) {
+      add_history(tracer, memory, **symbols, 0, history_entries, ended_ns, thread);
+    } else {
+      thread.history_problem = "no symbols: " + symbols.error().message();
+    }
+    out.push_back(std::move(thread));
+  }
+  // The leader first, then by thread id.
+  std::stable_partition(out.begin(), out.end(), [&](const ThreadReport& t) { return t.tid == pid; });
   return out;
 }
 

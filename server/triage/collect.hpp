@@ -14,6 +14,12 @@ namespace server::triage {
 std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pid, tracer::Tid crashed_tid,
                                           std::size_t history_entries, std::uint64_t stopped_ns);
 
+// The threads of process pid, which ended before anything could be read from it (killed from
+// outside): what each had recorded, named with the code and symbols of `maps` (its
+// /proc/PID/maps while it lived). Each is `ended`, with no registers or stack.
+std::vector<ThreadReport> collect_ended_threads(tracer::Target& target, tracer::Pid pid, const std::string& maps,
+                                                std::size_t history_entries, std::uint64_t ended_ns);
+
 // Source lines around the crashing thread's frames (the faulting one first), at most `count`.
 std::vector<SourceExcerpt> collect_sources(const ThreadReport& crashed, std::size_t count);
 

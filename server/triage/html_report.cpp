@@ -23,7 +23,7 @@ pre.src{background:#f6f6f6;padding:.5em;overflow:auto}pre.src .mark{background:#
 svg{background:#fbfbfb;border:1px solid #ddd}svg text{font:11px ui-monospace,monospace}
 </style></head><body>
 <h1 id="verdict">hindsight triage</h1>
-<p>Crashing function: <code id="crash-function" class="crash">(unknown)</code></p>
+<p><span id="crash-label">Crashing function:</span> <code id="crash-function" class="crash">(unknown)</code></p>
 <p id="tracer" class="dim"></p>
 <div id="sources"></div>
 <div id="threads"></div>
@@ -51,6 +51,10 @@ document.getElementById("verdict").textContent =
 document.title = "triage: " + report.program.path + " " + report.outcome.kind;
 const crashed = report.threads.find(t => t.crashed) || report.threads[0];
 if (crashed && crashed.backtrace.length) document.getElementById("crash-function").textContent = name(crashed.backtrace[0]);
+else if (crashed && crashed.ended && crashed.history.calls.length) {  // killed from outside: where it was last seen
+  document.getElementById("crash-label").textContent = "Last recorded function:";
+  document.getElementById("crash-function").textContent = name(crashed.history.calls[crashed.history.calls.length - 1]);
+}
 document.getElementById("tracer").textContent = "recorded with " + report.tracer.backend + ": " +
   report.tracer.branches_recorded + " branches, " + report.tracer.branches_lost + " lost. " + report.tracer.slowdown_hint;
 
@@ -94,6 +98,7 @@ function timeline(calls) {
     if (last) {
       const t = svgEl("text", {x: x + w + 4, y: y + rowH - 7});
       t.textContent = name(c) + (crashedCalls === calls ? "  \u2190 stopped here" : "");
+      if (crashedCalls !== calls && crashed && crashed.ended && crashed.history.calls === calls) t.textContent += "  \u2190 last recorded";
       svg.append(t);
     }
   });
@@ -109,10 +114,11 @@ function timeline(calls) {
   return svg;
 }
 
-const crashedCalls = crashed ? crashed.history.calls : null;
+const crashedCalls = crashed && crashed.crashed ? crashed.history.calls : null;
 for (const t of report.threads) {
   const box = el("div", {});
-  box.append(el("h2", t.crashed ? {class: "crash"} : {}, "Thread " + t.tid + " \u201c" + t.name + "\u201d" + (t.crashed ? " (crashed)" : "")));
+  box.append(el("h2", t.crashed ? {class: "crash"} : {}, "Thread " + t.tid + (t.name ? " \u201c" + t.name + "\u201d" : "") + (t.crashed ? " (crashed)" : "")));
+  if (t.ended) box.append(el("p", {class: "dim"}, "Gone before it could be stopped: no registers or stack left, only what was recorded."));
   const h = t.history;
   if (h.problem) box.append(el("p", {class: "dim"}, "No history: " + h.problem));
   else {
@@ -127,13 +133,15 @@ for (const t of report.threads) {
       el("td", {class: "mono"}, place(c)), el("td", {}, String(c.branches)))));
     box.append(table);
   }
-  const bt = el("table", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "pc"), el("th", {}, "function"), el("th", {}, "where")));
-  t.backtrace.forEach((f, i) => bt.append(el("tr", {}, el("td", {}, String(i)), el("td", {class: "mono"}, f.inlined ? "(inlined)" : f.pc),
-    el("td", {class: "mono"}, name(f)), el("td", {class: "mono"}, f.file ? f.file + ":" + f.line : (f.module || "")))));
-  box.append(el("h3", {}, "Backtrace"), bt);
-  const regs = el("pre", {});
-  regs.textContent = Object.entries(t.registers).map(([k, v]) => k.padStart(7) + " " + v).join("\n");
-  box.append(el("details", {}, el("summary", {}, "Registers"), regs));
+  if (!t.ended) {
+    const bt = el("table", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "pc"), el("th", {}, "function"), el("th", {}, "where")));
+    t.backtrace.forEach((f, i) => bt.append(el("tr", {}, el("td", {}, String(i)), el("td", {class: "mono"}, f.inlined ? "(inlined)" : f.pc),
+      el("td", {class: "mono"}, name(f)), el("td", {class: "mono"}, f.file ? f.file + ":" + f.line : (f.module || "")))));
+    box.append(el("h3", {}, "Backtrace"), bt);
+    const regs = el("pre", {});
+    regs.textContent = Object.entries(t.registers).map(([k, v]) => k.padStart(7) + " " + v).join("\n");
+    box.append(el("details", {}, el("summary", {}, "Registers"), regs));
+  }
   document.getElementById("threads").append(box);
 }
 for (const e of report.events) {

@@ -33,8 +33,9 @@ json outcome(const Outcome& o) {
   if (o.kind == Outcome::Kind::Signal) {
     j["signal"] = signal_name(o.signo);
     j["signo"] = o.signo;
-    j["code"] = si_code_name(o.signo, o.si_code);
-    j["code_meaning"] = si_code_meaning(o.signo, o.si_code);
+    j["code"] = o.has_si_code ? si_code_name(o.signo, o.si_code) : "unknown";
+    j["code_meaning"] = o.has_si_code ? si_code_meaning(o.signo, o.si_code)
+                                      : "no siginfo: it was killed without a stop first (SIGKILL)";
     if (o.has_fault_address) {
       j["fault_address"] = hex(o.fault_address);
     }
@@ -74,8 +75,8 @@ json thread(const TriageReport& r, const ThreadReport& t) {
   if (!t.history_problem.empty()) {
     history["problem"] = t.history_problem;
   }
-  return json{{"tid", t.tid},         {"name", t.name},           {"crashed", t.crashed},
-              {"registers", regs},    {"backtrace", frames},      {"history", history}};
+  return json{{"tid", t.tid},      {"name", t.name},        {"crashed", t.crashed}, {"ended", t.ended},
+              {"registers", regs}, {"backtrace", frames}, {"history", history}};
 }
 
 }  // namespace

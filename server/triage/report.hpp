@@ -16,6 +16,7 @@ struct Outcome {
   enum class Kind { Exit, Signal, Timeout } kind = Kind::Exit;
   int signo = 0;             // Signal: the fatal signal
   int si_code = 0;
+  bool has_si_code = false;  // read from the thread's siginfo (not so when killed outright)
   bool has_fault_address = false;
   std::uint64_t fault_address = 0;
   int exit_status = 0;       // what triage exits with
@@ -33,6 +34,7 @@ struct ThreadReport {
   tracer::Tid tid = 0;
   std::string name;
   bool crashed = false;
+  bool ended = false;  // gone before the report (killed from outside): its history only
   std::vector<std::pair<std::string, std::uint64_t>> registers;  // rax ... gs, in GDB's order
   std::vector<FrameReport> backtrace;                            // innermost first
   tracer::CallHistory history;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "server/triage/library_watch.hpp"
+#include "server/triage/mapped_files.hpp"
 #include "server/triage/signal_facts.hpp"
 #include "tracer/linux/linux_target.hpp"
 #include "tracer/valgrind/valgrind_target.hpp"
@@ -36,6 +37,7 @@ base::Result<Recorded> start_dbt(const Options& o, const std::string& dbt_lib) {
     return base::make_error(base::Errc::unsupported, "the recorder is not built (Valgrind's headers were missing)");
   }
   auto target = std::make_unique<tracer::ValgrindTarget>(tracer::DbtOptions{dbt_lib, o.ring_bytes});
+  target->keep_ended_histories();  // killed from outside: its rings are all there is to report
   auto pid = target->launch(launch_spec(o));
   if (!pid) {
     return std::move(pid).error();
@@ -51,6 +53,7 @@ base::Result<Recorded> start_ptrace(const Options& o, const std::string& backend
   auto target = std::make_unique<tracer::LinuxTarget>();
   target->set_btrace_backend(backend_of(backend));
   target->set_event_log(&log);
+  target->keep_ended_histories();  // killed from outside: its histories are all there is to report
   if (o.follow_fork) {
     target->set_report_forks(true, false);
   }
@@ -90,6 +93,7 @@ Outcome signal_outcome(const tracer::StopEvent& ev, const SignalInfo& info) {
   o.signo = ev.signal;
   o.exit_status = 128 + ev.signal;
   o.si_code = info.code;
+  o.has_si_code = true;
   o.has_fault_address = has_fault_address(ev.signal, info.code);
   o.fault_address = o.has_fault_address ? info.address : 0;
   return o;
@@ -162,6 +166,7 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
   log.add("thread_start", run.pid, run.pid, o.program.front());
   LibraryWatch libraries;
   libraries.start(target, run.pid, log);
+  run.maps = read_maps(run.pid);
   std::optional<tracer::StopEvent> carried;  // a stop that came while stepping over the watch
   if (auto ok = target.resume(continue_all()); !ok) {
     end.outcome.kind = Outcome::Kind::Exit;
@@ -207,6 +212,7 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
     }
     int deliver = 0;
     if (libraries.handle(target, *ev, log)) {
+      run.maps = read_maps(run.pid);  // what a report after its death names code with
       // The dynamic linker changed its list: logged; past the breakpoint, and on it goes.
       carried = libraries.step_over(target, *ev, [&] {
         std::optional<tracer::StopEvent> next;

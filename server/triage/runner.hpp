@@ -20,6 +20,7 @@ struct Recorded {
   tracer::Pid pid = 0;
   std::string backend;                // dbt, soft, step, bts
   std::vector<std::string> not_used;  // "dbt: why" for each faster backend skipped
+  std::string maps;                   // pid's /proc/PID/maps as its libraries last changed
 };
 
 // Starts options.program stopped at its first instruction with every thread recorded.

@@ -36,9 +36,14 @@ std::string short_place(const tracer::SourceLocation& where) {
 std::string function_of(const tracer::SourceLocation& where) { return where.function.empty() ? "??" : where.function; }
 
 void thread_section(std::string& out, const TriageReport& r, const ThreadReport& t, const Style& s) {
-  out += "\n" + s.bold(fmt::format("Thread {} \"{}\"{}", t.tid, t.name, t.crashed ? " (crashed)" : "")) + "\n";
-  out += "  backtrace:\n";
-  if (t.backtrace.empty()) {
+  const std::string name = t.name.empty() ? "" : " \"" + t.name + "\"";
+  out += "\n" + s.bold(fmt::format("Thread {}{}{}", t.tid, name, t.crashed ? " (crashed)" : "")) + "\n";
+  if (t.ended) {
+    out += "  (gone before it could be stopped: no registers or stack left, only what was recorded)\n";
+  } else {
+    out += "  backtrace:\n";
+  }
+  if (t.backtrace.empty() && !t.ended) {
     out += "    (none: the stack could not be unwound)\n";
   }
   for (std::size_t i = 0; i < t.backtrace.size(); ++i) {
@@ -66,8 +71,11 @@ void thread_section(std::string& out, const TriageReport& r, const ThreadReport&
                                      std::string(static_cast<std::size_t>(e.depth) * 2, ' '),
                                      e.kind()[0] == 'r' ? "<-" : "->", function_of(e.where), s.dim(short_place(e.where)),
                                      e.branches, how.empty() ? "" : "  (" + how + ")");
-      out += (last && t.crashed ? s.red(line + "   <== here") : line) + "\n";
+      out += (last && t.crashed ? s.red(line + "   <== here") : last && t.ended ? line + "   <== last recorded" : line) + "\n";
     }
+  }
+  if (t.registers.empty()) {
+    return;
   }
   out += "  registers:\n";
   for (std::size_t i = 0; i < t.registers.size(); ++i) {
@@ -88,7 +96,7 @@ std::string Outcome::summary() const {
       break;
   }
   std::string text = "died of " + signal_name(signo);
-  if (si_code != 0 || has_fault_address) {
+  if (has_si_code && (si_code != 0 || has_fault_address)) {
     const std::string meaning = si_code_meaning(signo, si_code);
     text += " (" + si_code_name(signo, si_code) + (meaning.empty() ? "" : ": " + meaning) + ")";
   }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
@@ -35,12 +36,29 @@ std::string temp_path(const std::string& name) {
 
 bool is_hindsight() { return e2e::server_path().find("gdbserver") == std::string::npos; }
 
+// Why triage --btrace=bts cannot record here (empty: it can), asked of triage once.
+const std::string& bts_problem() {
+  static const std::string problem = [] {
+    e2e::Child probe({.argv = {e2e::server_path(), "triage", "--btrace=bts", "--", "/bin/true"}});
+    const auto status = probe.wait(e2e::Clock::now() + std::chrono::seconds(60));
+    std::string why = probe.err();
+    while (!why.empty() && why.back() == '\n') {
+      why.pop_back();
+    }
+    return e2e::exit_code(status) == 0 ? std::string() : "no Intel BTS here (" + why + ")";
+  }();
+  return problem;
+}
+
 #define SKIP_UNLESS_COLLECTOR(collector)                                                        \
   if (!is_hindsight()) {                                                                      \
     HS_SKIP("triage is Hindsight's own: the server under test is " + e2e::server_path());     \
   }                                                                                           \
   if ((collector) == "dbt" && !HS_DBT_BUILT) {                                                \
     HS_SKIP("the dbt recorder is not built (valgrind's headers and core archives not found)"); \
+  }                                                                                           \
+  if ((collector) == "bts" && !bts_problem().empty()) {                                       \
+    HS_SKIP(bts_problem());                                                                   \
   }
 
 // hindsight triage FLAGS --json=... -- PROG ARGS, through `sh -c` so stdin can be fed.
@@ -124,11 +142,20 @@ bool backtrace_has(const json& thread, const std::string& function) {
 }
 
 // Every collector here reads a clock: each call has its time, in order, none later than the
-// fatal signal's event (logged once the stop was seen) nor earlier than the program's start.
-void check_call_times(const Triage& t) {
+// fatal signal's event (logged once the stop was seen; `killed` when there was no stop) nor
+// earlier than the program's start.
+void check_call_times(const Triage& t, const std::string& end_event = "signal") {
+  if (t.report["tracer"]["backend"] == "bts") {  // no clock in BTS: no time is made up
+    for (const auto& th : t.report["threads"]) {
+      for (const auto& c : th["history"]["calls"]) {
+        CHECK_FALSE(c.contains("t_ms"));
+      }
+    }
+    return;
+  }
   double signal_ms = -1;
   for (const auto& e : t.report["events"]) {
-    if (e["kind"] == "signal") {
+    if (e["kind"] == end_event) {
       signal_ms = e["t_ms"].get<double>();
     }
   }
@@ -148,7 +175,19 @@ void check_call_times(const Triage& t) {
   }
 }
 
-const char* kCollectors[] = {"step", "soft", "dbt"};
+const char* kCollectors[] = {"step", "soft", "dbt", "bts"};
+
+const char* const kBrowser = "/usr/bin/chromium-headless-shell";
+
+// Loads the page in the headless browser: the DOM after its scripts ran, and the console.
+bool load_page(const std::string& path, std::string* dom, std::string* log) {
+  e2e::Child b({.argv = {kBrowser, "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", "--dump-dom",
+                         "file://" + path}});
+  auto status = b.wait(e2e::Clock::now() + std::chrono::seconds(60));
+  *dom = b.out();
+  *log = b.err();
+  return status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
+}
 
 // The line of test/progs/triage_cases.c that holds `needle`, as a string.
 std::string line_of(const std::string& needle) {
@@ -363,6 +402,56 @@ TEST_CASE("triage: --timeout stops a hung program and reports every thread", "[e
   CHECK(backtrace_has(t.report["threads"][0], "main"));
 }
 
+TEST_CASE("triage: a program killed from outside (SIGKILL): each thread's history up to its end", "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  const std::string json_path = temp_path("killed.json");
+  const std::string page = temp_path("killed.html");
+  e2e::Child child({.argv = {e2e::server_path(), "triage", "--btrace=" + collector, "--json=" + json_path,
+                             "--html=" + page, "--", e2e::prog_path("triage_cases"), "killme"}});
+  REQUIRE(child.wait_for_text("ready ", e2e::Clock::now() + std::chrono::seconds(120), true));
+  const pid_t pid = std::stoi(child.out().substr(child.out().find("ready ") + 6));
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // both threads round their loops
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  const auto status = child.wait(e2e::Clock::now() + std::chrono::seconds(60));
+  Triage t{child.out(), child.err(), status && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1, json()};
+  if (std::ifstream in(json_path); in) {
+    t.report = json::parse(in, nullptr, false);
+  }
+  std::filesystem::remove(json_path);
+  INFO(t.transcript());
+  CHECK(t.status == 128 + 9);
+  CHECK_THAT(t.err, Contains("died of SIGKILL\n"));
+  CHECK_THAT(t.err, Contains("(gone before it could be stopped: no registers or stack left"));
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["outcome"]["signal"] == "SIGKILL");
+  CHECK(t.report["outcome"]["code"] == "unknown");
+  const json& threads = t.report["threads"];
+  REQUIRE(threads.size() == 2);
+  CHECK(threads[0]["tid"] == pid);  // the leader first
+  for (const auto& th : threads) {
+    CHECK(th["ended"] == true);
+    CHECK(th["crashed"] == false);
+    CHECK(th["registers"].empty());
+    CHECK(th["backtrace"].empty());
+  }
+  const auto leader = call_functions(threads[0]);
+  CHECK(std::find(leader.begin(), leader.end(), "churn") != leader.end());
+  const auto ticker = call_functions(threads[1]);
+  CHECK(std::find(ticker.begin(), ticker.end(), "ticker") != ticker.end());
+  check_call_times(t, "killed");
+  std::string dom, log;
+  if (std::filesystem::exists(kBrowser) && collector == "soft") {  // the page once: it reads the same JSON
+    REQUIRE(load_page(page, &dom, &log));
+    CHECK_THAT(log, !Contains("Uncaught"));
+    CHECK_THAT(dom, Contains("Last recorded function:"));
+    CHECK_THAT(dom, Contains("Gone before it could be stopped"));
+  }
+  std::filesystem::remove(page);
+}
+
 TEST_CASE("triage: a program that cannot start, and a bad command line, get triage's own statuses", "[e2e][triage]") {
   SKIP_UNLESS_COLLECTOR(std::string("soft"));
   auto missing = run_triage({"--btrace=soft"}, "/nonexistent/prog", {});
@@ -379,22 +468,14 @@ TEST_CASE("triage --html: the page loads in a headless browser without script er
   const std::string collector = GENERATE("soft", "dbt");
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
-  const std::string browser = "/usr/bin/chromium-headless-shell";
-  if (!std::filesystem::exists(browser)) {
+  if (!std::filesystem::exists(kBrowser)) {
     HS_SKIP("no headless browser (Debian's chromium-headless-shell) installed");
   }
   const std::string page = temp_path("report.html");
   auto t = run_triage({"--btrace=" + collector, "--html=" + page}, "triage_cases", {"returned"});
   INFO(t.transcript());
   REQUIRE(std::filesystem::exists(page));
-  auto load = [&](const std::string& path, std::string* dom, std::string* log) {
-    e2e::Child b({.argv = {browser, "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
-                           "--dump-dom", "file://" + path}});
-    auto status = b.wait(e2e::Clock::now() + std::chrono::seconds(60));
-    *dom = b.out();
-    *log = b.err();
-    return status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
-  };
+  auto load = load_page;
   std::string dom, log;
   REQUIRE(load(page, &dom, &log));
   INFO(log);

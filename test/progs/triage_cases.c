@@ -8,6 +8,8 @@
  *   hang      runs for ever (for --timeout)
  *   dlopen    loads libm, calls cos, unloads it, then crashes as `returned` does
  *   fork      a forked child crashes as `returned` does; the parent exits with 0
+ *   killme    two threads run until something kills the process from outside (prints
+ *             "ready PID" first)
  */
 #include <sys/wait.h>
 #include <dlfcn.h>
@@ -37,6 +39,23 @@ static int checksum(const int* values, int n) {
     sum += values[i] * (i + 1);
   }
   return sum;
+}
+
+/* killme: the main thread churns memory, a second one ticks. */
+static void churn(void) {
+  char* block = malloc(4096);
+  memset(block, 1, 4096);
+  free(block);
+  checksum(table, 4);
+}
+
+static void* ticker(void* arg) {
+  (void)arg;
+  for (;;) {
+    checksum(table, 4);
+    usleep(500);
+  }
+  return NULL;
 }
 
 static void consume(int value) {
@@ -149,6 +168,16 @@ int main(int argc, char** argv) {
     int status = 0;
     waitpid(child, &status, 0);
     return 0;
+  }
+  if (strcmp(mode, "killme") == 0) {
+    pthread_t t;
+    pthread_create(&t, NULL, ticker, NULL);
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    for (;;) {
+      churn();
+      usleep(1000);
+    }
   }
   if (strcmp(mode, "hang") == 0) {
     for (;;) {

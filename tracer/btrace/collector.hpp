@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "arch/x86/branch_emulation.hpp"
 #include "base/result.hpp"
@@ -86,6 +87,8 @@ class Collector {
   virtual bool tracing(Tid tid) const = 0;
   // Threads whose tracer is on, and those whose history outlived them.
   virtual std::size_t traced_count() const = 0;
+  // Every thread with a history here: traced now, or exited while traced.
+  virtual std::vector<Tid> recorded_threads() const = 0;
   virtual std::size_t retired_count() const = 0;
   virtual void forget_retired() = 0;
 

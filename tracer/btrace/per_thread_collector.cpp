@@ -32,6 +32,17 @@ void PerThreadCollector::thread_exited(Tid tid) {
   live_.erase(it);
 }
 
+std::vector<Tid> PerThreadCollector::recorded_threads() const {
+  std::vector<Tid> out;
+  for (const auto& [tid, tracer] : live_) {
+    out.push_back(tid);
+  }
+  for (const auto& [tid, tracer] : retired_) {
+    out.push_back(tid);
+  }
+  return out;
+}
+
 BranchTracer* PerThreadCollector::tracer(Tid tid) {
   if (auto* t = live(tid)) {
     return t;

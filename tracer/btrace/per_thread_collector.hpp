@@ -17,6 +17,7 @@ class PerThreadCollector : public Collector {
   BranchTracer* tracer(Tid tid) override;
   bool tracing(Tid tid) const override { return live_.count(tid) != 0; }
   std::size_t traced_count() const override { return live_.size(); }
+  std::vector<Tid> recorded_threads() const override;
   std::size_t retired_count() const override { return retired_.size(); }
   void forget_retired() override { retired_.clear(); }
 

@@ -33,6 +33,7 @@ struct MappedObject {
   Addr start = 0;
   Addr end = 0;
   std::string path;  // empty for anonymous memory; "[vdso]" and the like as /proc shows them
+  std::uint64_t offset = 0;  // of start in the file
 };
 
 }  // namespace tracer

@@ -74,6 +74,13 @@ Process& LinuxTarget::add_process(Pid pid, ProcessOrigin origin) {
 }
 
 void LinuxTarget::forget_process(Pid pid) {
+  if (auto it = processes_.find(pid); it != processes_.end() && keep_ended_histories_ && it->second->collector) {
+    Process& p = *it->second;
+    for (const auto& [tid, thread] : p.threads) {
+      p.collector->thread_exited(tid);  // its history, read-only from now on
+    }
+    ended_collectors_[pid] = std::move(p.collector);
+  }
   processes_.erase(pid);
   if (current_ == pid) {
     current_ = 0;
@@ -84,6 +91,17 @@ void LinuxTarget::forget_process(Pid pid) {
       }
     }
   }
+}
+
+std::vector<std::pair<Tid, BranchTracer*>> LinuxTarget::ended_histories(Pid pid) {
+  std::vector<std::pair<Tid, BranchTracer*>> out;
+  auto it = ended_collectors_.find(pid);
+  if (it != ended_collectors_.end()) {
+    for (const Tid tid : it->second->recorded_threads()) {
+      out.emplace_back(tid, it->second->tracer(tid));
+    }
+  }
+  return out;
 }
 
 bool LinuxTarget::attached() const {

@@ -73,6 +73,8 @@ class LinuxTarget final : public Target {
   void set_report_no_resumed(bool on) override { report_no_resumed_ = on; }
   Result<void> set_catch_syscalls(const SyscallCatch& what) override;
   void set_event_log(EventLog* log) override { event_log_ = log; }
+  void keep_ended_histories() override { keep_ended_histories_ = true; }
+  std::vector<std::pair<Tid, BranchTracer*>> ended_histories(Pid pid) override;
   Result<void> set_non_stop(bool on) override;
   void run_unannounced(Tid reported) override;
   std::optional<StopEvent> take_attach_signal(Pid pid) override;
@@ -266,6 +268,8 @@ class LinuxTarget final : public Target {
   BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it
   std::set<Tid> unclaimed_;     // traced since birth; GDB's Qbtrace:bts for them is a no-op
   EventLog* event_log_ = nullptr;
+  bool keep_ended_histories_ = false;
+  std::map<Pid, std::unique_ptr<Collector>> ended_collectors_;  // kept_ended_histories: by pid
   std::string thread_db_search_path_{kDefaultThreadDbSearchPath};
   void log_event(const char* kind, Pid pid, Tid tid, std::string detail = {}, int number = 0) {
     if (event_log_ != nullptr) {

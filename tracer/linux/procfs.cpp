@@ -158,7 +158,7 @@ std::vector<MappedObject> parse_maps(std::string_view maps) {
     const Addr start = std::strtoull(range.substr(0, dash).c_str(), nullptr, 16);
     const Addr end = std::strtoull(range.substr(dash + 1).c_str(), nullptr, 16);
     std::getline(fields >> std::ws, path);
-    out.push_back(MappedObject{start, end, path});
+    out.push_back(MappedObject{start, end, path, std::strtoull(offset.c_str(), nullptr, 16)});
   }
   return out;
 }

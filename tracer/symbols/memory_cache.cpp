@@ -8,7 +8,7 @@ namespace tracer {
 const Bytes& MemoryCache::page(Addr base) {
   auto it = pages_.find(base);
   if (it == pages_.end()) {
-    auto bytes = target_.read_memory(base, kPage);
+    auto bytes = read_(base, kPage);
     it = pages_.emplace(base, bytes ? std::move(*bytes) : Bytes{}).first;
   }
   return it->second;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
+#include <utility>
 
 #include "tracer/target.hpp"
 
@@ -11,7 +13,11 @@ namespace tracer {
 
 class MemoryCache {
  public:
-  explicit MemoryCache(Target& target) : target_(target) {}
+  using ReadMemory = std::function<base::Result<Bytes>(Addr, std::size_t)>;
+  explicit MemoryCache(Target& target)
+      : read_([&target](Addr addr, std::size_t len) { return target.read_memory(addr, len); }) {}
+  // Memory from elsewhere (a dead process's code, from the files it had mapped).
+  explicit MemoryCache(ReadMemory read) : read_(std::move(read)) {}
   // All of [addr, addr+len) or false.
   bool read(Addr addr, void* out, std::size_t len);
   // Up to len bytes from addr (fewer where the mapping ends).
@@ -21,7 +27,7 @@ class MemoryCache {
   static constexpr Addr kPage = 4096;
   const Bytes& page(Addr base);
 
-  Target& target_;
+  ReadMemory read_;
   std::map<Addr, Bytes> pages_;  // by page address; shorter than a page where reading stopped
 };
 

@@ -6,7 +6,10 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 namespace tracer {
@@ -89,6 +92,28 @@ base::Result<std::unique_ptr<Symbolizer>> Symbolizer::for_process(Pid pid) {
   if (err != 0) {
     dwfl_end(dwfl);
     return base::sys_error("reading the modules of process " + std::to_string(pid), err > 0 ? err : ESRCH);
+  }
+  return std::unique_ptr<Symbolizer>(new Symbolizer(dwfl));
+}
+
+base::Result<std::unique_ptr<Symbolizer>> Symbolizer::for_maps(const std::string& maps) {
+  FILE* text = ::fmemopen(const_cast<char*>(maps.data()), maps.size(), "r");
+  if (text == nullptr) {
+    return base::sys_error("reading a memory map", errno);
+  }
+  Dwfl* dwfl = dwfl_begin(&kProcCallbacks);
+  if (dwfl == nullptr) {
+    std::fclose(text);
+    return base::make_error(base::Errc::internal, std::string("libdw: ") + dwfl_errmsg(-1));
+  }
+  dwfl_report_begin(dwfl);
+  const int err = dwfl_linux_proc_maps_report(dwfl, text);
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  std::fclose(text);
+  if (err != 0) {
+    dwfl_end(dwfl);
+    return base::make_error(base::Errc::invalid, "the modules of a memory map: " +
+                                                     std::string(err > 0 ? std::strerror(err) : dwfl_errmsg(-1)));
   }
   return std::unique_ptr<Symbolizer>(new Symbolizer(dwfl));
 }

@@ -43,6 +43,8 @@ class Symbolizer {
  public:
   // Reports every module mapped in pid (its /proc/PID/maps) now.
   static base::Result<std::unique_ptr<Symbolizer>> for_process(Pid pid);
+  // Every module in a /proc/PID/maps text (read while the process lived).
+  static base::Result<std::unique_ptr<Symbolizer>> for_maps(const std::string& maps);
   // One ELF file as if it were mapped at `base` (the fuzzer reads arbitrary files this way).
   static base::Result<std::unique_ptr<Symbolizer>> for_file(const std::string& path, Addr base);
   ~Symbolizer();

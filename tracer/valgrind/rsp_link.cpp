@@ -110,6 +110,7 @@ base::Result<bool> RspLink::read_some(std::chrono::milliseconds timeout) {
   char buf[65536];
   const ssize_t n = ::read(fd_, buf, sizeof buf);
   if (n == 0) {
+    closed_ = true;
     return false;
   }
   if (n < 0) {

@@ -41,6 +41,8 @@ class RspLink {
   base::Result<std::string> wait_packet(std::chrono::milliseconds timeout);
   // A packet that has arrived already, if any (never blocks).
   std::optional<std::string> take_packet();
+  // The stub closed its end (it exited): no packet will come any more.
+  bool closed() const { return closed_; }
   // ^C: the stub stops the program and answers the pending `c` with a stop reply.
   base::Result<void> interrupt();
   // Readable when the stub has sent something (for an event loop).
@@ -56,6 +58,7 @@ class RspLink {
   pid_t child_ = -1;
   int fd_ = -1;
   bool ack_mode_ = true;
+  bool closed_ = false;
   protocol::FrameDecoder decoder_;
   std::deque<std::string> packets_;
 };

@@ -223,6 +223,15 @@ Result<void> ValgrindTarget::kill() {
 }
 
 void ValgrindTarget::forget_process(bool wait) {
+  if (keep_ended_histories_ && pid_ > 0) {
+    // Every thread's ring, mapped before the directory goes (a mapping outlives its file).
+    for (const auto& path : dbt_ring_paths(dir_, pid_)) {
+      if (auto ring = DbtRing::open(path)) {
+        const Tid tid = ring->tid();
+        ended_[pid_][tid] = std::make_unique<DbtTracer>(std::move(ring).value(), true);
+      }
+    }
+  }
   link_.reset();  // vgdb goes with its input
   if (pid_ > 0) {
     int status = 0;
@@ -334,7 +343,7 @@ std::optional<StopEvent> ValgrindTarget::poll() {
   for (;;) {
     auto packet = link_->take_packet();
     if (!packet) {
-      return std::nullopt;
+      return link_->closed() ? std::optional<StopEvent>(ended_unannounced()) : std::nullopt;
     }
     if (packet->starts_with("O") && packet->size() > 1) {
       continue;  // console output of Valgrind's: not the program's stop
@@ -351,6 +360,31 @@ std::optional<StopEvent> ValgrindTarget::poll() {
     }
     return ev;
   }
+}
+
+StopEvent ValgrindTarget::ended_unannounced() {
+  // vgdb left without a stop reply: the program died where Valgrind could say nothing (SIGKILL
+  // from outside), or vgdb itself went and the program cannot be driven any more.
+  const Pid pid = pid_;
+  int status = 0;
+  pid_t got = 0;
+  for (int i = 0; i < 100 && (got = ::waitpid(pid, &status, WNOHANG)) == 0; ++i) {
+    ::usleep(10000);
+  }
+  if (got == 0) {
+    ::kill(pid, SIGKILL);
+    got = ::waitpid(pid, &status, 0);
+  }
+  StopEvent ev{StopReason::Killed, pid, pid, SIGKILL};
+  if (got == pid && WIFEXITED(status)) {
+    ev.reason = StopReason::Exited;
+    ev.signal = 0;
+    ev.status = WEXITSTATUS(status);
+  } else if (got == pid && WIFSIGNALED(status)) {
+    ev.signal = WTERMSIG(status);
+  }
+  forget_process();  // reaped already: nothing to wait for
+  return ev;
 }
 
 StopEvent ValgrindTarget::stop_from_reply(const std::string& reply) {
@@ -662,6 +696,16 @@ void ValgrindTarget::hand_over_history() {
   for (const auto& [tid, tracer] : tracers_) {
     handed_over_.insert(tid);
   }
+}
+
+std::vector<std::pair<Tid, BranchTracer*>> ValgrindTarget::ended_histories(Pid pid) {
+  std::vector<std::pair<Tid, BranchTracer*>> out;
+  if (auto it = ended_.find(pid); it != ended_.end()) {
+    for (const auto& [tid, tracer] : it->second) {
+      out.emplace_back(tid, tracer.get());
+    }
+  }
+  return out;
 }
 
 BranchTracer* ValgrindTarget::branch_tracer(Tid tid) {

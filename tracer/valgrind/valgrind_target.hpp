@@ -74,6 +74,8 @@ class ValgrindTarget final : public Target {
   Result<void> disable_btrace(Tid tid) override;
   BranchTracer* branch_tracer(Tid tid) override;
   void hand_over_history() override;
+  void keep_ended_histories() override { keep_ended_histories_ = true; }
+  std::vector<std::pair<Tid, BranchTracer*>> ended_histories(Pid pid) override;
 
   // When each thread the recorder saw began and ended (CLOCK_MONOTONIC ns; 0: not yet).
   struct ThreadLife {
@@ -94,6 +96,7 @@ class ValgrindTarget final : public Target {
   // Every register of tid (`g`) and where regno starts in them.
   Result<std::pair<Bytes, std::size_t>> registers_around(Tid tid, int regno);
   StopEvent stop_from_reply(const std::string& reply);
+  StopEvent ended_unannounced();  // the link closed with no stop reply
   // wait: reap the process now (it ended or was killed); else it runs on (detached) and is
   // reaped when this target goes, as gdbserver joins a detached child before it exits.
   void forget_process(bool wait = true);
@@ -116,6 +119,8 @@ class ValgrindTarget final : public Target {
   std::set<Tid> handed_over_;        // traced before GDB came: its enable keeps the history
   std::set<Tid> recording_threads_;  // the threads there when recording began
   std::string program_name_;         // a thread's name where Valgrind's shows
+  bool keep_ended_histories_ = false;
+  std::map<Pid, std::map<Tid, std::unique_ptr<DbtTracer>>> ended_;  // every ring of an ended process
 };
 
 }  // namespace tracer

@@ -19,6 +19,7 @@ TriageReport sample() {
   r.outcome.kind = Outcome::Kind::Signal;
   r.outcome.signo = SIGSEGV;
   r.outcome.si_code = 1;
+  r.outcome.has_si_code = true;
   r.outcome.has_fault_address = true;
   r.outcome.fault_address = 0;
   r.outcome.exit_status = 139;
@@ -88,4 +89,28 @@ TEST_CASE("html_report: self-contained, the data cannot end the script early", "
   CHECK(page.find("<\\/script><b>x") != std::string::npos);
   CHECK(page.find("http://") == page.find("http://www.w3.org/2000/svg"));  // no other URL: no network
   CHECK(page.find("https://") == std::string::npos);
+}
+
+TEST_CASE("writers: a process killed outright; no siginfo, threads with their history only", "[triage][report]") {
+  TriageReport r = sample();
+  r.outcome = Outcome{};
+  r.outcome.kind = Outcome::Kind::Signal;
+  r.outcome.signo = SIGKILL;
+  r.outcome.exit_status = 128 + SIGKILL;
+  ThreadReport& t = r.threads.front();
+  t.crashed = false;
+  t.ended = true;
+  t.name.clear();
+  t.registers.clear();
+  t.backtrace.clear();
+  auto j = nlohmann::json::parse(json_report(r));
+  CHECK(j["outcome"]["signal"] == "SIGKILL");
+  CHECK(j["outcome"]["code"] == "unknown");  // never a guess such as SI_USER
+  CHECK(j["threads"][0]["ended"] == true);
+  CHECK(j["threads"][0]["history"]["calls"].size() == 2);
+  const std::string text = text_report(r, false);
+  CHECK(text.rfind("hindsight triage: /abs/prog (pid 42) died of SIGKILL\n", 0) == 0);
+  CHECK(text.find("Thread 42\n  (gone before it could be stopped") != std::string::npos);
+  CHECK(text.find("-> consume prog.c:17  [3 branches]   <== last recorded") != std::string::npos);
+  CHECK(text.find("registers:") == std::string::npos);
 }
