@@ -349,6 +349,26 @@ TEST_CASE("triage --follow-fork: a child's crash is reported; without it, childr
   }
 }
 
+TEST_CASE("triage --follow-fork under each ptrace collector; under dbt, refused with the reason", "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector, "--follow-fork"}, "triage_cases", {"fork"});
+  INFO(t.transcript());
+  if (collector == "dbt") {
+    CHECK(t.status == 125);
+    CHECK_THAT(t.err, Contains("--follow-fork needs a ptrace collector (soft or step)"));
+    return;
+  }
+  CHECK(t.status == 128 + 11);
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["tracer"]["backend"] == collector);
+  CHECK(t.report["program"]["pid"] != t.report["program"]["root_pid"]);
+  CHECK(call_functions(crashed_thread(t)).back() == "consume");
+  check_call_times(t);
+}
+
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
   INFO("collector " << collector);
@@ -377,7 +397,7 @@ TEST_CASE("triage: a clean exit passes stdin, stdout, stderr and the status thro
 }
 
 TEST_CASE("triage: signals the program handles or ignores are not crashes", "[e2e][triage]") {
-  const std::string collector = GENERATE("soft", "dbt");
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"handled"});
@@ -465,7 +485,7 @@ TEST_CASE("triage: a program that cannot start, and a bad command line, get tria
 }
 
 TEST_CASE("triage --html: the page loads in a headless browser without script errors and shows the crash", "[e2e][triage]") {
-  const std::string collector = GENERATE("soft", "dbt");
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   if (!std::filesystem::exists(kBrowser)) {
@@ -494,7 +514,7 @@ TEST_CASE("triage --html: the page loads in a headless browser without script er
 }
 
 TEST_CASE("triage --serve: GDB connects at the crash with the history already recorded", "[e2e][triage]") {
-  const std::string collector = GENERATE("soft", "dbt");
+  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   e2e::Child triage({.argv = {e2e::server_path(), "triage", "--btrace=" + collector, "--serve=127.0.0.1:0",
