@@ -8,7 +8,8 @@
 
 namespace server::triage {
 
-MappedFiles::MappedFiles(const std::string& maps) : mappings_(tracer::procfs::parse_maps(maps)) {}
+MappedFiles::MappedFiles(const std::string& maps) : mappings_(tracer::procfs::parse_maps(maps)) {
+}
 
 base::Result<tracer::Bytes> MappedFiles::read(tracer::Addr addr, std::size_t len) const {
   auto m = std::find_if(mappings_.begin(), mappings_.end(),

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "tracer/symbols/plt_entries.hpp"
+
 namespace tracer {
 namespace {
 
@@ -158,6 +160,9 @@ SourceLocation Symbolizer::lookup(Addr pc) {
   if (const char* symbol = dwfl_module_addrinfo(mod, pc, &offset, &sym, nullptr, nullptr, nullptr); symbol) {
     loc.function = demangle(symbol);
     loc.function_start = pc - offset;
+  } else if (auto plt = plt_entry(mod, pc)) {
+    loc.function = std::move(plt->name);
+    loc.function_start = plt->start;
   }
   if (Dwfl_Line* line = dwfl_module_getsrc(mod, pc); line != nullptr) {
     int lineno = 0;
