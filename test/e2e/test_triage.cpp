@@ -175,7 +175,18 @@ void check_call_times(const Triage& t, const std::string& end_event = "signal") 
   }
 }
 
-const char* kCollectors[] = {"step", "soft", "dbt", "bts"};
+// The collectors every triage case runs under: the software ones, and bts where this machine
+// has it (where not, one case below is skipped with the reason, not each of them).
+const std::vector<std::string>& collectors() {
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> out{"step", "soft", "dbt"};
+    if (is_hindsight() && bts_problem().empty()) {
+      out.push_back("bts");
+    }
+    return out;
+  }();
+  return all;
+}
 
 const char* const kBrowser = "/usr/bin/chromium-headless-shell";
 
@@ -204,7 +215,7 @@ std::string line_of(const std::string& needle) {
 }  // namespace
 
 TEST_CASE("triage: the cause returned before the crash; the history shows it, the backtrace cannot", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"returned"});
@@ -232,8 +243,19 @@ TEST_CASE("triage: the cause returned before the crash; the history shows it, th
   check_call_times(t);
 }
 
+TEST_CASE("triage under Intel BTS: where the machine has it, every triage case runs under bts too", "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("bts"));
+  REQUIRE(std::find(collectors().begin(), collectors().end(), "bts") != collectors().end());
+  auto t = run_triage({"--btrace=bts"}, "triage_cases", {"returned"});
+  INFO(t.transcript());
+  CHECK(t.status == 128 + 11);
+  REQUIRE(t.report.is_object());
+  CHECK(t.report["tracer"]["backend"] == "bts");
+  CHECK(call_functions(crashed_thread(t)).back() == "consume");
+}
+
 TEST_CASE("triage: a call through a corrupted function pointer: frame #0 is ??, the history names the caller", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector, "--history=10"}, "triage_cases", {"fnptr"});
@@ -254,7 +276,7 @@ TEST_CASE("triage: a call through a corrupted function pointer: frame #0 is ??, 
 }
 
 TEST_CASE("triage: abort() from an assertion", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"abort"});
@@ -271,7 +293,7 @@ TEST_CASE("triage: abort() from an assertion", "[e2e][triage]") {
 }
 
 TEST_CASE("triage: a crash in a second thread while others run; the crashing thread first", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"thread"});
@@ -300,7 +322,7 @@ TEST_CASE("triage: a crash in a second thread while others run; the crashing thr
 }
 
 TEST_CASE("triage: the event log has libraries loaded and unloaded, in order", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"dlopen"});
@@ -350,7 +372,7 @@ TEST_CASE("triage --follow-fork: a child's crash is reported; without it, childr
 }
 
 TEST_CASE("triage --follow-fork under each ptrace collector; under dbt, refused with the reason", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector, "--follow-fork"}, "triage_cases", {"fork"});
@@ -370,7 +392,7 @@ TEST_CASE("triage --follow-fork under each ptrace collector; under dbt, refused 
 }
 
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector}, "triage_throw", {}, "", 240);
@@ -385,7 +407,7 @@ TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
 }
 
 TEST_CASE("triage: a clean exit passes stdin, stdout, stderr and the status through, and reports nothing", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"exit"}, "first line\\nsecond\\n");
@@ -397,7 +419,7 @@ TEST_CASE("triage: a clean exit passes stdin, stdout, stderr and the status thro
 }
 
 TEST_CASE("triage: signals the program handles or ignores are not crashes", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector}, "triage_cases", {"handled"});
@@ -407,7 +429,7 @@ TEST_CASE("triage: signals the program handles or ignores are not crashes", "[e2
 }
 
 TEST_CASE("triage: --timeout stops a hung program and reports every thread", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector, "--timeout=3"}, "triage_cases", {"hang"});
@@ -423,7 +445,7 @@ TEST_CASE("triage: --timeout stops a hung program and reports every thread", "[e
 }
 
 TEST_CASE("triage: a program killed from outside (SIGKILL): each thread's history up to its end", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   const std::string json_path = temp_path("killed.json");
@@ -487,7 +509,7 @@ TEST_CASE("triage: a program that cannot start, and a bad command line, get tria
 }
 
 TEST_CASE("triage --html: the page loads in a headless browser without script errors and shows the crash", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   if (!std::filesystem::exists(kBrowser)) {
@@ -516,7 +538,7 @@ TEST_CASE("triage --html: the page loads in a headless browser without script er
 }
 
 TEST_CASE("triage --serve: GDB connects at the crash with the history already recorded", "[e2e][triage]") {
-  const std::string collector = GENERATE(from_range(std::begin(kCollectors), std::end(kCollectors)));
+  const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   e2e::Child triage({.argv = {e2e::server_path(), "triage", "--btrace=" + collector, "--serve=127.0.0.1:0",
