@@ -187,7 +187,7 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
     if (!ev) {
       continue;
     }
-    const auto ev_time = Clock::now();
+    end.stopped_ns = tracer::monotonic_ns();  // when this stop came: the one the run may end with
     if (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) {
       const bool main = ev->pid == run.pid;
       log.add(ev->reason == tracer::StopReason::Exited ? "exit" : "killed", ev->pid, ev->tid, {},
@@ -197,7 +197,6 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
         end.outcome.signo = ev->signal;
         end.outcome.exit_status = ev->reason == tracer::StopReason::Exited ? ev->status : 128 + ev->signal;
         end.stop = *ev;
-        end.stopped_ns = tracer::monotonic_ns(ev_time);
         return end;
       }
       (void)target.resume(continue_all());
@@ -207,7 +206,6 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
       end.outcome.kind = Outcome::Kind::Timeout;
       end.outcome.exit_status = kExitTimeout;
       end.stop = *ev;
-        end.stopped_ns = tracer::monotonic_ns(ev_time);
       return end;
     }
     int deliver = 0;
@@ -231,7 +229,6 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
       if (signal_kills(target.signal_action(ev->tid, ev->signal), ev->signal, from_fault)) {
         end.outcome = signal_outcome(*ev, info);
         end.stop = *ev;
-        end.stopped_ns = tracer::monotonic_ns(ev_time);
         return end;
       }
       deliver = ev->signal;

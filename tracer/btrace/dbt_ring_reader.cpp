@@ -24,8 +24,6 @@ std::uint64_t load(const std::uint64_t& field) {
   return std::atomic_ref<const std::uint64_t>(field).load(std::memory_order_acquire);
 }
 
-std::uint64_t head_of_marks(const hs_dbt_ring_header& h) { return load(h.marks_head); }
-
 }  // namespace
 
 base::Result<DbtRing> DbtRing::open(const std::string& path) {
@@ -111,7 +109,7 @@ std::vector<TimeMark> DbtRing::time_marks() const {
   }
   const auto* marks = reinterpret_cast<const hs_dbt_time_mark*>(static_cast<const char*>(map_) +
                                                                 HS_DBT_RING_HEADER_SIZE + cap * sizeof(hs_dbt_sample));
-  const std::uint64_t head = head_of_marks(h);
+  const std::uint64_t head = load(h.marks_head);
   const std::uint64_t ring_head = this->head();
   auto keep = [&](std::uint64_t position, std::uint64_t t_ns) {
     const bool in_order = out.empty() || (position >= out.back().position && t_ns >= out.back().t_ns);
