@@ -104,6 +104,9 @@ Result<std::string> hex_path(std::string_view text) {
   return path;
 }
 
+// The vCont actions we take, as vCont? lists them; parse_vcont_verb refuses any other.
+constexpr std::string_view kVContVerbs = "cCsStr";
+
 // One vCont action without its ":TID" suffix.
 Result<VContAction> parse_vcont_verb(std::string_view text) {
   VContAction act;
@@ -111,6 +114,9 @@ Result<VContAction> parse_vcont_verb(std::string_view text) {
     return malformed("missing vCont action");
   }
   char verb = text.front();
+  if (kVContVerbs.find(verb) == std::string_view::npos) {
+    return malformed("unknown vCont action");
+  }
   std::string_view arg = text.substr(1);
   switch (verb) {
     case 'c':
@@ -158,6 +164,15 @@ Result<VContAction> parse_vcont_verb(std::string_view text) {
 }
 
 }  // namespace
+
+std::string vcont_supported_reply() {
+  std::string reply = "vCont";
+  for (char verb : kVContVerbs) {
+    reply += ';';
+    reply += verb;
+  }
+  return reply;
+}
 
 Result<std::vector<std::string>> parse_qsupported(std::string_view body) {
   std::vector<std::string> features;

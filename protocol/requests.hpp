@@ -61,6 +61,8 @@ struct VContAction {
   std::optional<ThreadId> thread;                // none: the default action
 };
 Result<std::vector<VContAction>> parse_vcont(std::string_view body);
+// vCont?: the reply naming the actions parse_vcont takes ("vCont;c;C;s;S;t;r").
+std::string vcont_supported_reply();
 
 // c[ADDR], s[ADDR] (legacy; sig = 0) and CSIG[;ADDR], SSIG[;ADDR].
 struct LegacyResume { int gdb_signal = 0; std::optional<std::uint64_t> addr; };

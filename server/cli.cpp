@@ -1,5 +1,6 @@
 #include "server/cli.hpp"
 
+#include "server/disable_packet.hpp"
 #include "tracer/btrace/scope.hpp"
 
 #include <CLI/CLI.hpp>
@@ -109,11 +110,14 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
                  "Record only branches in these objects (software tracer): all, or a comma-separated "
                  "list of exe and object paths or file names; a call out of them shows as a call and a "
                  "return");
+  std::string disable_names;
+  for (const auto& name : disable_packet_names()) {
+    disable_names += (disable_names.empty() ? "" : ", ") + name;
+  }
   app.add_option("--disable-packet", cl.disabled_packets,
-                 "Behave as a server without these packets (for testing GDB): vCont, T, Tthread, qC, "
-                 "qfThreadInfo, threads")
+                 "Behave as a server without these packets (for testing GDB): " + disable_names)
       ->delimiter(',')
-      ->check(CLI::IsMember({"vCont", "T", "Tthread", "qC", "qfThreadInfo", "threads"}));
+      ->check(CLI::IsMember(disable_packet_names()));
   app.footer(kUsage);
 
   std::size_t split = first_positional(args);

@@ -4,6 +4,7 @@
 
 #include "protocol/errors.hpp"
 #include "protocol/requests.hpp"
+#include "server/features.hpp"
 #include "server/handlers/handlers.hpp"
 
 namespace server {
@@ -16,8 +17,9 @@ struct Route {
   std::string_view prefix;
   bool exact;               // the packet is exactly the prefix (qC must not catch qCRC)
   ErrStyle style;
-  std::string_view feature; // announced in qSupported when not empty
+  std::string_view feature; // announced in qSupported when not empty (and available)
   RunFn run;
+  Availability when = {};   // else the packet gets the empty reply, as from a server without it
 };
 
 // Parse the body into a typed request, then call the handler with it.
@@ -72,6 +74,9 @@ HandlerResult on_xfer_btrace_route(Context& cx, std::string_view body) {
 
 constexpr ErrStyle kCode = ErrStyle::Code;
 constexpr ErrStyle kText = ErrStyle::Text;
+using Caps = tracer::Capabilities;
+constexpr Availability kNonStop{&Caps::non_stop};
+constexpr Availability kBtrace{&Caps::branch_tracing};
 
 constexpr Route kRoutes[] = {
     // connection set-up and queries
@@ -81,17 +86,17 @@ constexpr Route kRoutes[] = {
     {"?", true, kCode, "", raw<on_stop_reason>},
     {"H", false, kCode, "", adapt<protocol::parse_set_thread, on_set_thread>},
     {"T", false, kCode, "", adapt<protocol::parse_thread_id, on_thread_alive>},
-    {"qC", true, kCode, "", raw<on_current_thread>},
-    {"qfThreadInfo", true, kCode, "", raw<on_thread_info_first>},
-    {"qsThreadInfo", true, kCode, "", raw<on_thread_info_next>},
+    {"qC", true, kCode, "", raw<on_current_thread>, {nullptr, DisablePacket::QC}},
+    {"qfThreadInfo", true, kCode, "", raw<on_thread_info_first>, {nullptr, DisablePacket::QfThreadInfo}},
+    {"qsThreadInfo", true, kCode, "", raw<on_thread_info_next>, {nullptr, DisablePacket::QfThreadInfo}},
     {"qAttached", false, kCode, "", adapt<protocol::parse_optional_pid, on_attached>},
-    {"QNonStop:", false, kCode, "", adapt<parse_flag, on_non_stop>},
-    {"vStopped", true, kCode, "", raw<on_vstopped>},
+    {"QNonStop:", false, kCode, "QNonStop+", adapt<parse_flag, on_non_stop>, kNonStop},
+    {"vStopped", true, kCode, "", raw<on_vstopped>, kNonStop},
     {"vCtrlC", true, kCode, "", raw<on_vctrlc>},
     {"QPassSignals:", false, kCode, "QPassSignals+", adapt<protocol::parse_signal_list, on_pass_signals>},
     {"QProgramSignals:", false, kCode, "QProgramSignals+", adapt<protocol::parse_signal_list, on_program_signals>},
-    {"QThreadEvents:", false, kCode, "QThreadEvents+", adapt<parse_flag, on_thread_events>},
-    {"QCatchSyscalls:", false, kCode, "QCatchSyscalls+", adapt<protocol::parse_catch_syscalls, on_catch_syscalls>},
+    {"QThreadEvents:", false, kCode, "QThreadEvents+", adapt<parse_flag, on_thread_events>, {&Caps::thread_exit_events}},
+    {"QCatchSyscalls:", false, kCode, "QCatchSyscalls+", adapt<protocol::parse_catch_syscalls, on_catch_syscalls>, {&Caps::catch_syscalls}},
     // how the next program starts
     {"QStartupWithShell:", false, kCode, "QStartupWithShell+", adapt<parse_flag, on_startup_with_shell>},
     {"QEnvironmentHexEncoded:", false, kCode, "QEnvironmentHexEncoded+", raw<on_environment_set>},
@@ -113,8 +118,8 @@ constexpr Route kRoutes[] = {
     {"Z", false, kCode, "ConditionalBreakpoints+", adapt<protocol::parse_breakpoint, on_insert_breakpoint>},
     {"z", false, kCode, "", adapt<protocol::parse_breakpoint, on_remove_breakpoint>},
     // running
-    {"vCont?", true, kCode, "vContSupported+", raw<on_vcont_query>},
-    {"vCont", false, kCode, "", adapt<protocol::parse_vcont, on_vcont>},
+    {"vCont?", true, kCode, "vContSupported+", raw<on_vcont_query>, {nullptr, DisablePacket::VCont}},
+    {"vCont", false, kCode, "", adapt<protocol::parse_vcont, on_vcont>, {nullptr, DisablePacket::VCont}},
     {"c", false, kCode, "", adapt<parse_plain_resume, on_continue>},
     {"C", false, kCode, "", adapt<parse_signal_resume, on_continue>},
     {"s", false, kCode, "", adapt<parse_plain_resume, on_step>},
@@ -122,9 +127,9 @@ constexpr Route kRoutes[] = {
     // objects
     {"qXfer:", false, kCode, "", on_xfer},
     // branch tracing (E.text errors: GDB shows them)
-    {"Qbtrace:", false, kText, "Qbtrace:bts+", adapt<protocol::parse_btrace_op, on_btrace_op>},
-    {"Qbtrace-conf:", false, kText, "Qbtrace-conf:bts:size+", adapt<protocol::parse_btrace_conf, on_btrace_conf>},
-    {"qXfer:btrace", false, kText, "qXfer:btrace:read+", on_xfer_btrace_route},
+    {"Qbtrace:", false, kText, "Qbtrace:bts+", adapt<protocol::parse_btrace_op, on_btrace_op>, kBtrace},
+    {"Qbtrace-conf:", false, kText, "Qbtrace-conf:bts:size+", adapt<protocol::parse_btrace_conf, on_btrace_conf>, kBtrace},
+    {"qXfer:btrace", false, kText, "qXfer:btrace:read+", on_xfer_btrace_route, kBtrace},
     // host files
     {"vFile:setfs:", false, kCode, "", adapt<protocol::parse_vfile_number, on_vfile_setfs>},
     {"vFile:open:", false, kCode, "", adapt<protocol::parse_vfile_open, on_vfile_open>},
@@ -143,13 +148,6 @@ constexpr Route kRoutes[] = {
     {"R", false, kCode, "", raw<on_restart>},
 };
 
-// Features that belong to no single route.
-constexpr std::string_view kGeneralFeatures[] = {
-    "multiprocess+", "swbreak+",      "hwbreak+",      "Qbtrace:off+", "qXfer:btrace-conf:read+",
-    "exec-events+",  "fork-events+", "vfork-events+", "QNonStop+",    "no-resumed+",
-    "BreakpointCommands+",  // Z0 ";cmds:" (the target's say: see on_qsupported)
-};
-
 const Route* find_route(std::string_view payload) {
   const Route* best = nullptr;
   for (const Route& r : kRoutes) {
@@ -163,40 +161,23 @@ const Route* find_route(std::string_view payload) {
 
 }  // namespace
 
-std::vector<std::string_view> supported_features() {
-  std::vector<std::string_view> out;
+std::vector<Feature> route_features() {
+  std::vector<Feature> out;
   for (const Route& r : kRoutes) {
     if (!r.feature.empty()) {
-      out.push_back(r.feature);
+      out.push_back({std::string(r.feature), r.when});
     }
   }
-  for (std::string_view f : kGeneralFeatures) {
-    out.push_back(f);
-  }
-  for (const std::string& f : xfer_features()) {
-    out.push_back(f);
-  }
+  // Packets a route serves besides the one it is named for.
+  out.push_back({"Qbtrace:off+", kBtrace});
+  out.push_back({"qXfer:btrace-conf:read+", kBtrace});
+  out.push_back({"BreakpointCommands+", {&Caps::breakpoint_commands}});  // Z0 ;cmds:
   return out;
 }
 
-namespace {
-
-// --disable-packet: what a server without these packets answers (the empty reply).
-bool disabled_by_option(const ServerOptions& options, std::string_view payload) {
-  return (options.disabled("vCont") && payload.starts_with("vCont")) ||
-         (options.disabled("qC") && payload == "qC") ||
-         (options.disabled("qfThreadInfo") && (payload == "qfThreadInfo" || payload == "qsThreadInfo")) ||
-         (options.disabled("threads") && payload.starts_with("qXfer:threads:"));
-}
-
-}  // namespace
-
 Reply dispatch_packet(Context& cx, std::string_view payload) {
-  if (disabled_by_option(cx.options, payload)) {
-    return Reply::empty();
-  }
   const Route* route = find_route(payload);
-  if (route == nullptr) {
+  if (route == nullptr || !available(cx, route->when)) {
     return Reply::empty();
   }
   try {

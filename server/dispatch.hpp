@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/features.hpp"
 #include "server/handlers/context.hpp"
 
 namespace server {
@@ -12,7 +13,7 @@ namespace server {
 // gets an error reply, an unknown one the empty reply.
 Reply dispatch_packet(Context& cx, std::string_view payload);
 
-// The features we announce in qSupported (after PacketSize), generated from the table.
-std::vector<std::string_view> supported_features();
+// The qSupported features of the routes, each with when it is available (features.hpp).
+std::vector<Feature> route_features();
 
 }  // namespace server

@@ -127,7 +127,9 @@ int main(int argc, char** argv) {
   options.startup_with_shell = cl->startup_with_shell;
   options.wrapper = cl->wrapper;
   options.disable_randomization = cl->disable_randomization;
-  options.disabled_packets = {cl->disabled_packets.begin(), cl->disabled_packets.end()};
+  for (const auto& name : cl->disabled_packets) {
+    options.disabled_packets.insert(server::disable_packet_from_name(name).value());  // the command line checked it
+  }
   options.stdio_is_protocol = endpoint->kind == server::Endpoint::Kind::Stdio;
   if (options.stdio_is_protocol) {
     std::fprintf(stderr, "stdin/stdout redirected\n");  // gdbserver's line: the program's output goes to stderr

@@ -72,10 +72,10 @@ std::string thread_ids() {
 }
 
 std::string features_once() {
-  std::set<std::string_view> seen;
-  for (std::string_view feature : supported_features()) {
-    if (!seen.insert(feature).second) {
-      return "qSupported announces " + std::string(feature) + " twice";
+  std::set<std::string> seen;
+  for (const Feature& feature : all_features()) {
+    if (!seen.insert(feature.name).second) {
+      return "qSupported announces " + feature.name + " twice";
     }
   }
   return {};

@@ -1,5 +1,5 @@
 // The inferior as the server sees it. LinuxTarget implements it with ptrace;
-// test/fake_target.hpp implements it for handler tests. No Asio, no wire format here.
+// test/support/fake_target.hpp implements it for handler tests. No Asio, no wire format here.
 #pragma once
 
 #include <optional>
@@ -19,9 +19,26 @@ namespace tracer {
 template <class T>
 using Result = base::Result<T>;
 
+// What a target can do beyond what every target serves. The server announces and serves
+// exactly these (server/features.cpp): a packet for something a target cannot do is refused
+// as by a server without it, never accepted and ignored.
+struct Capabilities {
+  bool non_stop = false;             // set_non_stop(true): QNonStop, vStopped
+  bool fork_events = false;          // set_report_forks: fork and vfork stops
+  bool exec_events = false;          // set_report_exec
+  bool thread_exit_events = false;   // set_report_thread_exits: QThreadEvents
+  bool no_resumed = false;           // set_report_no_resumed
+  bool catch_syscalls = false;       // set_catch_syscalls: QCatchSyscalls
+  bool breakpoint_commands = false;  // set_breakpoint_commands: Z0 ;cmds (an agent dprintf)
+  bool branch_tracing = false;       // enable_btrace: Qbtrace, qXfer:btrace
+};
+
 class Target {
  public:
   virtual ~Target() = default;
+
+  // What this target can do (the same for its whole life).
+  virtual Capabilities capabilities() const { return {}; }
 
   // --- process life -----------------------------------------------------------------
   // Several processes may be debugged at once (fork children GDB keeps, extended-remote
@@ -182,8 +199,7 @@ class Target {
   // Commands (agent expressions) of GDB's breakpoint at addr, inserted just before: run at
   // each hit whose conditions hold, in place of a stop GDB would hear of (an agent-style
   // dprintf: its printf prints on the server's standard output). Empty: none. Only a target
-  // that runs_breakpoint_commands() takes any (BreakpointCommands+ is offered for it alone).
-  virtual bool runs_breakpoint_commands() const { return false; }
+  // whose capabilities() say breakpoint_commands takes any.
   virtual Result<void> set_breakpoint_commands(Addr addr, const std::vector<Bytes>& commands) {
     (void)addr;
     if (commands.empty()) {

@@ -24,6 +24,9 @@ HandlerResult change_breakpoint(Context& cx, const protocol::BreakpointReq& req,
   if (auto ok = require_process(cx); !ok) {
     return ok.error();
   }
+  if (!req.commands.empty() && !cx.target.capabilities().breakpoint_commands) {
+    return base::make_error(base::Errc::invalid, "breakpoint commands are not run by this target");
+  }
   auto done = insert ? cx.target.insert_breakpoint(*type, req.addr, req.kind)
                      : cx.target.remove_breakpoint(*type, req.addr, req.kind);
   if (done && insert && *type == tracer::BreakpointType::Software) {

@@ -12,6 +12,7 @@
 
 #include "base/result.hpp"
 #include "protocol/thread_id.hpp"
+#include "server/disable_packet.hpp"
 #include "tracer/host_io.hpp"
 #include "tracer/target.hpp"
 
@@ -59,9 +60,11 @@ struct ServerOptions {
   std::optional<tracer::StopEvent> last_stop;
   // Give up (exit) when no GDB has connected after this many seconds (0: wait for ever).
   double first_connection_timeout = 0;
-  // --disable-packet: "vCont", "T", "Tthread", "qC", "qfThreadInfo", "threads".
-  std::set<std::string, std::less<>> disabled_packets;
-  bool disabled(std::string_view packet) const { return disabled_packets.count(packet) != 0; }
+  // --disable-packet.
+  std::set<DisablePacket> disabled_packets;
+  bool disabled(DisablePacket packet) const {
+    return packet != DisablePacket::None && disabled_packets.count(packet) != 0;
+  }
 };
 
 // Everything a GDB connection negotiated or selected. No globals: one per session.

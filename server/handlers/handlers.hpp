@@ -5,6 +5,7 @@
 
 #include "protocol/btrace.hpp"
 #include "protocol/requests.hpp"
+#include "server/features.hpp"
 #include "server/handlers/context.hpp"
 
 namespace server {
@@ -66,8 +67,8 @@ HandlerResult on_stop_reason(Context& cx, std::string_view body);
 // xfer.cpp
 HandlerResult on_xfer_read(Context& cx, const protocol::XferRead& req);
 HandlerResult on_xfer_write(Context& cx, const protocol::XferWrite& req);
-// "qXfer:OBJECT:read+" (and write+) for every object above, for qSupported.
-const std::vector<std::string>& xfer_features();
+// "qXfer:OBJECT:read+" (and write+) for every object above, with when each is available.
+std::vector<Feature> xfer_features();
 
 // vfile.cpp
 HandlerResult on_vfile_setfs(Context& cx, const std::int64_t& pid);

@@ -4,15 +4,10 @@
 #include "protocol/framing.hpp"
 #include "protocol/hex.hpp"
 #include "protocol/signals.hpp"
-#include "server/dispatch.hpp"
 #include "server/handlers/handlers.hpp"
 
 namespace server {
 namespace {
-
-bool has_feature(const std::vector<std::string>& features, std::string_view name) {
-  return std::find(features.begin(), features.end(), name) != features.end();
-}
 
 std::set<int> to_host_signals(const std::set<int>& gdb_signals) {
   std::set<int> out;
@@ -27,28 +22,13 @@ std::set<int> to_host_signals(const std::set<int>& gdb_signals) {
 }  // namespace
 
 HandlerResult on_qsupported(Context& cx, const std::vector<std::string>& gdb_features) {
-  cx.state.multiprocess = has_feature(gdb_features, "multiprocess+");
-  cx.state.swbreak = has_feature(gdb_features, "swbreak+");
-  cx.state.hwbreak = has_feature(gdb_features, "hwbreak+");
-  cx.state.exec_events = has_feature(gdb_features, "exec-events+");
-  cx.state.fork_events = has_feature(gdb_features, "fork-events+");
-  cx.state.vfork_events = has_feature(gdb_features, "vfork-events+");
+  const auto features = negotiate_features(cx, gdb_features);
+  // Events are reported as agreed (never agreed where the target cannot report them).
   cx.target.set_report_exec(cx.state.exec_events);
   cx.target.set_report_forks(cx.state.fork_events, cx.state.vfork_events);
-  cx.state.no_resumed = has_feature(gdb_features, "no-resumed+");
   cx.target.set_report_no_resumed(cx.state.no_resumed);
   std::string reply = "PacketSize=" + protocol::hex_u64(protocol::kMaxPacketSize);
-  for (std::string_view feature : supported_features()) {
-    if ((feature == "multiprocess+" && !cx.state.multiprocess) ||
-        (feature == "exec-events+" && !cx.state.exec_events) ||
-        (feature == "fork-events+" && !cx.state.fork_events) ||
-        (feature == "vfork-events+" && !cx.state.vfork_events) ||
-        (feature == "no-resumed+" && !cx.state.no_resumed) ||
-        (feature == "qXfer:threads:read+" && cx.options.disabled("threads")) ||
-        (feature == "vContSupported+" && cx.options.disabled("vCont")) ||
-        (feature == "BreakpointCommands+" && !cx.target.runs_breakpoint_commands())) {
-      continue;
-    }
+  for (const std::string& feature : features) {
     reply += ';';
     reply += feature;
   }

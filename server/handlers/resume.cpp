@@ -99,7 +99,7 @@ HandlerResult legacy_resume(Context& cx, const protocol::LegacyResume& req, trac
 }  // namespace
 
 HandlerResult on_vcont_query(Context& /*cx*/, std::string_view /*body*/) {
-  return Reply::packet("vCont;c;C;s;S;t;r");
+  return Reply::packet(protocol::vcont_supported_reply());
 }
 
 HandlerResult on_vcont(Context& cx, const std::vector<protocol::VContAction>& actions) {

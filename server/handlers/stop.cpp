@@ -62,8 +62,8 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
       reply.syscall = event.syscall;
       reply.child = protocol::ThreadId{event.child_pid, event.child_pid};
       reply.exec_path = event.exec_path;
-      reply.thread_field = !cx.options.disabled("Tthread");
-      reply.signal_only = cx.options.disabled("T");
+      reply.thread_field = !cx.options.disabled(DisablePacket::Tthread);
+      reply.signal_only = cx.options.disabled(DisablePacket::T);
       for (int regno : cx.target.register_roles(event.tid).expedited) {
         if (auto value = cx.target.read_register(event.tid, regno)) {
           reply.registers.emplace_back(regno, *value);

@@ -4,6 +4,7 @@
 // so a multi-packet read sees one consistent snapshot.
 #include "protocol/hex.hpp"
 #include "protocol/xml.hpp"
+#include "server/features.hpp"
 #include "server/handlers/handlers.hpp"
 
 namespace server {
@@ -153,21 +154,24 @@ struct XferObject {
   bool needs_process;
   Build read;
   Write write;  // nullptr: read only
+  Availability when = {};
 };
 constexpr XferObject kXferObjects[] = {
     {"features", true, build_features, nullptr},
     {"auxv", true, build_auxv, nullptr},
     {"exec-file", false, build_exec_file, nullptr},
-    {"threads", true, [](Context& cx, const std::string&) { return build_threads(cx); }, nullptr},
+    {"threads", true, [](Context& cx, const std::string&) { return build_threads(cx); }, nullptr,
+     {nullptr, DisablePacket::Threads}},
     {"libraries-svr4", true, [](Context& cx, const std::string&) { return build_libraries(cx); }, nullptr},
     {"siginfo", true, build_siginfo, write_siginfo},
     {"osdata", false, build_osdata, nullptr},
 };
 
-const XferObject* find_object(std::string_view name) {
+// The object GDB names, if this session has it.
+const XferObject* find_object(const Context& cx, std::string_view name) {
   for (const XferObject& o : kXferObjects) {
     if (o.name == name) {
-      return &o;
+      return available(cx, o.when) ? &o : nullptr;
     }
   }
   return nullptr;
@@ -175,22 +179,19 @@ const XferObject* find_object(std::string_view name) {
 
 }  // namespace
 
-const std::vector<std::string>& xfer_features() {
-  static const std::vector<std::string> features = [] {
-    std::vector<std::string> out;
-    for (const XferObject& o : kXferObjects) {
-      out.push_back("qXfer:" + std::string(o.name) + ":read+");
-      if (o.write != nullptr) {
-        out.push_back("qXfer:" + std::string(o.name) + ":write+");
-      }
+std::vector<Feature> xfer_features() {
+  std::vector<Feature> out;
+  for (const XferObject& o : kXferObjects) {
+    out.push_back({"qXfer:" + std::string(o.name) + ":read+", o.when});
+    if (o.write != nullptr) {
+      out.push_back({"qXfer:" + std::string(o.name) + ":write+", o.when});
     }
-    return out;
-  }();
-  return features;
+  }
+  return out;
 }
 
 HandlerResult on_xfer_read(Context& cx, const protocol::XferRead& req) {
-  const XferObject* object = find_object(req.object);
+  const XferObject* object = find_object(cx, req.object);
   if (object == nullptr) {
     return Reply::empty();
   }
@@ -212,7 +213,7 @@ HandlerResult on_xfer_read(Context& cx, const protocol::XferRead& req) {
 }
 
 HandlerResult on_xfer_write(Context& cx, const protocol::XferWrite& req) {
-  const XferObject* object = find_object(req.object);
+  const XferObject* object = find_object(cx, req.object);
   if (object == nullptr || object->write == nullptr) {
     return Reply::empty();
   }

@@ -43,6 +43,39 @@ class FakeTarget : public tracer::Target {
   bool detached = false;
   bool killed = false;
 
+  // What the fake says it can do (all by default), and what the server set of it.
+  tracer::Capabilities caps{.non_stop = true,
+                            .fork_events = true,
+                            .exec_events = true,
+                            .thread_exit_events = true,
+                            .no_resumed = true,
+                            .catch_syscalls = true,
+                            .breakpoint_commands = true,
+                            .branch_tracing = true};
+  bool non_stop = false;
+  bool report_exec = false, report_forks = false, report_vforks = false;
+  bool report_thread_exits = false, report_no_resumed = false;
+  std::map<tracer::Addr, std::vector<tracer::Bytes>> commands;
+  tracer::Capabilities capabilities() const override { return caps; }
+  tracer::Result<void> set_non_stop(bool on) override {
+    if (on && !caps.non_stop) {
+      return base::make_error(base::Errc::unsupported, "non-stop mode is not supported");
+    }
+    non_stop = on;
+    return base::success();
+  }
+  void set_report_exec(bool on) override { report_exec = on; }
+  void set_report_forks(bool fork, bool vfork) override {
+    report_forks = fork;
+    report_vforks = vfork;
+  }
+  void set_report_thread_exits(bool on) override { report_thread_exits = on; }
+  void set_report_no_resumed(bool on) override { report_no_resumed = on; }
+  tracer::Result<void> set_breakpoint_commands(tracer::Addr addr, const std::vector<tracer::Bytes>& c) override {
+    commands[addr] = c;
+    return base::success();
+  }
+
   std::optional<tracer::LaunchSpec> last_launch;
   tracer::Result<tracer::Pid> launch(const tracer::LaunchSpec& spec) override {
     last_launch = spec;

@@ -91,7 +91,6 @@ class LinuxTarget final : public Target {
   Result<void> insert_breakpoint(BreakpointType type, Addr addr, int len) override;
   Result<void> remove_breakpoint(BreakpointType type, Addr addr, int len) override;
   Result<void> set_breakpoint_conditions(Addr addr, const std::vector<Bytes>& conditions) override;
-  bool runs_breakpoint_commands() const override { return true; }
   Result<void> set_breakpoint_commands(Addr addr, const std::vector<Bytes>& commands) override;
 
   Result<Bytes> auxv() override;

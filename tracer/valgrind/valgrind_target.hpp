@@ -28,6 +28,9 @@ class ValgrindTarget final : public Target {
   explicit ValgrindTarget(DbtOptions options);
   ~ValgrindTarget() override;
 
+  // Valgrind's gdbserver catches syscalls; the recorder is the branch history. No non-stop,
+  // fork or exec following, thread exit events or agent: a packet for them is refused.
+  Capabilities capabilities() const override { return {.catch_syscalls = true, .branch_tracing = true}; }
   Result<Pid> launch(const LaunchSpec& spec) override;
   Result<void> attach(Pid pid) override;
   Result<void> detach() override;

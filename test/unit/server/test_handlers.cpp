@@ -166,7 +166,9 @@ TEST_CASE("stop reason and stop replies", "[handlers]") {
 
 TEST_CASE("--disable-packet: the server answers as one without those packets", "[handlers]") {
   HandlerFixture f;
-  f.options.disabled_packets = {"vCont", "T", "qC", "qfThreadInfo", "threads"};
+  using server::DisablePacket;
+  f.options.disabled_packets = {DisablePacket::VCont, DisablePacket::T, DisablePacket::QC, DisablePacket::QfThreadInfo,
+                                DisablePacket::Threads};
   auto features = f.send("qSupported:multiprocess+;vContSupported+");
   CHECK(features.find("qXfer:threads:read+") == std::string::npos);
   CHECK(features.find("vContSupported+") == std::string::npos);
@@ -182,7 +184,7 @@ TEST_CASE("--disable-packet: the server answers as one without those packets", "
   ev.signal = 5;
   f.options.last_stop = ev;
   CHECK(f.send("?") == "S05");
-  f.options.disabled_packets = {"Tthread"};
+  f.options.disabled_packets = {DisablePacket::Tthread};
   auto reply = f.send("?");
   CHECK(reply.starts_with("T05"));
   CHECK(reply.find("thread:") == std::string::npos);
