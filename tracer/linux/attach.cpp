@@ -138,18 +138,18 @@ std::optional<StopEvent> LinuxTarget::take_attach_signal(Pid pid) {
   if (p == nullptr || non_stop_) {
     return std::nullopt;
   }
-  LinuxThread* first = nullptr;
-  for (auto& [tid, t] : p->threads) {
-    if (!t.resumed && t.pending && t.pending->reason == StopReason::Signal &&
-        (first == nullptr || t.pending_seq < first->pending_seq)) {
-      first = &t;
-    }
-  }
+  LinuxThread* first = PendingEvents::next_stop(
+      [&](auto&& visit) {
+        for (auto& [tid, t] : p->threads) {
+          visit(t);
+        }
+      },
+      attach_signal_rank);
   if (first == nullptr) {
     return std::nullopt;
   }
-  first->reported_signal = first->pending->signal;
-  return std::exchange(first->pending, std::nullopt);
+  first->reported_signal = first->pending->event.signal;
+  return std::exchange(first->pending, std::nullopt)->event;
 }
 
 // Consumes a SIGSTOP we sent but never saw, so it is not delivered after detach. A real
@@ -195,7 +195,7 @@ Result<void> LinuxTarget::detach_one(Process& p) {
     if (still != nullptr) {
       forget_process(pid);
     }
-    drop_exits(pid);
+    pending_.drop_exits_of(pid);
     return base::success();
   }
   end_step_over(*still);
@@ -213,13 +213,10 @@ Result<void> LinuxTarget::detach_one(Process& p) {
     }
   }
   if (still->vfork_parent == 0 || process(still->vfork_parent) == nullptr) {
-    for (const auto& [addr, site] : still->sites.sites()) {
-      if (sharer == nullptr || !sharer->sites.contains(addr)) {
-        (void)still->memory.restore_int3(addr, site.original);
-      }
-    }
+    still->code.remove_all(sharer != nullptr ? &sharer->code : nullptr);
+  } else {
+    still->code.forget_all();  // the parent's int3s, in the parent's memory
   }
-  still->sites.clear();
   clear_debug_registers(*still);
   still->collector.reset();
   for (auto& [tid, t] : still->threads) {
@@ -227,9 +224,9 @@ Result<void> LinuxTarget::detach_one(Process& p) {
       continue;
     }
     int deliver = 0;
-    if (t.pending && t.pending->reason == StopReason::Signal && t.pending->signal != SIGSTOP &&
-        t.pending->signal != SIGTRAP && t.pending->signal != 0) {
-      deliver = t.pending->signal;
+    if (t.pending && t.pending->event.reason == StopReason::Signal && t.pending->event.signal != SIGSTOP &&
+        t.pending->event.signal != SIGTRAP && t.pending->event.signal != 0) {
+      deliver = t.pending->event.signal;
     }
     if (deliver == 0 && program_gets(t.reported_signal)) {
       deliver = t.reported_signal;  // GDB heard of it and lets the program have it
@@ -251,15 +248,6 @@ Result<void> LinuxTarget::detach() {
     return base::make_error(base::Errc::no_process, "no process");
   }
   return detach_one(*p);
-}
-
-void LinuxTarget::drop_exits(Pid pid) {
-  for (std::size_t i = exits_.size(); i-- > 0;) {
-    if (exits_[i].pid == pid) {
-      exits_.erase(exits_.begin() + static_cast<std::ptrdiff_t>(i));
-      exit_seqs_.erase(exit_seqs_.begin() + static_cast<std::ptrdiff_t>(i));
-    }
-  }
 }
 
 std::vector<Pid> LinuxTarget::unreported_fork_children(Pid pid) const {
@@ -306,8 +294,8 @@ Result<void> LinuxTarget::kill_process(Pid pid) {
   if (process(pid) != nullptr) {
     forget_process(pid);
   }
-  drop_exits(pid);  // GDB asked for it: no exit report follows
-  if (processes_.empty() && exits_.empty()) {
+  pending_.drop_exits_of(pid);  // GDB asked for it: no exit report follows
+  if (processes_.empty() && !pending_.has_exits()) {
     running_ = stopping_ = interrupt_requested_ = false;  // nothing left to report on
   }
   return base::success();
@@ -332,8 +320,7 @@ void LinuxTarget::kill_all(bool spare_attached) {
       (void)kill_process(p.pid);
     }
   }
-  exits_.clear();
-  exit_seqs_.clear();
+  pending_.clear_exits();
   early_stops_.clear();
 }
 

@@ -30,7 +30,7 @@ class ThreadMachine final : public agent::Machine {
     return load_u64(*bytes);
   }
   base::Result<std::uint64_t> read(Addr addr, std::size_t len) override {
-    auto bytes = p_.memory.read(addr, len);
+    auto bytes = p_.code.read(addr, len);
     if (!bytes) {
       return std::move(bytes).error();
     }

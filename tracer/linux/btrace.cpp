@@ -31,23 +31,25 @@ Result<std::unique_ptr<Collector>> LinuxTarget::make_collector(Tid tid, const Bt
   auto soft_emulate = [&]() -> std::unique_ptr<Collector> {
     return std::make_unique<SoftEmulateCollector>(btrace_scope_);
   };
-  if (btrace_backend_ == BtraceBackend::Auto && !btrace_scope_.all) {
+  if (btrace_backend_ == Backend::Auto && !btrace_scope_.all) {
     return soft_emulate();  // BTS records every branch: a scope asks for the software tracer
   }
   switch (btrace_backend_) {
-    case BtraceBackend::Soft:
+    case Backend::Soft:
       return soft_emulate();
-    case BtraceBackend::Step:
+    case Backend::Step:
       return std::unique_ptr<Collector>(std::make_unique<SoftStepCollector>());
-    case BtraceBackend::Bts:
-    case BtraceBackend::Auto: {
+    case Backend::Dbt:
+      return base::make_error(base::Errc::unsupported, "the dbt recorder records only a program started under it");
+    case Backend::Bts:
+    case Backend::Auto: {
       auto probe = open_perf_bts(tid, config);
       if (probe) {
         bts_problem_.clear();
         return std::unique_ptr<Collector>(std::make_unique<PerfBtsCollector>());
       }
       bts_problem_ = probe.error().message();
-      if (btrace_backend_ == BtraceBackend::Bts) {
+      if (btrace_backend_ == Backend::Bts) {
         return std::move(probe).error();
       }
       base::logf(base::LogCat::perf, "thread {}: {}; tracing in software (soft)", tid, probe.error().message());
@@ -95,7 +97,7 @@ Result<void> LinuxTarget::disable_btrace(Tid tid) {
   p.collector->stop(tid);
   unclaimed_.erase(tid);
   if (p.collector->traced_count() == 0) {
-    remove_sites(p, p.memory, SiteOwner::Collector);
+    p.code.unplant_all(SiteOwner::Collector);
     p.collector.reset();  // `record stop`: the last thread stopped recording
   }
   base::logf(base::LogCat::ptrace, "thread {}: branch tracing off", tid);

@@ -22,13 +22,7 @@ class ProcessCodeView final : public CollectorHost {
     }
     return t->regs.pc(tid);
   }
-  base::Result<Bytes> read_code(Addr addr, std::size_t len) override {
-    auto bytes = p_.memory.read(addr, len);
-    if (bytes) {
-      p_.sites.hide(addr, *bytes);
-    }
-    return bytes;
-  }
+  base::Result<Bytes> read_code(Addr addr, std::size_t len) override { return p_.code.read(addr, len); }
   base::Result<int> stop_si_code(Tid tid) override {
     auto si = pt::get_siginfo(tid);
     if (!si) {
@@ -36,7 +30,7 @@ class ProcessCodeView final : public CollectorHost {
     }
     return si->si_code;
   }
-  bool is_breakpoint_site(Addr addr) const override { return p_.sites.contains(addr); }
+  bool is_breakpoint_site(Addr addr) const override { return p_.code.contains(addr); }
 
   base::Result<arch::x86::Gprs> registers(Tid tid) override {
     LinuxThread* t = p_.find(tid);
@@ -58,18 +52,14 @@ class ProcessCodeView final : public CollectorHost {
   }
   base::Result<MappedObject> mapped_object(Addr addr) override { return procfs::mapping_at(p_.pid, addr); }
   std::string executable() override { return procfs::executable(p_.pid); }
-  base::Result<void> write_memory(Addr addr, const Bytes& data) override {
-    Bytes bytes = data;
-    p_.sites.absorb_write(addr, bytes);
-    return p_.memory.write(addr, bytes);
-  }
+  base::Result<void> write_memory(Addr addr, const Bytes& data) override { return p_.code.write(addr, data); }
   base::Result<Planted> plant(Addr addr, Addr run_start, std::span<const std::uint8_t> run_code) override {
-    if (p_.step_over && p_.step_over->addr == addr) {
-      p_.sites.add(addr, 0, SiteOwner::Collector);  // its original is in memory for the step
+    if (p_.code.lifted() == addr) {
+      p_.code.claim(addr, SiteOwner::Collector);  // its original is in memory for a step-over
       return Planted::Present;
     }
     // One read checks the run and the int3 at its end.
-    auto now = p_.memory.read(run_start, run_code.size() + 1);
+    auto now = p_.code.read_raw(run_start, run_code.size() + 1);
     if (!now) {
       return std::move(now).error();
     }
@@ -78,24 +68,24 @@ class ProcessCodeView final : public CollectorHost {
     }
     const std::uint8_t at = now->back();
     now->pop_back();
-    p_.sites.hide(run_start, *now);
+    p_.code.hide(run_start, *now);
     if (!std::equal(now->begin(), now->end(), run_code.begin(), run_code.end())) {
       return Planted::Stale;  // the run itself changed
     }
-    if (p_.sites.contains(addr)) {
+    if (p_.code.contains(addr)) {
       if (at == kInt3) {
-        p_.sites.add(addr, 0, SiteOwner::Collector);  // one more owner of the int3 there
+        p_.code.claim(addr, SiteOwner::Collector);  // one more owner of the int3 there
         return Planted::Present;
       }
       // Our int3 is gone (code rewritten, a library mapped again): whatever is there now is
-      // code we have not decoded; forget the site without writing anything.
-      (void)p_.sites.release(addr, SiteOwner::Collector);
+      // code we have not decoded; the collector lets go of the site (nothing of ours is there).
+      p_.code.unplant(addr, SiteOwner::Collector);
       return Planted::Stale;
     }
-    if (auto ok = p_.memory.write(addr, Bytes{kInt3}); !ok) {
-      return std::move(ok).error();
+    auto planted = p_.code.plant(addr, SiteOwner::Collector);
+    if (!planted) {
+      return std::move(planted).error();
     }
-    p_.sites.add(addr, at, SiteOwner::Collector);
     return Planted::Fresh;
   }
 

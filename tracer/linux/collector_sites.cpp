@@ -9,7 +9,7 @@
 namespace tracer {
 
 bool LinuxTarget::collector_site(const Process& p, Addr addr) const {
-  return p.collector && p.sites.owned_by(addr, SiteOwner::Collector) && !p.sites.owned_by(addr, SiteOwner::Gdb);
+  return p.collector && p.code.owned_by(addr, SiteOwner::Collector) && !p.code.owned_by(addr, SiteOwner::Gdb);
 }
 
 LinuxTarget::SitePass LinuxTarget::pass_collector_site(Process& p, LinuxThread& t, int& sig) {
@@ -32,7 +32,7 @@ LinuxTarget::SitePass LinuxTarget::pass_collector_site(Process& p, LinuxThread& 
   if (a.kind == ResumeKind::Step || a.kind == ResumeKind::RangeStep) {
     auto next = t.regs.pc(t.tid);
     const bool in_range = a.kind == ResumeKind::RangeStep && next && a.range_start <= *next &&
-                          *next < a.range_end && !p.sites.owned_by(*next, SiteOwner::Gdb);
+                          *next < a.range_end && !p.code.owned_by(*next, SiteOwner::Gdb);
     if (!in_range) {
       make_pending(t, StopEvent{StopReason::SingleStep, p.pid, t.tid, SIGTRAP});
       events_.kick();
@@ -49,27 +49,6 @@ void LinuxTarget::trapped_on_collector_site(Process& p, LinuxThread& t, Addr add
   }
   (void)t.regs.set_pc(t.tid, addr);  // back onto it: stepped over when it runs on
   t.stop_pc = addr;
-}
-
-// Our int3s out of p's memory, GDB's stay. Threads running natively toward one of them lose
-// it: their collector finds them off their straight line and records a gap.
-void LinuxTarget::remove_sites(Process& p, ProcessMemory& memory, SiteOwner owner) {
-  std::vector<Addr> ours;
-  for (const auto& [addr, site] : p.sites.sites()) {
-    if ((site.owners & static_cast<std::uint8_t>(owner)) != 0) {
-      ours.push_back(addr);
-    }
-  }
-  const bool stepping_over = p.step_over && p.step_over->started;
-  for (Addr addr : ours) {
-    auto original = p.sites.release(addr, owner);
-    if (!original || (stepping_over && p.step_over->addr == addr)) {
-      continue;  // another owner's too, or its original byte is in memory for a step-over
-    }
-    if (auto ok = memory.restore_int3(addr, *original); !ok) {
-      base::logf(base::LogCat::ptrace, "process {}: restoring {:#x} failed: {}", p.pid, addr, ok.error().message());
-    }
-  }
 }
 
 }  // namespace tracer

@@ -140,7 +140,7 @@ void LinuxTarget::refresh_read_watches(Process& p) {
   for (int i = 0; i < arch::x86::kDebugSlots; ++i) {
     const auto& s = p.dr_slots.slot(i);
     if (s.refs > 0 && s.type == DrType::Read) {
-      if (auto now = p.memory.read(s.addr, static_cast<std::size_t>(s.len));
+      if (auto now = p.code.read(s.addr, static_cast<std::size_t>(s.len));
           now && now->size() == static_cast<std::size_t>(s.len)) {
         p.read_watch_values[static_cast<std::size_t>(i)] = load_u64(*now);
       }
@@ -175,7 +175,7 @@ LinuxTarget::DebugTrap LinuxTarget::debug_trap(Process& p, LinuxThread& t) {
       case DrType::Access: ev.watch_kind = WatchKind::Access; break;
       case DrType::Read: {
         ev.watch_kind = WatchKind::Read;
-        auto now = p.memory.read(s.addr, static_cast<std::size_t>(s.len));
+        auto now = p.code.read(s.addr, static_cast<std::size_t>(s.len));
         auto& saved = p.read_watch_values[static_cast<std::size_t>(i)];
         if (now && now->size() == static_cast<std::size_t>(s.len) && load_u64(*now) != saved) {
           saved = load_u64(*now);  // a write, not a read

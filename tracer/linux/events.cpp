@@ -219,14 +219,14 @@ std::optional<StopEvent> LinuxTarget::end_of_step(Process& p, LinuxThread& t, Ad
   const ThreadAction& a = t.action;
   switch (a.kind) {
     case ResumeKind::Continue:
-      if (t.collector_step && p.sites.owned_by(pc, SiteOwner::Gdb)) {
+      if (t.collector_step && p.code.owned_by(pc, SiteOwner::Gdb)) {
         // A traced thread reached one of our int3s by stepping: it has not run it, report it
         // as the int3 would.
         return StopEvent{StopReason::SoftwareBreakpoint, p.pid, t.tid, SIGTRAP};
       }
       return std::nullopt;
     case ResumeKind::RangeStep:
-      if (a.range_start <= pc && pc < a.range_end && !p.sites.owned_by(pc, SiteOwner::Gdb)) {
+      if (a.range_start <= pc && pc < a.range_end && !p.code.owned_by(pc, SiteOwner::Gdb)) {
         return std::nullopt;  // keep stepping through the range
       }
       break;
@@ -270,7 +270,7 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     trapped_on_collector_site(p, t, *pc - 1);
     return std::nullopt;
   }
-  if ((code == SI_KERNEL || code == TRAP_BRKPT) && p.sites.contains(*pc - 1)) {
+  if ((code == SI_KERNEL || code == TRAP_BRKPT) && p.code.contains(*pc - 1)) {
     const Addr addr = *pc - 1;
     (void)t.regs.set_pc(t.tid, addr);
     t.stop_pc = addr;
@@ -312,16 +312,12 @@ bool LinuxTarget::step_on_past_syscall_exit(LinuxThread& t) {
   return static_cast<bool>(pt::resume(t.tid, true, 0));
 }
 
-void LinuxTarget::queue_exit(const StopEvent& ev) {
-  exits_.push_back(ev);
-  exit_seqs_.push_back(++event_seq_);
-}
+void LinuxTarget::queue_exit(const StopEvent& ev) { pending_.add_exit(ev); }
 
 void LinuxTarget::make_pending(LinuxThread& t, StopEvent ev) {
   base::logf(base::LogCat::ptrace, "thread {}: pending stop, reason {} signal {}", t.tid,
              static_cast<int>(ev.reason), ev.signal);
-  t.pending = ev;
-  t.pending_seq = ++event_seq_;
+  pending_.hold(t, ev);
 }
 
 void LinuxTarget::keep_going(Process& p, LinuxThread& t) {

@@ -29,7 +29,7 @@ void LinuxTarget::handle_ptrace_event(Process& p, LinuxThread& t, int event) {
       }
       break;
     case PTRACE_EVENT_VFORK_DONE:
-      t.vfork_parent = false;
+      t.in_vfork = false;
       if (report_vfork_ && p.known_to_gdb) {
         make_pending(t, StopEvent{StopReason::VForkDone, p.pid, t.tid, SIGTRAP});
         return;
@@ -87,7 +87,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   if (vfork) {
     // The child runs in its parent's memory, untraced: the collector's int3s leave it (they
     // come back as the parent's threads run again).
-    remove_sites(p, p.memory, SiteOwner::Collector);
+    p.code.unplant_all(SiteOwner::Collector);
     // Nor may it meet the int3 a range step runs to: that thread steps again instead.
     for (auto& [tid, o] : p.threads) {
       if (p.range_stops > 0 && o.range_stop != 0) {
@@ -98,16 +98,15 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
       }
     }
   }
-  c.sites = p.sites;  // the child's memory holds our int3s too (the very bytes, after vfork)
+  c.code.inherit(p.code);  // the child's memory holds our int3s and slots too (the very bytes, after vfork)
   c.conditions = p.conditions;
   c.commands = p.commands;
-  c.out_of_line = p.out_of_line;
   LinuxThread& ct = c.add_thread(child);
   ct.started = false;
   ct.state = ThreadState::Running;
   const bool report = p.known_to_gdb && (vfork ? report_vfork_ : report_fork_);
   if (vfork) {
-    t.vfork_parent = true;  // once resumed it waits for the child's exec or exit
+    t.in_vfork = true;  // once resumed it waits for the child's exec or exit
   }
   if (report) {
     StopEvent ev{vfork ? StopReason::VFork : StopReason::Fork, p.pid, t.tid, SIGTRAP};
@@ -127,8 +126,8 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
     }
   }
   if (!vfork) {
-    remove_sites(c, c.memory, SiteOwner::Collector);  // its copy of memory keeps GDB's int3s only
-    remove_sites(c, c.memory, SiteOwner::Range);
+    c.code.unplant_all(SiteOwner::Collector);  // its copy of memory keeps GDB's int3s only
+    c.code.unplant_all(SiteOwner::Range);
   }
   handle_status(child, status);
   if (!report) {
@@ -140,12 +139,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
 // parent), then it runs free.
 void LinuxTarget::release_fork_child(Process& c) {
   if (c.vfork_parent == 0) {
-    for (const auto& [addr, site] : c.sites.sites()) {
-      if (auto ok = c.memory.restore_int3(addr, site.original); !ok) {
-        base::logf(base::LogCat::ptrace, "fork child {}: restoring {:#x} failed: {}", c.pid, addr,
-                   ok.error().message());
-      }
-    }
+    c.code.remove_all();
   }
   base::logf(base::LogCat::ptrace, "fork child {} released", c.pid);
   for (auto& [tid, t] : c.threads) {
@@ -171,7 +165,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   }
   self.tid = p.pid;
   self.dr = DrValues{};
-  self.vfork_parent = false;
+  self.in_vfork = false;
   if (p.collector) {
     for (const auto& [tid, other] : p.threads) {
       if (tid != p.pid && tid != t.tid) {
@@ -182,16 +176,15 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   }
   p.threads.clear();
   p.threads[p.pid] = self;
-  p.sites.clear();
+  p.code.forget_all();  // (slots too)
   p.conditions.clear();
   p.commands.clear();
-  p.out_of_line = OutOfLine{};
   p.dr_slots = arch::x86::DebugSlots{};
   p.step_over.reset();
   p.thread_db.reset();  // another program, maybe another glibc
   p.thread_db_host.reset();
   p.vfork_parent = 0;  // its own memory now: the parent gets vforkdone
-  (void)p.memory.open(p.pid);
+  (void)p.code.open(p.pid);
   LinuxThread& leader = p.threads[p.pid];
   leader.range_stop = 0;  // (its int3 went with the old image)
   p.range_stops = 0;

@@ -65,7 +65,7 @@ Process& LinuxTarget::add_process(Pid pid, ProcessOrigin origin) {
   p->pid = pid;
   p->origin = origin;
   p->attached = origin == ProcessOrigin::Attached;
-  if (auto res = p->memory.open(pid); !res) {
+  if (auto res = p->code.open(pid); !res) {
     base::logf(base::LogCat::ptrace, "{}", res.error().message());
   }
   Process& ref = *p;
@@ -230,11 +230,7 @@ Result<Bytes> LinuxTarget::read_memory(Addr addr, std::size_t len) {
   if (p == nullptr) {
     return no_process_error();
   }
-  auto data = p->memory.read(addr, len);
-  if (data) {
-    p->sites.hide(addr, *data);
-  }
-  return data;
+  return p->code.read(addr, len);
 }
 
 Result<void> LinuxTarget::write_memory(Addr addr, const Bytes& data) {
@@ -242,19 +238,10 @@ Result<void> LinuxTarget::write_memory(Addr addr, const Bytes& data) {
   if (p == nullptr) {
     return no_process_error();
   }
-  SoftwareBreakpoints saved = p->sites;
-  Bytes bytes = data;
-  p->sites.absorb_write(addr, bytes);
   if (p->collector) {
     p->collector->code_changed();
   }
-  auto res = p->memory.write(addr, bytes);
-  if (!res) {
-    p->sites = std::move(saved);
-  } else {
-    forget_out_of_line(*p, addr, bytes.size());
-  }
-  return res;
+  return p->code.write(addr, data);
 }
 
 Result<void> LinuxTarget::insert_breakpoint(BreakpointType type, Addr addr, int len) {
@@ -265,24 +252,12 @@ Result<void> LinuxTarget::insert_breakpoint(BreakpointType type, Addr addr, int 
   if (type != BreakpointType::Software) {
     return insert_debug_point(*p, type, addr, len);
   }
-  if (p->sites.contains(addr)) {
-    p->sites.add(addr, 0, SiteOwner::Gdb);  // the int3 is there already: one more owner
-    // ... unless a process sharing this memory (vfork) took it out meanwhile.
-    if (auto now = p->memory.read(addr, 1); now && (*now)[0] != kInt3 &&
-                                            !(p->step_over && p->step_over->addr == addr)) {
-      return p->memory.write(addr, Bytes{kInt3});
-    }
-    return base::success();
+  auto planted = p->code.plant(addr, SiteOwner::Gdb);
+  if (!planted) {
+    return std::move(planted).error();
   }
-  auto orig = p->memory.read(addr, 1);
-  if (!orig) {
-    return std::move(orig).error();
-  }
-  if (auto res = p->memory.write(addr, Bytes{kInt3}); !res) {
-    return res;
-  }
-  p->sites.add(addr, (*orig)[0], SiteOwner::Gdb);
-  base::logf(base::LogCat::ptrace, "int3 at {:#x} in {} (was {:#04x})", addr, p->pid, (*orig)[0]);
+  base::logf(base::LogCat::ptrace, "int3 at {:#x} in {}{}", addr, p->pid,
+             *planted == CodeMemory::Planted::Present ? " (there already)" : "");
   return base::success();
 }
 
@@ -296,14 +271,8 @@ Result<void> LinuxTarget::remove_breakpoint(BreakpointType type, Addr addr, int 
   }
   p->conditions.erase(addr);
   p->commands.erase(addr);
-  auto orig = p->sites.release(addr, SiteOwner::Gdb);
-  if (!orig) {
-    return base::success();
-  }
-  if (p->step_over && p->step_over->addr == addr && p->step_over->started) {
-    return base::success();  // the original byte is in memory while the step-over lasts
-  }
-  return p->memory.write(addr, Bytes{*orig});
+  p->code.unplant(addr, SiteOwner::Gdb);
+  return base::success();
 }
 
 // --- what GDB asks about the process -----------------------------------------------------------

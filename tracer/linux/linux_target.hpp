@@ -17,8 +17,10 @@
 #include <set>
 #include <vector>
 
+#include "tracer/backend.hpp"
 #include "tracer/btrace/scope.hpp"
 #include "tracer/linux/event_source.hpp"
+#include "tracer/linux/pending_events.hpp"
 #include "tracer/linux/process.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/target.hpp"
@@ -33,13 +35,23 @@ class LinuxTarget final : public Target {
   LinuxTarget(const LinuxTarget&) = delete;
   LinuxTarget& operator=(const LinuxTarget&) = delete;
 
+  Capabilities capabilities() const override {
+    return {.non_stop = true,
+            .fork_events = true,
+            .exec_events = true,
+            .thread_exit_events = true,
+            .no_resumed = true,
+            .catch_syscalls = true,
+            .breakpoint_commands = true,
+            .branch_tracing = true};
+  }
   Result<Pid> launch(const LaunchSpec& spec) override;
   Result<void> attach(Pid pid) override;
   Result<void> detach() override;
   Result<void> kill() override;
   // A process that died while stopped (SIGKILL from outside) is still there for GDB until its
   // end is reported, at the next resume.
-  bool has_process() const override { return !processes_.empty() || !exits_.empty(); }
+  bool has_process() const override { return !processes_.empty() || pending_.has_exits(); }
   Pid pid() const override { return current_; }
   bool attached() const override;
   std::vector<Pid> processes() override;
@@ -109,7 +121,7 @@ class LinuxTarget final : public Target {
   BranchTracer* branch_tracer(Tid tid) override;
   void hand_over_history() override;
   // --btrace=auto|bts|soft|step; applies to later enables.
-  void set_btrace_backend(BtraceBackend backend) { btrace_backend_ = backend; }
+  void set_btrace_backend(Backend backend) { btrace_backend_ = backend; }
   std::string bts_problem() const override { return bts_problem_; }
   // --btrace-scope: which objects SoftEmulate records (auto then prefers it to BTS).
   void set_btrace_scope(BtraceScope scope) { btrace_scope_ = std::move(scope); }
@@ -149,8 +161,6 @@ class LinuxTarget final : public Target {
   void leave_out_of_line(Process& p, LinuxThread& t);
   // One shown at a breakpoint whose copy it had yet to run goes back to the slot (at resume).
   void reenter_out_of_line(Process& p, LinuxThread& t);
-  // Memory at [addr, addr + len) changes: slots that copied it are stale.
-  void forget_out_of_line(Process& p, Addr addr, std::size_t len);
   // --- catch syscall (syscalls.cpp) ---
   void syscall_stopped(Process& p, LinuxThread& t);
   bool runs_to_syscall(Process& p, LinuxThread& t, bool step, bool collector_step);
@@ -175,10 +185,9 @@ class LinuxTarget final : public Target {
   std::optional<StopEvent> non_stop_report();
   void request_stop(LinuxThread& t);
   bool settle();
-  LinuxThread* all_stop_event_thread();
+  PendingEvents::Next all_stop_next();  // the event all-stop reports next
   void report_ended(const ResumePlan& plan);
   std::vector<Pid> unreported_fork_children(Pid pid) const;
-  void drop_exits(Pid pid);  // exits of pid not reported yet are not reported at all
   // A running leader that called pthread_exit (or exited) before its threads is a zombie: it
   // leaves the thread list, as in gdbserver. Asked of /proc when GDB asks for threads.
   void notice_zombie_leader(Process& p);
@@ -205,7 +214,6 @@ class LinuxTarget final : public Target {
   SitePass pass_collector_site(Process& p, LinuxThread& t, int& sig);
   void trapped_on_collector_site(Process& p, LinuxThread& t, Addr addr);
   // Takes owner's claims off every site of p, restoring the bytes nobody else wants in memory.
-  void remove_sites(Process& p, ProcessMemory& memory, SiteOwner owner);
 
   // --- range steps run at full speed to a temporary int3 (range_run.cpp) ---
   // Plants the int3 at the end of the straight-line code ahead of t in its range and returns
@@ -247,9 +255,16 @@ class LinuxTarget final : public Target {
   std::map<Pid, std::unique_ptr<Process>> processes_;
   Pid current_ = 0;
   std::map<Tid, int> early_stops_;  // stops of threads/children whose parent's event is to come
-  std::vector<StopEvent> exits_;    // processes gone, not reported yet (seq in pending_seq order)
-  std::vector<std::uint64_t> exit_seqs_;
-  std::uint64_t event_seq_ = 0;
+  // fn(LinuxThread&) for every thread of every process.
+  template <class Fn>
+  void for_each_thread(Fn&& fn) {
+    for (auto& [pid, p] : processes_) {
+      for (auto& [tid, t] : p->threads) {
+        fn(t);
+      }
+    }
+  }
+  PendingEvents pending_;           // stops and ends not reported yet, in the order they came
   bool non_stop_ = false;
   bool running_ = false;    // all-stop: a resume is in effect
   bool stopping_ = false;   // all-stop: every thread is being stopped to report an event
@@ -261,7 +276,7 @@ class LinuxTarget final : public Target {
   bool report_no_resumed_ = false;
   std::set<int> pass_signals_;
   std::optional<std::set<int>> program_signals_;
-  BtraceBackend btrace_backend_ = BtraceBackend::Auto;
+  Backend btrace_backend_ = Backend::Auto;
   std::string bts_problem_;     // why the last try of Intel BTS failed
   BtraceScope btrace_scope_;
   BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it

@@ -84,18 +84,3 @@ base::Result<void> ProcessMemory::write(Addr addr, const Bytes& data) const {
 }
 
 }  // namespace tracer
-
-namespace tracer {
-
-base::Result<void> ProcessMemory::restore_int3(Addr addr, std::uint8_t original) const {
-  auto now = read(addr, 1);
-  if (!now) {
-    return std::move(now).error();
-  }
-  if ((*now)[0] != 0xCC) {
-    return base::success();
-  }
-  return write(addr, Bytes{original});
-}
-
-}  // namespace tracer

@@ -10,10 +10,21 @@
 
 namespace tracer {
 
-class ProcessMemory {
+// Inferior memory as it is: ProcessMemory, or a vector in tests (code_memory.hpp reads and
+// writes through it).
+class RawMemory {
+ public:
+  virtual ~RawMemory() = default;
+  // The readable prefix of [addr, addr + len); an error if not even the first byte is.
+  virtual base::Result<Bytes> read(Addr addr, std::size_t len) const = 0;
+  // All of data or an error.
+  virtual base::Result<void> write(Addr addr, const Bytes& data) const = 0;
+};
+
+class ProcessMemory final : public RawMemory {
  public:
   ProcessMemory() = default;
-  ~ProcessMemory() { close(); }
+  ~ProcessMemory() override { close(); }
   ProcessMemory(const ProcessMemory&) = delete;
   ProcessMemory& operator=(const ProcessMemory&) = delete;
 
@@ -22,13 +33,8 @@ class ProcessMemory {
   void close();
   bool is_open() const { return pid_ != 0; }
 
-  // The readable prefix of [addr, addr + len); an error if not even the first byte is.
-  base::Result<Bytes> read(Addr addr, std::size_t len) const;
-  // All of data or an error.
-  base::Result<void> write(Addr addr, const Bytes& data) const;
-  // Puts original back where one of our int3s is; where the byte is no longer an int3 (the
-  // program rewrote its code, a library was mapped there again) nothing is ours to undo.
-  base::Result<void> restore_int3(Addr addr, std::uint8_t original) const;
+  base::Result<Bytes> read(Addr addr, std::size_t len) const override;
+  base::Result<void> write(Addr addr, const Bytes& data) const override;
 
  private:
   Pid pid_ = 0;

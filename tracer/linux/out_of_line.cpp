@@ -30,7 +30,7 @@ std::pair<Addr, Addr> free_code_tail(Process& p) {
   if (!auxv) {
     return {0, 0};
   }
-  auto program = svr4::read_main_program([&p](Addr addr, std::size_t len) { return p.memory.read(addr, len); }, *auxv);
+  auto program = svr4::read_main_program([&p](Addr addr, std::size_t len) { return p.code.read(addr, len); }, *auxv);
   if (!program || !*program || (*program)->headers.code_end == 0) {
     return {0, 0};
   }
@@ -39,20 +39,19 @@ std::pair<Addr, Addr> free_code_tail(Process& p) {
 }
 
 OutOfLine::Slot make_slot(Process& p, Addr addr) {
-  OutOfLine& ool = p.out_of_line;
+  OutOfLine& ool = p.code.out_of_line();
   if (!ool.looked) {
     ool.looked = true;
     std::tie(ool.begin, ool.end) = free_code_tail(p);
     ool.next = ool.begin;
     base::logf(base::LogCat::ptrace, "process {}: out-of-line slots in [{:#x}, {:#x})", p.pid, ool.begin, ool.end);
   }
-  ProcessCodeView view(p);
-  auto code = view.read_code(addr, kLongestInstruction);  // (our int3s hidden)
+  auto code = p.code.read(addr, kLongestInstruction);  // (our int3s hidden)
   if (!code) {
     return {};
   }
   const auto slot = arch::x86::out_of_line_slot(*code, addr, ool.next);
-  if (!slot || ool.end - ool.next < slot->bytes.size() || !p.memory.write(ool.next, slot->bytes)) {
+  if (!slot || ool.end - ool.next < slot->bytes.size() || !p.code.write_slot(ool.next, slot->bytes)) {
     return {};
   }
   const OutOfLine::Slot made{ool.next, slot->length};
@@ -66,7 +65,7 @@ bool LinuxTarget::step_over_out_of_line(Process& p, LinuxThread& t, Addr addr) {
   if (p.collector && p.collector->tracing(t.tid)) {
     return false;
   }
-  auto [it, fresh] = p.out_of_line.slots.try_emplace(addr);
+  auto [it, fresh] = p.code.out_of_line().slots.try_emplace(addr);
   if (fresh) {
     it->second = make_slot(p, addr);
   }
@@ -74,7 +73,7 @@ bool LinuxTarget::step_over_out_of_line(Process& p, LinuxThread& t, Addr addr) {
 }
 
 void LinuxTarget::leave_out_of_line(Process& p, LinuxThread& t) {
-  const OutOfLine& ool = p.out_of_line;
+  const OutOfLine& ool = p.code.out_of_line();
   if (t.stop_pc < ool.begin || t.stop_pc >= ool.next) {
     return;
   }
@@ -102,21 +101,15 @@ void LinuxTarget::leave_out_of_line(Process& p, LinuxThread& t) {
 void LinuxTarget::reenter_out_of_line(Process& p, LinuxThread& t) {
   const Addr addr = std::exchange(t.out_of_line_from, 0);
   auto pc = t.regs.pc(t.tid);
-  auto it = p.out_of_line.slots.find(addr);
-  if (!pc || *pc != addr || it == p.out_of_line.slots.end() || it->second.at == 0 || !p.sites.contains(addr)) {
+  const auto& slots = p.code.out_of_line().slots;
+  auto it = slots.find(addr);
+  if (!pc || *pc != addr || it == slots.end() || it->second.at == 0 || !p.code.contains(addr)) {
     return;  // GDB moved it, or the breakpoint is gone: it runs from where it is
   }
   if (p.collector && p.collector->tracing(t.tid)) {
     return;  // (recording began meanwhile: it meets the breakpoint again, which is evaluated again)
   }
   (void)t.regs.set_pc(t.tid, it->second.at);
-}
-
-void LinuxTarget::forget_out_of_line(Process& p, Addr addr, std::size_t len) {
-  // A slot copied what is written now: the next hit makes a new one.
-  std::erase_if(p.out_of_line.slots, [&](const auto& entry) {
-    return entry.first < addr + len && addr < entry.first + kLongestInstruction;
-  });
 }
 
 }  // namespace tracer

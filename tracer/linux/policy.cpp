@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <utility>
 #include <csignal>
 #include <vector>
 
@@ -195,26 +196,10 @@ StopEvent LinuxTarget::reported(StopEvent ev) {
   return ev;
 }
 
-// All-stop reports one event and keeps the rest pending. The thread GDB steps comes first, as
-// in gdbserver: a step's trap kept pending and reported after GDB continued that thread would
-// reach GDB as a random SIGTRAP. Otherwise the oldest event.
-LinuxThread* LinuxTarget::all_stop_event_thread() {
-  LinuxThread* best = nullptr;
-  auto stepped = [](const LinuxThread& t) {
-    return t.action.kind == ResumeKind::Step || t.action.kind == ResumeKind::RangeStep;
-  };
-  for (auto& [pid, p] : processes_) {
-    for (auto& [tid, t] : p->threads) {
-      if (!t.resumed || !t.pending) {
-        continue;
-      }
-      if (best == nullptr || (stepped(t) && !stepped(*best)) ||
-          (stepped(t) == stepped(*best) && t.pending_seq < best->pending_seq)) {
-        best = &t;
-      }
-    }
-  }
-  return best;
+// All-stop reports one event and keeps the rest pending (pending_events.hpp says which first).
+PendingEvents::Next LinuxTarget::all_stop_next() {
+  return pending_.next([this](auto&& visit) { for_each_thread(visit); }, all_stop_rank,
+                       PendingEvents::ExitOrder::ByAge);
 }
 
 std::optional<StopEvent> LinuxTarget::all_stop_report() {
@@ -222,15 +207,7 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
     return std::nullopt;
   }
   // The event of a thread this resume let run, and the processes gone.
-  LinuxThread* best = all_stop_event_thread();
-  std::size_t exit_index = exits_.size();
-  for (std::size_t i = 0; i < exits_.size(); ++i) {
-    if (exit_index == exits_.size() || exit_seqs_[i] < exit_seqs_[exit_index]) {
-      exit_index = i;
-    }
-  }
-  const bool have_exit = exit_index < exits_.size();
-  if (best == nullptr && !have_exit && !interrupt_requested_) {
+  if (!all_stop_next() && !interrupt_requested_) {
     if (report_no_resumed_ && !processes_.empty() && !any_resumed()) {
       running_ = false;  // the threads GDB let run are all gone (scheduler locking)
       const Pid pid = current() != nullptr ? current_ : processes_.begin()->first;
@@ -257,17 +234,13 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
     }
   }
   // Re-pick: stopping may have produced other events.
-  best = all_stop_event_thread();
+  const PendingEvents::Next next = all_stop_next();
+  const bool stop_waiting =
+      next.stop != nullptr ||
+      PendingEvents::next_stop([this](auto&& visit) { for_each_thread(visit); }, all_stop_rank) != nullptr;
   StopEvent ev;
-  const bool exit_first = exit_index < exits_.size() &&
-                          (best == nullptr || exit_seqs_[exit_index] < best->pending_seq);
-  if (exit_first) {
-    ev = exits_[exit_index];
-    exits_.erase(exits_.begin() + static_cast<std::ptrdiff_t>(exit_index));
-    exit_seqs_.erase(exit_seqs_.begin() + static_cast<std::ptrdiff_t>(exit_index));
-  } else if (best != nullptr) {
-    ev = *best->pending;
-    best->pending.reset();
+  if (next) {
+    ev = pending_.take(next);
     if (interrupt_requested_ && ev.reason == StopReason::SingleStep) {
       // ^C while GDB single-steps (software watchpoints, `next` through code): the step is
       // done, and GDB hears of the interrupt, as a SIGINT to the program would tell it.
@@ -296,7 +269,7 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
   }
   // An interrupt that lost the race to another event stays: the next resume stops at once
   // with it, as the SIGINT gdbserver sends would.
-  interrupt_requested_ = interrupt_requested_ && ev.reason != StopReason::Signal && best != nullptr;
+  interrupt_requested_ = interrupt_requested_ && ev.reason != StopReason::Signal && stop_waiting;
   running_ = false;
   for (auto& [pid, p] : processes_) {
     for (auto& [tid, t] : p->threads) {
@@ -312,27 +285,15 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
 }
 
 std::optional<StopEvent> LinuxTarget::non_stop_report() {
-  LinuxThread* best = nullptr;
-  for (auto& [pid, p] : processes_) {
-    for (auto& [tid, t] : p->threads) {
-      if (t.resumed && t.pending && t.stopped() && (best == nullptr || t.pending_seq < best->pending_seq)) {
-        best = &t;
-      }
-    }
+  const auto next = pending_.next([this](auto&& visit) { for_each_thread(visit); }, non_stop_rank,
+                                  PendingEvents::ExitOrder::AfterStops);
+  if (!next) {
+    return std::nullopt;
   }
-  if (best != nullptr) {
-    StopEvent ev = *best->pending;
-    best->pending.reset();
-    best->resumed = false;
-    return reported(ev);
+  if (next.stop != nullptr) {
+    next.stop->resumed = false;
   }
-  if (!exits_.empty()) {
-    StopEvent ev = exits_.front();
-    exits_.erase(exits_.begin());
-    exit_seqs_.erase(exit_seqs_.begin());
-    return reported(ev);
-  }
-  return std::nullopt;
+  return reported(pending_.take(next));
 }
 
 // Synchronous: every thread of p (all processes when null) stopped before returning. Used

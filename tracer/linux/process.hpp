@@ -1,4 +1,4 @@
-// One traced process: its address space (memory, our int3 sites, the debug-register slots
+// One traced process: its address space (memory with our int3s and slots, the debug-register slots
 // every thread shares), its threads, its history collector, and how it came to be ours.
 // Plain data with a few lookups; the core (LinuxTarget) drives it.
 #pragma once
@@ -10,8 +10,7 @@
 
 #include "arch/x86/debug_registers.hpp"
 #include "tracer/btrace/collector.hpp"
-#include "tracer/linux/memory.hpp"
-#include "tracer/linux/software_breakpoints.hpp"
+#include "tracer/linux/code_memory.hpp"
 #include "tracer/linux/thread_db_host.hpp"
 #include "tracer/linux/thread.hpp"
 
@@ -21,20 +20,6 @@ enum class ProcessOrigin {
   Launched,  // we started it: killed when we go
   Attached,  // it was running: detached when we go
   Forked,    // a traced process forked it: as its parent
-};
-
-// Slots where the instruction under a breakpoint runs as a copy (arch/x86/out_of_line.hpp),
-// in the unused end of the program's last page of code (out_of_line.cpp).
-struct OutOfLine {
-  bool looked = false;  // for the area below
-  Addr begin = 0;       // the area: [begin, end), its free bytes [next, end)
-  Addr next = 0;
-  Addr end = 0;
-  struct Slot {
-    Addr at = 0;              // 0: the instruction must be stepped in place
-    std::uint8_t length = 0;  // of the instruction
-  };
-  std::map<Addr, Slot> slots;  // by breakpoint address
 };
 
 struct StepOver {
@@ -53,13 +38,11 @@ struct Process {
   int range_stops = 0;          // threads running to an int3 of range_run.cpp (most often 0)
   Pid forked_by = 0;            // ProcessOrigin::Forked: the process whose fork made it
   bool release_when_started = false;  // a fork child nobody debugs: let go at its first stop
-  ProcessMemory memory;
-  SoftwareBreakpoints sites;
+  CodeMemory code;              // its memory, and our int3s and slots in it
   arch::x86::DebugSlots dr_slots;
   std::array<std::uint64_t, arch::x86::kDebugSlots> read_watch_values{};
   std::map<Tid, LinuxThread> threads;
   std::optional<StepOver> step_over;  // at most one per address space at a time
-  OutOfLine out_of_line;              // (copied to a fork child; its memory holds the slots too)
   SyscallCatch catch_syscalls;        // QCatchSyscalls: its threads run with PTRACE_SYSCALL
   std::map<Addr, std::vector<Bytes>> conditions;  // GDB's breakpoint conditions (breakpoint_agent.cpp)
   std::map<Addr, std::vector<Bytes>> commands;    // and commands (agent-style dprintf)

@@ -52,11 +52,10 @@ std::optional<Addr> LinuxTarget::perform_range_branch(Process& p, LinuxThread& t
   if (addr < a.range_start || addr >= a.range_end) {
     return std::nullopt;  // the range's end: nothing to perform
   }
-  auto code = p.memory.read(addr, kLongestInstruction);
+  auto code = p.code.read(addr, kLongestInstruction);
   if (!code) {
     return std::nullopt;
   }
-  p.sites.hide(addr, *code);
   auto branch = arch::x86::decode_branch(*code);
   if (!branch || branch->kind == BranchKind::Call || branch->kind == BranchKind::Ret ||
       branch->target == arch::x86::TargetKind::Memory) {
@@ -88,23 +87,20 @@ bool LinuxTarget::run_to_range_stop(Process& p, LinuxThread& t, int sig) {
     return false;
   }
   auto pc = t.regs.pc(t.tid);
-  if (!pc || *pc < a.range_start || *pc >= a.range_end || p.sites.contains(*pc)) {
+  if (!pc || *pc < a.range_start || *pc >= a.range_end || p.code.contains(*pc)) {
     return false;
   }
-  auto code = p.memory.read(*pc, std::min<std::size_t>(a.range_end - *pc, kRangeLookahead));
+  auto code = p.code.read(*pc, std::min<std::size_t>(a.range_end - *pc, kRangeLookahead));
   if (!code) {
     return false;
   }
-  p.sites.hide(*pc, *code);
   const Addr stop = *pc + arch::x86::straight_line_length(*code);
-  if (stop == *pc || p.sites.contains(stop)) {
+  if (stop == *pc || p.code.contains(stop)) {
     return false;  // a branch first (stepped), or an int3 of ours is already there
   }
-  auto original = p.memory.read(stop, 1);
-  if (!original || !p.memory.write(stop, Bytes{kInt3})) {
+  if (!p.code.plant(stop, SiteOwner::Range)) {
     return false;  // (the range's end is outside any mapping: step)
   }
-  p.sites.add(stop, (*original)[0], SiteOwner::Range);
   t.range_stop = stop;
   ++p.range_stops;
   base::logf(base::LogCat::ptrace, "thread {}: runs {:#x}..{:#x} of its range to an int3", t.tid, *pc, stop);
@@ -117,17 +113,12 @@ void LinuxTarget::drop_range_stop(Process& p, LinuxThread& t) {
     return;
   }
   --p.range_stops;
-  if (auto original = p.sites.release(addr, SiteOwner::Range)) {
-    if (auto ok = p.memory.restore_int3(addr, *original); !ok) {
-      base::logf(base::LogCat::ptrace, "process {}: restoring {:#x} failed: {}", p.pid, addr,
-                 ok.error().message());
-    }
-  }
+  p.code.unplant(addr, SiteOwner::Range);
 }
 
 bool LinuxTarget::range_site(const Process& p, const LinuxThread& t, Addr addr) const {
   return addr != 0 && (t.range_stop == addr ||
-                       (p.sites.owned_by(addr, SiteOwner::Range) && !p.sites.owned_by(addr, SiteOwner::Gdb)));
+                       (p.code.owned_by(addr, SiteOwner::Range) && !p.code.owned_by(addr, SiteOwner::Gdb)));
 }
 
 std::optional<StopEvent> LinuxTarget::trapped_on_range_site(Process& p, LinuxThread& t, Addr addr) {

@@ -61,7 +61,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
     return base::make_error(base::Errc::invalid, "already running");
   }
   report_ended(plan);
-  if (all_stop() && !exits_.empty()) {
+  if (all_stop() && pending_.has_exits()) {
     running_ = true;  // a process died while stopped: this resume reports its end
     events_.kick();
     return base::success();
@@ -98,7 +98,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
       if (t.resumed) {
         continue;  // non-stop: running already as far as GDB knows
       }
-      if (t.pending && t.pending->reason == StopReason::SoftwareBreakpoint && !p->sites.contains(t.stop_pc)) {
+      if (t.pending && t.pending->event.reason == StopReason::SoftwareBreakpoint && !p->code.contains(t.stop_pc)) {
         t.pending.reset();  // GDB removed that breakpoint meanwhile: the thread just runs on
       }
       t.resumed = true;
@@ -274,8 +274,7 @@ void LinuxTarget::try_begin_step_over(Process& p) {
     }
   }
   const Addr addr = p.step_over->addr;
-  const auto original = p.sites.original(addr);
-  if (!original || !p.memory.write(addr, Bytes{*original})) {
+  if (!p.code.lift(addr)) {
     p.step_over.reset();
     proceed(p);
     return;
@@ -292,7 +291,7 @@ void LinuxTarget::try_begin_step_over(Process& p) {
   t->regs.forget();
   if (auto res = pt::resume(t->tid, true, sig); !res && res.error().code != base::Errc::no_thread) {
     base::logf(base::LogCat::ptrace, "step-over {}: {}", t->tid, res.error().message());
-    (void)p.memory.write(addr, Bytes{kInt3});
+    p.code.reinstate();
     p.step_over.reset();
     return;
   }
@@ -308,8 +307,8 @@ void LinuxTarget::end_step_over(Process& p) {
   if (!p.step_over) {
     return;
   }
-  if (p.step_over->started && p.sites.contains(p.step_over->addr)) {
-    (void)p.memory.write(p.step_over->addr, Bytes{kInt3});
+  if (p.step_over->started) {
+    p.code.reinstate();
   }
   p.step_over.reset();
   for (auto& [tid, t] : p.threads) {

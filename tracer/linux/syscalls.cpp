@@ -49,7 +49,7 @@ bool LinuxTarget::runs_to_syscall(Process& p, LinuxThread& t, bool step, bool co
   if (!pc) {
     return false;
   }
-  auto code = p.memory.read(*pc, 2);
+  auto code = p.code.read_raw(*pc, 2);  // what runs next: an int3 of ours is no syscall
   return code && enters_syscall(*code);
 }
 

@@ -18,6 +18,12 @@
 
 namespace tracer {
 
+// An event not reported yet, and when it happened among all of them (pending_events.hpp).
+struct PendingStop {
+  StopEvent event;
+  std::uint64_t seq = 0;
+};
+
 enum class ThreadState {
   Running,        // resumed by the core; no ptrace-stop seen since
   StopRequested,  // running, and a SIGSTOP of ours is on its way
@@ -40,9 +46,8 @@ struct LinuxThread {
   // current resume; non-stop: running as far as GDB knows).
   bool resumed = false;
   ThreadAction action;               // what GDB's resume asked of it
-  std::optional<StopEvent> pending;  // stopped with this to report, not reported yet
+  std::optional<PendingStop> pending;  // stopped with this to report (pending_events.hpp)
   int reported_signal = 0;           // the signal of its stop GDB heard of, until it runs again
-  std::uint64_t pending_seq = 0;     // order the pending events happened in
   int stop_signal_for_gdb = -1;      // non-stop vCont;t / vCtrlC: report our SIGSTOP as this
   bool from_gdb_resume = false;      // GDB resumed it where it stopped: an int3 of ours at its
                                      // pc is stepped over, not hit (unless GDB moved the pc)
@@ -56,7 +61,7 @@ struct LinuxThread {
   bool in_syscall_stop = false;
   std::optional<Addr> step_from_syscall_stop;
   bool paused_for_step_over = false; // stopped by the core for another thread's step-over
-  bool vfork_parent = false;         // waiting in vfork for its child: cannot stop until vforkdone
+  bool in_vfork = false;             // waiting in vfork for its child: cannot stop until vforkdone
   int step_over_signal = 0;          // the signal the step-over delivers
   Addr out_of_line_from = 0;         // stopped before running its slot: pc shows the breakpoint
   Addr range_stop = 0;               // runs to our int3 here, in place of stepping its range
@@ -72,7 +77,7 @@ struct LinuxThread {
   // Counts as stopped for stopping everything: it will not run on its own.
   bool settled() const {
     return state == ThreadState::Stopped || state == ThreadState::Zombie ||
-           (vfork_parent && state != ThreadState::SteppingOver);
+           (in_vfork && state != ThreadState::SteppingOver);
   }
 };
 

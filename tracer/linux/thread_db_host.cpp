@@ -11,7 +11,7 @@ namespace tracer {
 Pid ProcessThreadDbHost::pid() const { return process_.pid; }
 
 bool ProcessThreadDbHost::read(Addr addr, void* out, std::size_t len) {
-  auto bytes = process_.memory.read(addr, len);
+  auto bytes = process_.code.read(addr, len);
   if (!bytes || bytes->size() != len) {
     return false;
   }
@@ -21,7 +21,7 @@ bool ProcessThreadDbHost::read(Addr addr, void* out, std::size_t len) {
 
 bool ProcessThreadDbHost::write(Addr addr, const void* data, std::size_t len) {
   const auto* p = static_cast<const std::uint8_t*>(data);
-  return static_cast<bool>(process_.memory.write(addr, Bytes(p, p + len)));
+  return static_cast<bool>(process_.code.write(addr, Bytes(p, p + len)));
 }
 
 base::Result<ThreadDbHost::Gprs> ProcessThreadDbHost::registers(Tid lwp) {

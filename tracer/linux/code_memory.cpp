@@ -1,0 +1,144 @@
+#include "tracer/linux/code_memory.hpp"
+
+#include <vector>
+
+#include "base/log.hpp"
+
+namespace tracer {
+namespace {
+
+constexpr std::size_t kLongestInstruction = 15;
+
+}  // namespace
+
+base::Result<Bytes> CodeMemory::read(Addr addr, std::size_t len) const {
+  auto data = raw_->read(addr, len);
+  if (data) {
+    sites_.hide(addr, *data);
+  }
+  return data;
+}
+
+base::Result<void> CodeMemory::write(Addr addr, const Bytes& data) {
+  SoftwareBreakpoints saved = sites_;
+  Bytes bytes = data;
+  sites_.absorb_write(addr, bytes);
+  if (lifted_ && *lifted_ >= addr && *lifted_ < addr + bytes.size()) {
+    bytes[*lifted_ - addr] = *sites_.original(*lifted_);  // it stays out while the step-over lasts
+  }
+  if (auto ok = raw_->write(addr, bytes); !ok) {
+    sites_ = std::move(saved);
+    return ok;
+  }
+  // A slot copied what is written now: the next hit makes a new one.
+  std::erase_if(out_of_line_.slots, [&](const auto& entry) {
+    return entry.first < addr + data.size() && addr < entry.first + kLongestInstruction;
+  });
+  return base::success();
+}
+
+base::Result<CodeMemory::Planted> CodeMemory::plant(Addr addr, SiteOwner owner) {
+  if (sites_.contains(addr)) {
+    sites_.add(addr, 0, owner);
+    // ... unless a process sharing this memory (vfork) took the int3 out meanwhile.
+    if (lifted_ != addr) {
+      if (auto now = raw_->read(addr, 1); now && (*now)[0] != kInt3) {
+        if (auto ok = raw_->write(addr, Bytes{kInt3}); !ok) {
+          return std::move(ok).error();
+        }
+      }
+    }
+    return Planted::Present;
+  }
+  auto original = raw_->read(addr, 1);
+  if (!original) {
+    return std::move(original).error();
+  }
+  if (auto ok = raw_->write(addr, Bytes{kInt3}); !ok) {
+    return std::move(ok).error();
+  }
+  sites_.add(addr, (*original)[0], owner);
+  return Planted::Fresh;
+}
+
+bool CodeMemory::unplant(Addr addr, SiteOwner owner) {
+  if (!sites_.owned_by(addr, owner)) {
+    return false;
+  }
+  auto original = sites_.release(addr, owner);
+  if (!original) {
+    return true;  // another owner still wants it
+  }
+  if (lifted_ == addr) {
+    lifted_.reset();  // its original is in memory already; the step-over ends without it
+    return true;
+  }
+  if (auto ok = restore(addr, *original); !ok) {
+    base::logf(base::LogCat::ptrace, "restoring {:#x} failed: {}", addr, ok.error().message());
+  }
+  return true;
+}
+
+void CodeMemory::unplant_all(SiteOwner owner) {
+  std::vector<Addr> ours;
+  for (const auto& [addr, site] : sites_.sites()) {
+    if ((site.owners & static_cast<std::uint8_t>(owner)) != 0) {
+      ours.push_back(addr);
+    }
+  }
+  for (Addr addr : ours) {
+    unplant(addr, owner);
+  }
+}
+
+void CodeMemory::remove_all(const CodeMemory* keep) {
+  for (const auto& [addr, site] : sites_.sites()) {
+    if (lifted_ != addr && (keep == nullptr || !keep->contains(addr))) {
+      if (auto ok = restore(addr, site.original); !ok) {
+        base::logf(base::LogCat::ptrace, "restoring {:#x} failed: {}", addr, ok.error().message());
+      }
+    }
+  }
+  sites_.clear();
+  lifted_.reset();
+}
+
+void CodeMemory::forget_all() {
+  sites_.clear();
+  lifted_.reset();
+  out_of_line_ = OutOfLine{};
+}
+
+void CodeMemory::inherit(const CodeMemory& parent) {
+  sites_ = parent.sites_;
+  out_of_line_ = parent.out_of_line_;
+}
+
+bool CodeMemory::lift(Addr addr) {
+  auto original = sites_.original(addr);
+  if (!original || !raw_->write(addr, Bytes{*original})) {
+    return false;
+  }
+  lifted_ = addr;
+  return true;
+}
+
+void CodeMemory::reinstate() {
+  const auto addr = std::exchange(lifted_, std::nullopt);
+  if (addr && sites_.contains(*addr)) {
+    (void)raw_->write(*addr, Bytes{kInt3});
+  }
+}
+
+base::Result<void> CodeMemory::restore(Addr addr, std::uint8_t original) const {
+  auto now = raw_->read(addr, 1);
+  if (!now) {
+    return std::move(now).error();
+  }
+  if ((*now)[0] != kInt3) {
+    return base::success();
+  }
+  return raw_->write(addr, Bytes{original});
+}
+
+}  // namespace tracer
