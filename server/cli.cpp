@@ -100,7 +100,7 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
                  "Branch-trace backend for `record btrace`: auto (BTS if the kernel offers it, else "
                  "software), bts (Intel BTS via perf_event), soft (software, emulating), step (software, "
                  "single-stepping), dbt (PROG runs under the dbt recorder, a Valgrind tool)")
-      ->check(CLI::IsMember({"auto", "bts", "soft", "step", "dbt"}));
+      ->transform(CLI::CheckedTransformer(tracer::backend_names()));
   app.add_option("--btrace-max-size", cl.btrace_max_size,
                  "Most history per thread, in bytes of BTS records (24 per branch; K, M, G suffixes); "
                  "larger sizes from GDB, and `unlimited`, get this (default 64M)")
@@ -167,7 +167,7 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
   cl.disable_randomization = !no_disable_randomization;
   if (auto scope = tracer::parse_btrace_scope(cl.btrace_scope); !scope) {
     return std::move(scope).error();
-  } else if (!scope->all && (cl.btrace == "step" || cl.btrace == "bts")) {
+  } else if (!scope->all && (cl.btrace == tracer::Backend::Step || cl.btrace == tracer::Backend::Bts)) {
     return base::make_error(base::Errc::malformed, "--btrace-scope needs the software tracer (--btrace=soft or auto)");
   }
   cl.startup_with_shell = !no_shell;
@@ -180,7 +180,7 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
     attach = true;  // gdbserver still takes --attach after COMM, where it used to go
     positional.erase(positional.begin());
   }
-  if (cl.btrace == "dbt" && (attach || cl.multi || cl.btrace_scope != "all" || !cl.wrapper.empty())) {
+  if (cl.btrace == tracer::Backend::Dbt && (attach || cl.multi || cl.btrace_scope != "all" || !cl.wrapper.empty())) {
     return base::make_error(base::Errc::malformed, "--btrace=dbt starts PROG under the recorder: not with --attach, "
                                                    "--multi, --btrace-scope or --wrapper");
   }

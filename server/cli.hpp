@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "tracer/backend.hpp"
 #include "tracer/btrace/branch_tracer.hpp"
 
 namespace server {
@@ -28,7 +29,7 @@ struct CommandLine {
   std::string debug_file;             // --debug-file=FILE: logs there instead of stderr
   bool disable_randomization = true;  // --no-disable-randomization
   std::optional<std::string> selftest;  // --selftest[=FILTER]
-  std::string btrace = "auto";        // --btrace=auto|bts|soft|step
+  tracer::Backend btrace = tracer::Backend::Auto;  // --btrace=auto|bts|dbt|soft|step
   std::uint64_t btrace_max_size = tracer::kDefaultBtraceMaxSize;  // --btrace-max-size=BYTES (K, M, G)
   std::string btrace_scope = "all";  // --btrace-scope=all|exe|PATH[,PATH...] (soft only)
   // --disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads (gdbserver's testing option):

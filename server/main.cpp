@@ -16,8 +16,7 @@
 #include "server/server.hpp"
 #include "server/triage_main.hpp"
 #include "tracer/linux/host_io.hpp"
-#include "tracer/linux/linux_target.hpp"
-#include "tracer/valgrind/valgrind_target.hpp"
+#include "tracer/open_target.hpp"
 
 #ifndef HINDSIGHT_DBT_LIB
 #define HINDSIGHT_DBT_LIB ""  // the recorder is not built
@@ -50,41 +49,19 @@ void not_started(const base::Error& error) {
   std::fprintf(stderr, "%s\nExiting\n", error.message().c_str());
 }
 
-// Starts or attaches to the inferior named on the command line, in gdbserver's words.
-bool start_inferior(const server::CommandLine& cl, server::ServerOptions& options, tracer::Target& target) {
-  if (cl.attach_pid) {
-    if (auto ok = target.attach(*cl.attach_pid); !ok) {
-      not_started(ok.error());
-      return false;
-    }
-    std::fprintf(stderr, "Attached; pid = %d\n", *cl.attach_pid);
-    options.last_stop = server::attach_stop(target, *cl.attach_pid);
+// Attaches to the process named on the command line, in gdbserver's words (with no program,
+// --multi: GDB will run or attach).
+bool attach_inferior(const server::CommandLine& cl, server::ServerOptions& options, tracer::Target& target) {
+  if (!cl.attach_pid) {
     return true;
   }
-  if (cl.program.empty()) {
-    return true;  // --multi: GDB will run or attach
-  }
-  tracer::LaunchSpec spec = server::launch_spec(options, cl.program);
-  auto pid = target.launch(spec);
-  if (!pid) {
-    not_started(pid.error());
+  if (auto ok = target.attach(*cl.attach_pid); !ok) {
+    not_started(ok.error());
     return false;
   }
-  launched(cl, options, spec, *pid);
+  std::fprintf(stderr, "Attached; pid = %d\n", *cl.attach_pid);
+  options.last_stop = server::attach_stop(target, *cl.attach_pid);
   return true;
-}
-
-tracer::BtraceBackend btrace_backend(const std::string& name) {
-  if (name == "bts") {
-    return tracer::BtraceBackend::Bts;
-  }
-  if (name == "soft") {
-    return tracer::BtraceBackend::Soft;
-  }
-  if (name == "step") {
-    return tracer::BtraceBackend::Step;
-  }
-  return tracer::BtraceBackend::Auto;
 }
 
 }  // namespace
@@ -143,37 +120,40 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  options.btrace_backend_name = cl->btrace;
   options.btrace_max_size = cl->btrace_max_size;
   options.btrace_config.bts_size = std::min(options.btrace_config.bts_size, cl->btrace_max_size);
-
-  tracer::LinuxTarget linux_target;
-  linux_target.set_btrace_backend(btrace_backend(cl->btrace));
   const tracer::BtraceScope scope = *tracer::parse_btrace_scope(cl->btrace_scope);  // checked by the parser
   options.btrace_scope_name = scope.text();
-  linux_target.set_btrace_scope(scope);
-  // --btrace=dbt: the program runs under the recorder; Valgrind's gdbserver does the rest. A
-  // program the recorder cannot start is recorded in software, and the user is told why.
-  std::optional<tracer::ValgrindTarget> dbt_target;
-  if (cl->btrace == "dbt") {
-    const char* lib = std::getenv("HINDSIGHT_DBT_LIB");
-    dbt_target.emplace(tracer::DbtOptions{lib != nullptr ? lib : HINDSIGHT_DBT_LIB,
-                                          std::min<std::uint64_t>(cl->btrace_max_size, kDbtRingBytes)});
-    tracer::LaunchSpec spec = server::launch_spec(options, cl->program);
-    if (auto ok = dbt_target->launch(spec); !ok) {
-      std::fprintf(stderr, "hindsight: the dbt recorder cannot run %s: %s\n", spec.program.c_str(),
-                   ok.error().message().c_str());
-      std::fprintf(stderr, "hindsight: recording with the software tracer instead (--btrace=soft)\n");
-      dbt_target.reset();
-      options.btrace_backend_name = "soft";
-      linux_target.set_btrace_backend(tracer::BtraceBackend::Soft);
-    } else {
-      launched(*cl, options, spec, *ok);
-    }
+
+  // The program starts here unless GDB will run or attach (--multi) or it runs already.
+  tracer::TargetRequest request;
+  request.backend = cl->btrace;
+  request.scope = scope;
+  const char* dbt_lib = std::getenv("HINDSIGHT_DBT_LIB");
+  request.dbt_lib = dbt_lib != nullptr ? dbt_lib : HINDSIGHT_DBT_LIB;
+  request.ring_bytes = std::min<std::uint64_t>(cl->btrace_max_size, kDbtRingBytes);
+  if (!cl->attach_pid && !cl->program.empty()) {
+    request.launch = server::launch_spec(options, cl->program);
   }
-  tracer::Target& target = dbt_target ? static_cast<tracer::Target&>(*dbt_target) : linux_target;
+  auto opened = tracer::open_target(request);
+  if (!opened) {
+    not_started(opened.error());
+    return 1;
+  }
+  for (const auto& skipped : opened->not_used) {
+    // --btrace=dbt and a program the recorder cannot run: recorded in software, and why.
+    std::fprintf(stderr, "hindsight: the %s recorder cannot run %s: %s\n",
+                 std::string(tracer::backend_name(skipped.backend)).c_str(), request.launch->program.c_str(),
+                 skipped.why.c_str());
+    std::fprintf(stderr, "hindsight: recording with the software tracer instead (--btrace=%s)\n",
+                 std::string(tracer::backend_name(opened->backend)).c_str());
+  }
+  options.btrace_backend = opened->backend;
+  tracer::Target& target = *opened->target;
   tracer::LinuxHostIo host;
-  if (!dbt_target && !start_inferior(*cl, options, target)) {
+  if (opened->pid) {
+    launched(*cl, options, *request.launch, *opened->pid);
+  } else if (!attach_inferior(*cl, options, target)) {
     return 1;
   }
   server::Server srv(target, host, options, *endpoint, cl->once);

@@ -1,5 +1,5 @@
 // The event loop: accepts GDB connections, feeds them to a Session, watches the target's
-// events. The only code (with connection.cpp) that knows Boost.Asio.
+// events. The only code that knows Boost.Asio.
 #pragma once
 
 #include <memory>

@@ -129,7 +129,7 @@ void Session::on_target_event() {
 // Non-stop: a stop joins the queue GDB drains with vStopped; only the first one of an empty
 // queue is announced with a %Stop notification.
 void Session::notify_stop(const tracer::StopEvent& event) {
-  std::string reply = encode_stop_event(cx_, event);
+  std::string reply = report_stop_event(cx_, event);
   auto& queue = cx_.state.stop_notifications;
   queue.push_back(reply);
   if (queue.size() == 1) {
@@ -139,7 +139,7 @@ void Session::notify_stop(const tracer::StopEvent& event) {
 }
 
 void Session::report_stop(const tracer::StopEvent& event) {
-  std::string reply = encode_stop_event(cx_, event);
+  std::string reply = report_stop_event(cx_, event);
   if (event.reason == tracer::StopReason::Exited) {
     cx_.notice("\nChild exited with status " + std::to_string(event.status));
   } else if (event.reason == tracer::StopReason::Killed) {

@@ -1,5 +1,5 @@
 // One GDB connection, without the socket: bytes from GDB in, bytes to GDB out through a
-// callback, target events in. The transport (connection.cpp) feeds it; tests and the
+// callback, target events in. The transport (server.cpp) feeds it; tests and the
 // fuzzer drive it directly.
 #pragma once
 

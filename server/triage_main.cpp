@@ -16,7 +16,6 @@
 #include "server/triage/runner.hpp"
 #include "server/triage/writers.hpp"
 #include "tracer/linux/host_io.hpp"
-#include "tracer/valgrind/valgrind_target.hpp"
 
 namespace server {
 namespace {
@@ -41,27 +40,25 @@ bool write_file(const std::string& path, const std::string& text) {
   return true;
 }
 
-std::string slowdown_hint(const std::string& backend) {
-  if (backend == "dbt") {
-    return "dbt: the program ran under a Valgrind tool, about 5x slower than native on branchy code";
-  }
-  if (backend == "soft") {
-    return "soft: one ptrace stop per taken branch (~30k branches/s); code without branches runs native";
-  }
-  if (backend == "step") {
-    return "step: one ptrace stop per instruction (~25k instructions/s)";
+std::string slowdown_hint(tracer::Backend backend) {
+  switch (backend) {
+    case tracer::Backend::Dbt:
+      return "dbt: the program ran under a Valgrind tool, about 5x slower than native on branchy code";
+    case tracer::Backend::Soft:
+      return "soft: one ptrace stop per taken branch (~30k branches/s); code without branches runs native";
+    case tracer::Backend::Step:
+      return "step: one ptrace stop per instruction (~25k instructions/s)";
+    case tracer::Backend::Bts:
+    case tracer::Backend::Auto:
+      break;
   }
   return "bts: the hardware records branches; the program runs near native speed";
 }
 
-// The recorder's threads: when each began and ended (it stamps them as they happen).
-void log_recorder_threads(triage::Recorded& run, tracer::EventLog& log) {
-  auto* dbt = dynamic_cast<tracer::ValgrindTarget*>(run.target.get());
-  if (dbt == nullptr) {
-    return;
-  }
+// Threads the target learned of afterwards (the recorder's): when each began and ended.
+void log_recorded_threads(triage::Recorded& run, tracer::EventLog& log) {
   using Clock = tracer::EventLog::Clock;
-  for (const auto& life : dbt->thread_lives()) {
+  for (const auto& life : run.target->thread_lives()) {
     if (life.tid != run.pid && life.born_ns != 0) {
       log.add_at(Clock::time_point(std::chrono::nanoseconds(life.born_ns)), "thread_start", run.pid, life.tid);
     }
@@ -79,7 +76,7 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   r.root_pid = run.pid;
   r.pid = end.stop.pid != 0 ? end.stop.pid : run.pid;  // a followed child, when that is what died
   r.outcome = end.outcome;
-  r.tracer.backend = run.backend;
+  r.tracer.backend = std::string(tracer::backend_name(run.backend));
   r.tracer.not_used = run.not_used;
   r.tracer.slowdown_hint = slowdown_hint(run.backend);
   tracer::Target& target = *run.target;
@@ -102,7 +99,7 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   if (!r.threads.empty()) {
     r.sources = triage::collect_sources(r.threads.front(), 8);
   }
-  log_recorder_threads(run, log);
+  log_recorded_threads(run, log);
   r.events = log.events();
   r.wall_ms = log.elapsed_ms();
   r.start_ns = log.start_ns();
@@ -117,7 +114,7 @@ int serve(triage::Recorded& run, const triage::Options& o, const triage::Ending&
   }
   run.target->hand_over_history();
   ServerOptions options;
-  options.btrace_backend_name = run.backend;
+  options.btrace_backend = run.backend;
   options.last_stop = end.stop;
   options.first_connection_timeout = o.serve_timeout;
   tracer::LinuxHostIo host;

@@ -177,6 +177,11 @@ class Target {
     }
     return base::make_error(base::Errc::invalid, "the program counter has an unexpected size");
   }
+  // Moves the thread's program counter (a legacy c ADDR / s ADDR).
+  Result<void> write_pc(Tid tid, Addr pc) {
+    const auto roles = register_roles(tid);
+    return write_register(tid, roles.pc, arch::x86::address_bytes(roles, pc));
+  }
 
   // --- memory: our own int3 bytes are hidden from reads and kept under writes ---------
   // Returns the readable prefix (possibly shorter than len); an error if nothing is readable.
@@ -234,6 +239,9 @@ class Target {
 
   // Where to write down threads born and exited, forks and execs as they happen (none: null).
   virtual void set_event_log(EventLog* log) { (void)log; }
+  // Threads this target learned of only afterwards, when each began and ended (the dbt
+  // recorder stamps them as they happen; the event log never saw them). Default: none.
+  virtual std::vector<ThreadLife> thread_lives() const { return {}; }
 
   // --- branch tracing (optional capability) -------------------------------------------
   // Qbtrace:bts / Qbtrace:off for one thread. The error says which backend was tried and why

@@ -120,4 +120,12 @@ enum class SignalAction { Default, Ignore, Handler, Unknown };
 
 enum class BreakpointType { Software, Hardware, WriteWatch, ReadWatch, AccessWatch };
 
+// When a thread began and ended (CLOCK_MONOTONIC ns; 0: not yet), as a target that learns of
+// threads only afterwards writes them down.
+struct ThreadLife {
+  Tid tid = 0;
+  std::uint64_t born_ns = 0;
+  std::uint64_t exited_ns = 0;
+};
+
 }  // namespace tracer

@@ -23,4 +23,12 @@ std::optional<std::uint64_t> address_value(const RegisterRoles& roles, std::span
   return value;
 }
 
+std::vector<std::uint8_t> address_bytes(const RegisterRoles& roles, std::uint64_t value) {
+  std::vector<std::uint8_t> out(roles.word_bytes);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = static_cast<std::uint8_t>(value >> (8 * i));
+  }
+  return out;
+}
+
 }  // namespace arch::x86

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace arch::x86 {
 
@@ -27,5 +28,7 @@ RegisterRoles register_roles(Isa isa);
 // A little-endian register value (as `p` returns it) as an address; nullopt when it is not
 // word_bytes long.
 std::optional<std::uint64_t> address_value(const RegisterRoles& roles, std::span<const std::uint8_t> bytes);
+// The other way: an address as the word_bytes of a pc, sp or fp register.
+std::vector<std::uint8_t> address_bytes(const RegisterRoles& roles, std::uint64_t value);
 
 }  // namespace arch::x86

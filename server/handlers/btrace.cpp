@@ -130,12 +130,12 @@ HandlerResult on_xfer_btrace(Context& cx, const protocol::XferRead& req) {
 
 std::vector<std::string> btrace_status_lines(Context& cx) {
   std::vector<std::string> lines;
-  lines.push_back("branch tracing: backend " + cx.options.btrace_backend_name + ", buffer " +
+  lines.push_back("branch tracing: backend " + std::string(tracer::backend_name(cx.options.btrace_backend)) + ", buffer " +
                   std::to_string(cx.options.btrace_config.bts_size) + " bytes per thread (at most " +
                   std::to_string(cx.options.btrace_max_size) + ")" +
                   (cx.options.btrace_scope_name == "all" ? "" : ", scope " + cx.options.btrace_scope_name));
   if (std::string problem = cx.target.bts_problem(); !problem.empty()) {
-    lines.push_back(cx.options.btrace_backend_name == "auto"
+    lines.push_back(cx.options.btrace_backend == tracer::Backend::Auto
                         ? "  auto recorded in software (soft): " + problem
                         : "  Intel BTS: " + problem);
   }

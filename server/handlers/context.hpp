@@ -13,6 +13,7 @@
 #include "base/result.hpp"
 #include "protocol/thread_id.hpp"
 #include "server/disable_packet.hpp"
+#include "tracer/backend.hpp"
 #include "tracer/host_io.hpp"
 #include "tracer/target.hpp"
 
@@ -54,7 +55,7 @@ struct ServerOptions {
   tracer::BtraceConfig btrace_config;
   // --btrace-max-size: the most Qbtrace-conf:bts:size gets per thread (GDB's "unlimited" too).
   std::uint64_t btrace_max_size = tracer::kDefaultBtraceMaxSize;
-  std::string btrace_backend_name = "auto";
+  tracer::Backend btrace_backend = tracer::Backend::Auto;
   std::string btrace_scope_name = "all";
   // Why the process is stopped now, for '?' (also for a GDB that connects later).
   std::optional<tracer::StopEvent> last_stop;

@@ -99,8 +99,12 @@ HandlerResult on_restart(Context& cx, std::string_view body);
 
 namespace server {
 
-// stop.cpp: a tracer stop as a stop reply. Selects the reporting thread as the Hg thread
-// (GDB assumes it) and remembers the reply for '?'.
+// stop.cpp: a tracer stop as a stop reply (reads the expedited registers, changes nothing).
 std::string encode_stop_event(Context& cx, const tracer::StopEvent& event);
+// GDB hears of event: in all-stop its thread becomes the Hg thread and its process the
+// current one (GDB assumes it), and '?' answers with it from now on.
+void record_reported_stop(Context& cx, const tracer::StopEvent& event);
+// Both: the reply for a stop GDB is told of now.
+std::string report_stop_event(Context& cx, const tracer::StopEvent& event);
 
 }  // namespace server

@@ -113,7 +113,7 @@ HandlerResult on_vrun(Context& cx, const std::vector<std::string>& argv) {
   event.pid = *pid;
   event.tid = *pid;
   event.signal = SIGTRAP;
-  return Reply::packet(encode_stop_event(cx, event));
+  return Reply::packet(report_stop_event(cx, event));
 }
 
 HandlerResult on_restart(Context& cx, std::string_view /*body*/) {
@@ -146,7 +146,7 @@ HandlerResult on_vattach(Context& cx, const std::optional<std::int64_t>& pid) {
   if (cx.state.non_stop) {
     return Reply::ok();  // the threads run; their stops come as %Stop notifications
   }
-  return Reply::packet(encode_stop_event(cx, attach_stop(cx.target, static_cast<tracer::Pid>(*pid))));
+  return Reply::packet(report_stop_event(cx, attach_stop(cx.target, static_cast<tracer::Pid>(*pid))));
 }
 
 }  // namespace server

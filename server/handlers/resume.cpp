@@ -65,12 +65,7 @@ HandlerResult legacy_resume(Context& cx, const protocol::LegacyResume& req, trac
     if (!thread) {
       return thread.error();
     }
-    auto regs_tid = tid > 0 ? tid : *thread;
-    protocol::Bytes pc(8);
-    for (int i = 0; i < 8; ++i) {
-      pc[i] = static_cast<std::uint8_t>(*req.addr >> (8 * i));
-    }
-    if (auto ok = cx.target.write_register(regs_tid, 16, pc); !ok) {
+    if (auto ok = cx.target.write_pc(tid > 0 ? tid : *thread, *req.addr); !ok) {
       return ok.error();
     }
   }
@@ -177,14 +172,14 @@ HandlerResult on_stop_reason(Context& cx, std::string_view /*body*/) {
       }
     }
     if (first) {
-      (void)encode_stop_event(cx, tracer::StopEvent{tracer::StopReason::Signal, cx.target.process_of(*first),
-                                                    *first, SIGTRAP});
+      record_reported_stop(cx, tracer::StopEvent{tracer::StopReason::Signal, cx.target.process_of(*first), *first,
+                                                 SIGTRAP});
     }
     return Reply::packet(queue.empty() ? "OK" : queue.front());
   }
   if (cx.options.last_stop) {
     tracer::StopEvent event = *cx.options.last_stop;
-    return Reply::packet(encode_stop_event(cx, event));
+    return Reply::packet(report_stop_event(cx, event));
   }
   auto tid = current_thread(cx);
   if (!tid) {
@@ -194,7 +189,7 @@ HandlerResult on_stop_reason(Context& cx, std::string_view /*body*/) {
   event.pid = cx.target.pid();
   event.tid = *tid;
   event.signal = SIGTRAP;  // stopped, nothing more specific known
-  return Reply::packet(encode_stop_event(cx, event));
+  return Reply::packet(report_stop_event(cx, event));
 }
 
 // vStopped: GDB took the stop at the head of the queue; the next one, or OK.

@@ -69,18 +69,32 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
           reply.registers.emplace_back(regno, *value);
         }
       }
-      if (!cx.state.non_stop) {
-        // All-stop: the event thread becomes the general thread, as GDB assumes. In non-stop
-        // GDB keeps track of Hg itself: changing it behind its back would answer its next `g`
-        // with another thread's registers.
-        cx.state.general_thread = event.tid;
-        (void)cx.target.select_process(event.pid);
-      }
       break;
     }
   }
-  cx.options.last_stop = event;
   return protocol::encode_stop_reply(reply, cx.state.multiprocess);
+}
+
+void record_reported_stop(Context& cx, const tracer::StopEvent& event) {
+  const bool thread_stop = event.reason != tracer::StopReason::Exited && event.reason != tracer::StopReason::Killed &&
+                           event.reason != tracer::StopReason::NoResumed &&
+                           event.reason != tracer::StopReason::ThreadExited;
+  if (thread_stop && !cx.state.non_stop) {
+    // All-stop: the event thread becomes the general thread, as GDB assumes. In non-stop
+    // GDB keeps track of Hg itself: changing it behind its back would answer its next `g`
+    // with another thread's registers.
+    cx.state.general_thread = event.tid;
+    (void)cx.target.select_process(event.pid);
+  }
+  if (event.reason != tracer::StopReason::NoResumed && event.reason != tracer::StopReason::ThreadExited) {
+    cx.options.last_stop = event;
+  }
+}
+
+std::string report_stop_event(Context& cx, const tracer::StopEvent& event) {
+  std::string reply = encode_stop_event(cx, event);
+  record_reported_stop(cx, event);
+  return reply;
 }
 
 }  // namespace server

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "tracer/backend.hpp"
 
 namespace server::triage {
 
@@ -18,7 +19,7 @@ inline constexpr int kExitUsage = 2;           // a bad command line
 
 struct Options {
   std::vector<std::string> program;  // PROG ARGS...
-  std::string btrace = "auto";       // auto (dbt, then soft, then step), dbt, soft, step, bts
+  tracer::Backend btrace = tracer::Backend::Auto;  // auto: dbt, then soft, then step (tracer/open_target.hpp)
   std::size_t history = 64;          // calls and returns per thread
   std::string output;                // the text report (default stderr)
   std::string json;

@@ -10,8 +10,7 @@
 #include "server/triage/library_watch.hpp"
 #include "server/triage/mapped_files.hpp"
 #include "server/triage/signal_facts.hpp"
-#include "tracer/linux/linux_target.hpp"
-#include "tracer/valgrind/valgrind_target.hpp"
+#include "tracer/open_target.hpp"
 
 namespace server::triage {
 namespace {
@@ -25,50 +24,6 @@ tracer::LaunchSpec launch_spec(const Options& o) {
   spec.startup_with_shell = false;  // the arguments reach the program as they are
   return spec;
 }
-
-tracer::BtraceBackend backend_of(const std::string& name) {
-  return name == "bts" ? tracer::BtraceBackend::Bts
-         : name == "step" ? tracer::BtraceBackend::Step
-                          : tracer::BtraceBackend::Soft;
-}
-
-base::Result<Recorded> start_dbt(const Options& o, const std::string& dbt_lib) {
-  if (dbt_lib.empty()) {
-    return base::make_error(base::Errc::unsupported, "the recorder is not built (Valgrind's headers were missing)");
-  }
-  auto target = std::make_unique<tracer::ValgrindTarget>(tracer::DbtOptions{dbt_lib, o.ring_bytes});
-  target->keep_ended_histories();  // killed from outside: its rings are all there is to report
-  auto pid = target->launch(launch_spec(o));
-  if (!pid) {
-    return std::move(pid).error();
-  }
-  // Recording from the first instruction: every thread's ring is read from its start.
-  if (auto ok = target->enable_btrace(*pid, tracer::BtraceConfig{o.ring_bytes}); !ok) {
-    return std::move(ok).error();
-  }
-  return Recorded{std::move(target), *pid, "dbt", {}};
-}
-
-base::Result<Recorded> start_ptrace(const Options& o, const std::string& backend, tracer::EventLog& log) {
-  auto target = std::make_unique<tracer::LinuxTarget>();
-  target->set_btrace_backend(backend_of(backend));
-  target->set_event_log(&log);
-  target->keep_ended_histories();  // killed from outside: its histories are all there is to report
-  if (o.follow_fork) {
-    target->set_report_forks(true, false);
-  }
-  auto pid = target->launch(launch_spec(o));
-  if (!pid) {
-    return std::move(pid).error();
-  }
-  if (auto ok = target->enable_btrace(*pid, tracer::BtraceConfig{o.ring_bytes}); !ok) {
-    return std::move(ok).error();
-  }
-  return Recorded{std::move(target), *pid, backend, {}};
-}
-
-// A launch failure that is the program's, not the backend's: no other backend would do better.
-bool program_cannot_start(const base::Error& e) { return e.detail.rfind("Cannot exec", 0) == 0; }
 
 bool is_fault(int signo) { return signo == SIGSEGV || signo == SIGBUS || signo == SIGILL || signo == SIGFPE; }
 
@@ -123,35 +78,21 @@ std::optional<tracer::StopEvent> next_stop(tracer::Target& target, std::chrono::
 }  // namespace
 
 base::Result<Recorded> start_recorded(const Options& o, const std::string& dbt_lib, tracer::EventLog& log) {
-  std::vector<std::string> not_used;
-  if (o.btrace == "dbt" && o.follow_fork) {
-    return base::make_error(base::Errc::unsupported,
-                            "--follow-fork needs a ptrace collector (soft or step): under dbt, Valgrind's "
-                            "gdbserver serves one process");
+  tracer::TargetRequest request;
+  request.backend = o.btrace;
+  request.unattended = true;
+  request.follow_forks = o.follow_fork;
+  request.launch = launch_spec(o);
+  request.ring_bytes = o.ring_bytes;
+  request.dbt_lib = dbt_lib;
+  request.log = &log;
+  auto opened = tracer::open_target(request);
+  if (!opened) {
+    return std::move(opened).error();
   }
-  if (o.btrace == "auto" && o.follow_fork) {
-    not_used.push_back("dbt: --follow-fork needs a ptrace collector (Valgrind's gdbserver serves one process)");
-  } else if (o.btrace == "dbt" || o.btrace == "auto") {
-    auto run = start_dbt(o, dbt_lib);
-    if (run || o.btrace == "dbt" || program_cannot_start(run.error())) {
-      return run;
-    }
-    not_used.push_back("dbt: " + run.error().message());
-  }
-  const std::vector<std::string> order =
-      o.btrace == "auto" ? std::vector<std::string>{"soft", "step"} : std::vector<std::string>{o.btrace};
-  base::Result<Recorded> run = base::make_error(base::Errc::internal, "no backend");
-  for (const auto& backend : order) {
-    run = start_ptrace(o, backend, log);
-    if (run || program_cannot_start(run.error())) {
-      break;
-    }
-    if (&backend != &order.back()) {
-      not_used.push_back(backend + ": " + run.error().message());
-    }
-  }
-  if (run) {
-    run->not_used = std::move(not_used);
+  Recorded run{std::move(opened->target), *opened->pid, opened->backend, {}, {}};
+  for (const auto& skipped : opened->not_used) {
+    run.not_used.push_back(std::string(tracer::backend_name(skipped.backend)) + ": " + skipped.why);
   }
   return run;
 }

@@ -11,6 +11,7 @@
 #include "base/result.hpp"
 #include "server/triage/options.hpp"
 #include "server/triage/report.hpp"
+#include "tracer/backend.hpp"
 #include "tracer/target.hpp"
 
 namespace server::triage {
@@ -18,7 +19,7 @@ namespace server::triage {
 struct Recorded {
   std::unique_ptr<tracer::Target> target;
   tracer::Pid pid = 0;
-  std::string backend;                // dbt, soft, step, bts
+  tracer::Backend backend = tracer::Backend::Auto;  // what recorded
   std::vector<std::string> not_used;  // "dbt: why" for each faster backend skipped
   std::string maps;                   // pid's /proc/PID/maps as its libraries last changed
 };

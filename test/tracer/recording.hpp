@@ -20,7 +20,7 @@
 namespace test_tracer {
 
 using tracer::BranchSample;
-using tracer::BtraceBackend;
+using tracer::Backend;
 using tracer::StopReason;
 
 struct Recording {
@@ -41,7 +41,7 @@ inline std::vector<BranchSample> within(const std::vector<BranchSample>& all, st
 }
 
 // Runs `program args` to diff_begin, records every thread with `backend` to diff_end.
-inline Recording record(BtraceBackend backend, const std::string& program, std::vector<std::string> args) {
+inline Recording record(Backend backend, const std::string& program, std::vector<std::string> args) {
   tracer::LinuxTarget target;
   target.set_btrace_backend(backend);
   auto launched = target.launch({program, std::move(args), false, true});

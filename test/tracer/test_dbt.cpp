@@ -179,7 +179,7 @@ void compare_dbt(const std::string& program, const std::vector<std::string>& arg
   REQUIRE(code);
   REQUIRE(begin);
   REQUIRE(end);
-  const Recording step = record(BtraceBackend::Step, program, args);
+  const Recording step = record(Backend::Step, program, args);
   const DbtRun dbt = record_dbt(program, args);
   CHECK(dbt.lost == 0);
   REQUIRE(step.threads.size() == dbt.threads.size());

@@ -24,8 +24,8 @@ struct Filter {
 
 void compare(const std::string& program, std::vector<std::string> args, const Filter& filter = {}) {
   INFO(program << (args.empty() ? "" : " " + args[0]));
-  const Recording step = record(BtraceBackend::Step, program, args);
-  const Recording soft = record(BtraceBackend::Soft, program, args);
+  const Recording step = record(Backend::Step, program, args);
+  const Recording soft = record(Backend::Soft, program, args);
   REQUIRE(step.threads.size() == soft.threads.size());
   for (std::size_t i = 0; i < step.threads.size(); ++i) {
     INFO("thread #" << i);
@@ -73,7 +73,7 @@ TEST_CASE("differential: clock_gettime through the vDSO", "[tracer][btrace][diff
   // vDSO), and SoftEmulate must have performed the vDSO's branches without a gap.
   const std::string program = corpus("tracer_corpus");
   compare(program, {"vdso"}, Filter{"main"});
-  const Recording soft = record(BtraceBackend::Soft, program, {"vdso"});
+  const Recording soft = record(Backend::Soft, program, {"vdso"});
   REQUIRE(soft.vdso_hi > soft.vdso_lo);
   CHECK(count_from(soft.threads[0], soft.vdso_lo, soft.vdso_hi) > 0);
 }

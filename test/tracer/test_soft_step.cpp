@@ -38,10 +38,10 @@ std::uint64_t pc_of(int tid) {
   return regs.rip;
 }
 
-using tracer::BtraceBackend;
+using tracer::Backend;
 
-const char* name_of(BtraceBackend b) {
-  return b == BtraceBackend::Soft ? "soft" : "step";
+const char* name_of(Backend b) {
+  return b == Backend::Soft ? "soft" : "step";
 }
 
 // A launched tracer_btrace stopped at `where` (untraced so far), the given backend chosen.
@@ -50,7 +50,7 @@ struct Session {
   int pid = 0;
 
   explicit Session(const char* where, std::vector<std::string> args = {},
-                   BtraceBackend backend = BtraceBackend::Step) {
+                   Backend backend = Backend::Step) {
     target.set_btrace_backend(backend);
     auto launched = target.launch({prog("btrace"), std::move(args), false, true});
     REQUIRE(launched.ok());
@@ -84,7 +84,7 @@ std::vector<BtraceBlock> expected(const std::vector<BranchSample>& samples, std:
 
 TEST_CASE("software collectors record exactly the taken branches of known code", "[tracer][btrace]") {
   REQUIRE_PTRACE();
-  const auto backend = GENERATE(BtraceBackend::Step, BtraceBackend::Soft);
+  const auto backend = GENERATE(Backend::Step, Backend::Soft);
   INFO("collector " << name_of(backend));
   Session s("bt_run", {}, backend);
   REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
@@ -109,7 +109,7 @@ TEST_CASE("software collectors record exactly the taken branches of known code",
 TEST_CASE("software collectors: breakpoints inside traced code stop it as an untraced run",
           "[tracer][btrace]") {
   REQUIRE_PTRACE();
-  const auto backend = GENERATE(BtraceBackend::Step, BtraceBackend::Soft);
+  const auto backend = GENERATE(Backend::Step, Backend::Soft);
   INFO("collector " << name_of(backend));
   Session s("bt_run", {}, backend);
   REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
@@ -164,7 +164,7 @@ TEST_CASE("software collectors: breakpoints inside traced code stop it as an unt
 TEST_CASE("software collectors: a signal handler is entered and left with consistent samples",
           "[tracer][btrace]") {
   REQUIRE_PTRACE();
-  const auto backend = GENERATE(BtraceBackend::Step, BtraceBackend::Soft);
+  const auto backend = GENERATE(Backend::Step, Backend::Soft);
   INFO("collector " << name_of(backend));
   Session s("bt_raise", {}, backend);
   REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
@@ -196,7 +196,7 @@ TEST_CASE("software collectors: a signal handler is entered and left with consis
 TEST_CASE("software collectors: two traced threads both make progress and are both recorded",
           "[tracer][btrace]") {
   REQUIRE_PTRACE();
-  const auto backend = GENERATE(BtraceBackend::Step, BtraceBackend::Soft);
+  const auto backend = GENERATE(Backend::Step, Backend::Soft);
   INFO("collector " << name_of(backend));
   Session s("bt_ready", {"threads"}, backend);
   std::vector<int> workers;
@@ -253,11 +253,11 @@ TEST_CASE("btrace backends: each as asked, auto falls back to soft, errors say w
           "[tracer][btrace]") {
   REQUIRE_PTRACE();
   Session s("bt_run");
-  s.target.set_btrace_backend(tracer::BtraceBackend::Soft);
+  s.target.set_btrace_backend(tracer::Backend::Soft);
   REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
   CHECK(s.target.branch_tracer(s.pid)->stats().backend == "soft");
   REQUIRE(s.target.disable_btrace(s.pid).ok());
-  s.target.set_btrace_backend(tracer::BtraceBackend::Bts);
+  s.target.set_btrace_backend(tracer::Backend::Bts);
   auto bts = s.target.enable_btrace(s.pid, {});
   if (!bts.ok()) {
     CHECK(bts.error().message().find("BTS") != std::string::npos);
@@ -265,7 +265,7 @@ TEST_CASE("btrace backends: each as asked, auto falls back to soft, errors say w
     CHECK(s.target.branch_tracer(s.pid)->stats().backend == "bts");
     REQUIRE(s.target.disable_btrace(s.pid).ok());
   }
-  s.target.set_btrace_backend(tracer::BtraceBackend::Auto);
+  s.target.set_btrace_backend(tracer::Backend::Auto);
   REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
   if (!bts.ok()) {
     CHECK(s.target.branch_tracer(s.pid)->stats().backend == "soft");
@@ -303,7 +303,7 @@ TEST_CASE("SoftEmulate: GDB's breakpoint on a branch it patched stops; reads nev
           "record stop leaves none",
           "[tracer][btrace][soft]") {
   REQUIRE_PTRACE();
-  Session s("bt_run", {}, BtraceBackend::Soft);
+  Session s("bt_run", {}, Backend::Soft);
   const auto before = raw_code(s.pid);
   REQUIRE(s.target.enable_btrace(s.pid, {}).ok());
   // bt_jnz is a branch: passing it once plants SoftEmulate's int3 on it.

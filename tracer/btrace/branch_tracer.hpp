@@ -74,10 +74,6 @@ struct BtraceStats {
   std::uint64_t stepped = 0;    // software collectors: instructions single-stepped
 };
 
-// --btrace=auto|bts|soft|step: which collector Qbtrace:bts starts. Auto takes BTS when the
-// kernel accepts it, else the fastest software backend available.
-enum class BtraceBackend { Auto, Bts, Soft, Step };
-
 class BranchTracer {
  public:
   virtual ~BranchTracer() = default;

@@ -122,7 +122,7 @@ TEST_CASE("COMM forms", "[cli]") {
 TEST_CASE("--btrace and --btrace-max-size", "[cli]") {
   auto cl = parse_command_line({"--btrace=soft", "--btrace-max-size=1M", ":1", "p"});
   REQUIRE(cl);
-  CHECK(cl->btrace == "soft");
+  CHECK(cl->btrace == tracer::Backend::Soft);
   CHECK(cl->btrace_max_size == 1024 * 1024);
   auto plain = parse_command_line({"--btrace-max-size=4096", ":1", "p"});  // options take =, as gdbserver's
   REQUIRE(plain);

@@ -11,13 +11,13 @@ TEST_CASE("triage options: everything after -- is the program, untouched", "[tri
   CHECK(o->history == 10);
   CHECK(o->timeout == 2.5);
   CHECK(o->program == std::vector<std::string>{"./t", "--history", "x y"});
-  CHECK(o->btrace == "auto");
+  CHECK(o->btrace == tracer::Backend::Auto);
 }
 
 TEST_CASE("triage options: without --, the program starts at the first word", "[triage][cli]") {
   auto o = parse_options({"--btrace=soft", "./t", "a"});
   REQUIRE(o);
-  CHECK(o->btrace == "soft");
+  CHECK(o->btrace == tracer::Backend::Soft);
   CHECK(o->program == std::vector<std::string>{"./t", "a"});
 }
 

@@ -1,0 +1,113 @@
+#include "tracer/open_target.hpp"
+
+#include "tracer/linux/linux_target.hpp"
+#include "tracer/valgrind/valgrind_target.hpp"
+
+namespace tracer {
+namespace {
+
+// A launch failure that is the program's, not the backend's.
+bool program_cannot_start(const base::Error& e) { return e.detail.rfind("Cannot exec", 0) == 0; }
+
+// The settings every target takes before its program starts.
+void prepare(Target& target, const TargetRequest& request) {
+  target.set_event_log(request.log);
+  if (request.unattended) {
+    target.keep_ended_histories();  // killed from outside: what it recorded is all there is to report
+  }
+}
+
+Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest& request) {
+  if (backend == Backend::Dbt) {
+    if (request.dbt_lib.empty()) {
+      return base::make_error(base::Errc::unsupported, "the recorder is not built (Valgrind's headers were missing)");
+    }
+    return std::unique_ptr<Target>(std::make_unique<ValgrindTarget>(DbtOptions{request.dbt_lib, request.ring_bytes}));
+  }
+  auto target = std::make_unique<LinuxTarget>();
+  target->set_btrace_backend(backend);
+  target->set_btrace_scope(request.scope);
+  if (request.follow_forks) {
+    target->set_report_forks(true, false);
+  }
+  return std::unique_ptr<Target>(std::move(target));
+}
+
+Result<OpenedTarget> try_backend(Backend backend, const TargetRequest& request) {
+  auto target = make_target(backend, request);
+  if (!target) {
+    return std::move(target).error();
+  }
+  prepare(**target, request);
+  OpenedTarget out{std::move(*target), backend, std::nullopt, {}};
+  if (!request.launch) {
+    return out;
+  }
+  auto pid = out.target->launch(*request.launch);
+  if (!pid) {
+    return std::move(pid).error();
+  }
+  out.pid = *pid;
+  if (request.unattended) {
+    // Recording from the first instruction: every thread's ring is read from its start.
+    if (auto ok = out.target->enable_btrace(*pid, BtraceConfig{request.ring_bytes}); !ok) {
+      return std::move(ok).error();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<BackendChain> backend_chain(const TargetRequest& request) {
+  BackendChain chain;
+  const bool launches = request.launch.has_value();
+  if (request.backend == Backend::Dbt) {
+    if (request.follow_forks) {
+      return base::make_error(base::Errc::unsupported,
+                              "--follow-fork needs a ptrace collector (soft or step): under dbt, Valgrind's "
+                              "gdbserver serves one process");
+    }
+    if (!launches) {
+      return base::make_error(base::Errc::unsupported, "the dbt recorder records only a program it starts");
+    }
+    // A GDB session still wants history when the recorder cannot run the program.
+    chain.tries = request.unattended ? std::vector<Backend>{Backend::Dbt} : std::vector<Backend>{Backend::Dbt, Backend::Soft};
+    return chain;
+  }
+  if (request.backend != Backend::Auto || !request.unattended) {
+    chain.tries = {request.backend};  // a session's auto: BTS or soft, chosen as each thread starts recording
+    return chain;
+  }
+  if (request.follow_forks) {
+    chain.passed_over.push_back({Backend::Dbt, "--follow-fork needs a ptrace collector (Valgrind's gdbserver serves one process)"});
+  } else if (launches) {
+    chain.tries.push_back(Backend::Dbt);
+  }
+  chain.tries.push_back(Backend::Soft);
+  chain.tries.push_back(Backend::Step);
+  return chain;
+}
+
+Result<OpenedTarget> open_target(const TargetRequest& request) {
+  auto chain = backend_chain(request);
+  if (!chain) {
+    return std::move(chain).error();
+  }
+  std::vector<NotUsed> not_used = chain->passed_over;
+  for (std::size_t i = 0; i < chain->tries.size(); ++i) {
+    const Backend backend = chain->tries[i];
+    auto opened = try_backend(backend, request);
+    if (opened) {
+      opened->not_used = std::move(not_used);
+      return opened;
+    }
+    if (i + 1 == chain->tries.size() || program_cannot_start(opened.error())) {
+      return opened;
+    }
+    not_used.push_back({backend, opened.error().message()});
+  }
+  return base::make_error(base::Errc::internal, "no backend to try");
+}
+
+}  // namespace tracer
