@@ -1,4 +1,4 @@
-// Stop reply encoding: T (signal, reason, expedited registers, thread, core), W and X.
+// Stop replies both ways: T (signal, reason, expedited registers, thread, core), W, X, w, N.
 #include "protocol/stop_reply.hpp"
 
 namespace protocol {
@@ -92,6 +92,129 @@ std::string encode_stop_reply(const StopReply& reply, bool multiprocess) {
     out += ";process:" + hex_u64(static_cast<std::uint64_t>(reply.pid));
   }
   return out;
+}
+
+namespace {
+
+base::Error malformed(const std::string& what) { return base::make_error(base::Errc::malformed, what); }
+
+// A two-digit hex field (signal, exit status) right after the reply's letter.
+base::Result<int> leading_byte(std::string_view text) {
+  auto value = parse_hex_u64(text.substr(1, 2));
+  if (text.size() < 3 || !value) {
+    return malformed("stop reply without its two hex digits");
+  }
+  return static_cast<int>(*value);
+}
+
+// One "key:value" field of a T reply into reply.
+void read_field(StopReply& reply, std::string_view key, std::string_view value) {
+  auto hex = [&]() { return parse_hex_u64(value); };
+  auto set_why = [&](StopReply::Why why) { reply.why = why; };
+  if (key == "thread") {
+    if (auto id = parse_thread_id(value)) {
+      reply.thread = *id;
+    }
+  } else if (key == "core") {
+    if (auto core = hex(); core && *core <= 0x7fffffff) {
+      reply.core = static_cast<int>(*core);
+    }
+  } else if (key == "swbreak" || key == "hwbreak" || key == "vforkdone") {
+    set_why(key == "swbreak" ? StopReply::Why::SwBreak
+            : key == "hwbreak" ? StopReply::Why::HwBreak
+                               : StopReply::Why::VForkDone);
+  } else if (key == "watch" || key == "rwatch" || key == "awatch") {
+    if (auto addr = hex()) {
+      reply.watch_addr = *addr;
+      set_why(key == "watch" ? StopReply::Why::Watch
+              : key == "rwatch" ? StopReply::Why::ReadWatch
+                                : StopReply::Why::AccessWatch);
+    }
+  } else if (key == "fork" || key == "vfork") {
+    if (auto id = parse_thread_id(value)) {
+      reply.child = *id;
+      set_why(key == "fork" ? StopReply::Why::Fork : StopReply::Why::VFork);
+    }
+  } else if (key == "syscall_entry" || key == "syscall_return") {
+    if (auto number = hex(); number && *number <= 0x7fffffff) {
+      reply.syscall = static_cast<int>(*number);
+      set_why(key == "syscall_entry" ? StopReply::Why::SyscallEntry : StopReply::Why::SyscallReturn);
+    }
+  } else if (key == "exec") {
+    if (auto path = from_hex(value)) {
+      reply.exec_path.assign(path->begin(), path->end());
+    }
+  } else if (!key.empty() && key.size() <= 4 && key.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos) {
+    auto regno = parse_hex_u64(key);
+    auto bytes = from_hex(value);
+    if (regno && bytes) {
+      reply.registers.emplace_back(static_cast<int>(*regno), std::move(*bytes));
+    }
+  }
+}
+
+}  // namespace
+
+base::Result<StopReply> parse_stop_reply(std::string_view text) {
+  StopReply reply;
+  if (text == "N") {
+    reply.kind = StopReply::Kind::NoResumed;
+    return reply;
+  }
+  if (text.empty() || std::string_view("STWXw").find(text.front()) == std::string_view::npos) {
+    return malformed("not a stop reply");
+  }
+  auto byte = leading_byte(text);
+  if (!byte) {
+    return std::move(byte).error();
+  }
+  const char letter = text.front();
+  std::string_view rest = text.substr(3);
+  switch (letter) {
+    case 'W':
+    case 'X':
+      reply.kind = letter == 'W' ? StopReply::Kind::Exited : StopReply::Kind::Terminated;
+      (letter == 'W' ? reply.exit_status : reply.gdb_signal) = *byte;
+      if (rest.starts_with(";process:")) {
+        if (auto pid = parse_hex_u64(rest.substr(9))) {
+          reply.pid = static_cast<std::int64_t>(*pid);
+        }
+      }
+      return reply;
+    case 'w':
+      reply.kind = StopReply::Kind::ThreadExited;
+      reply.exit_status = *byte;
+      if (rest.starts_with(";")) {
+        if (auto id = parse_thread_id(rest.substr(1))) {
+          reply.thread = *id;
+        }
+      }
+      return reply;
+    case 'S':
+      reply.gdb_signal = *byte;
+      reply.signal_only = true;
+      reply.thread_field = false;
+      return reply;
+    default:
+      break;
+  }
+  reply.gdb_signal = *byte;
+  reply.thread_field = false;
+  while (!rest.empty()) {
+    const std::size_t semi = rest.find(';');
+    const std::string_view field = rest.substr(0, semi);
+    const std::size_t colon = field.find(':');
+    if (colon != std::string_view::npos) {
+      const std::string_view key = field.substr(0, colon);
+      read_field(reply, key, field.substr(colon + 1));
+      reply.thread_field = reply.thread_field || key == "thread";
+    }
+    if (semi == std::string_view::npos) {
+      break;
+    }
+    rest.remove_prefix(semi + 1);
+  }
+  return reply;
 }
 
 }  // namespace protocol

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "base/result.hpp"
 #include "protocol/hex.hpp"
 #include "protocol/thread_id.hpp"
 
@@ -36,5 +38,11 @@ struct StopReply {
 // "T05swbreak:;06:...;thread:p1.1;core:0;", "W00;process:1a", "X0b;process:1a",
 // "w00;p1a.1b" (ThreadExited: exit_status and thread), "N" (NoResumed).
 std::string encode_stop_reply(const StopReply& reply, bool multiprocess);
+
+// The other direction, for a client of another stub (Valgrind's gdbserver): what
+// encode_stop_reply writes, read back (S and T, W and X with or without ";process:", w, N).
+// Fields this grammar does not know ("library:", "create:") are skipped; a field that does not
+// parse is left out, never guessed. Not a stop reply at all: Errc::malformed.
+base::Result<StopReply> parse_stop_reply(std::string_view text);
 
 }  // namespace protocol

@@ -1,5 +1,7 @@
 #include "tracer/valgrind/rsp_link.hpp"
 
+#include "protocol/request_encoding.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -170,9 +172,7 @@ base::Result<std::string> RspLink::read_xfer(const std::string& object, const st
                                              std::chrono::milliseconds timeout) {
   std::string out;
   for (;;) {
-    char range[48];
-    std::snprintf(range, sizeof range, ":%zx,fff", out.size());
-    const std::string packet = "qXfer:" + object + ":read:" + annex + range;
+    const std::string packet = protocol::encode_xfer_read({object, annex, out.size(), 0xfff});
     auto reply = request(packet, timeout);
     if (!reply) {
       return std::move(reply).error();

@@ -5,18 +5,14 @@
 #include <cstring>
 #include <regex>
 
+#include "arch/x86/register_roles.hpp"
 #include "protocol/hex.hpp"
 #include "protocol/signals.hpp"
+#include "protocol/stop_reply.hpp"
 #include "protocol/thread_id.hpp"
 
 namespace tracer::valgrind {
 namespace {
-
-// A two-digit hex field (signal, exit status) at pos; 0 when malformed.
-int hex_byte_at(std::string_view reply, std::size_t pos) {
-  auto value = protocol::parse_hex_u64(reply.substr(pos, 2));
-  return value ? static_cast<int>(*value) : 0;
-}
 
 constexpr std::size_t kMaxRegisterBits = 4096;  // a zmm is 512; anything past this is nonsense
 
@@ -27,43 +23,44 @@ StubStop parse_stop_reply(std::string_view reply, Pid pid, Tid current) {
   StopEvent& ev = out.event;
   ev.pid = pid;
   ev.tid = current != 0 ? current : pid;
-  if (reply.size() >= 3 && (reply[0] == 'W' || reply[0] == 'X')) {
-    const int value = hex_byte_at(reply, 1);
-    ev.reason = reply[0] == 'W' ? StopReason::Exited : StopReason::Killed;
-    ev.status = value;
-    ev.signal = reply[0] == 'X' ? protocol::host_signal_from_gdb(value) : 0;
-    return out;
+  ev.signal = SIGTRAP;
+  auto parsed = protocol::parse_stop_reply(reply);
+  if (!parsed) {
+    return out;  // not a stop reply: a SIGTRAP stop
   }
-  if (reply.size() < 3 || (reply[0] != 'T' && reply[0] != 'S')) {
-    ev.signal = SIGTRAP;
-    return out;
-  }
-  ev.signal = protocol::host_signal_from_gdb(hex_byte_at(reply, 1));
-  std::size_t at = 3;
-  while (at < reply.size()) {
-    const std::size_t colon = reply.find(':', at);
-    const std::size_t semi = reply.find(';', at);
-    if (colon == std::string_view::npos || semi == std::string_view::npos || colon > semi) {
+  using Kind = protocol::StopReply::Kind;
+  switch (parsed->kind) {
+    case Kind::Exited:
+      ev.reason = StopReason::Exited;
+      ev.status = parsed->exit_status;
+      ev.signal = 0;
+      return out;
+    case Kind::Terminated:
+      ev.reason = StopReason::Killed;
+      ev.status = parsed->gdb_signal;
+      ev.signal = protocol::host_signal_from_gdb(parsed->gdb_signal);
+      return out;
+    case Kind::Stopped:
       break;
+    case Kind::ThreadExited:
+    case Kind::NoResumed:
+      return out;  // (Valgrind's gdbserver sends neither)
+  }
+  ev.signal = protocol::host_signal_from_gdb(parsed->gdb_signal);
+  if (parsed->thread_field && parsed->thread.tid > 0) {
+    out.thread = static_cast<Tid>(parsed->thread.tid);
+    ev.tid = *out.thread;
+  }
+  if (parsed->why == protocol::StopReply::Why::SyscallEntry || parsed->why == protocol::StopReply::Why::SyscallReturn) {
+    ev.reason = parsed->why == protocol::StopReply::Why::SyscallEntry ? StopReason::SyscallEntry
+                                                                       : StopReason::SyscallReturn;
+    ev.syscall = parsed->syscall;
+  }
+  const auto roles = arch::x86::register_roles(arch::x86::Isa::Amd64);  // Valgrind serves 64-bit programs here
+  for (const auto& [regno, bytes] : parsed->registers) {
+    if (regno == roles.pc) {
+      out.pc = arch::x86::address_value(roles, bytes).value_or(0);
     }
-    const std::string_view key = reply.substr(at, colon - at);
-    const std::string_view value = reply.substr(colon + 1, semi - colon - 1);
-    if (key == "thread") {
-      if (auto id = protocol::parse_thread_id(value); id && id->tid > 0) {
-        out.thread = static_cast<Tid>(id->tid);
-        ev.tid = *out.thread;
-      }
-    } else if (key == "syscall_entry" || key == "syscall_return") {
-      if (auto number = protocol::parse_hex_u64(value); number && *number <= 0x7fffffff) {
-        ev.reason = key == "syscall_entry" ? StopReason::SyscallEntry : StopReason::SyscallReturn;
-        ev.syscall = static_cast<int>(*number);
-      }
-    } else if (key == "10") {
-      if (auto bytes = protocol::from_hex(value); bytes && bytes->size() == 8) {
-        std::memcpy(&out.pc, bytes->data(), 8);
-      }
-    }
-    at = semi + 1;
   }
   return out;
 }

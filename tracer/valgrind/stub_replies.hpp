@@ -14,13 +14,13 @@
 
 namespace tracer::valgrind {
 
-// A stop reply (T/S/W/X); the event is for pid, and for thread `current` unless the reply names
+// A stop reply (T/S/W/X, read by protocol/'s parse_stop_reply); the event is for pid, and for thread `current` unless the reply names
 // one (then `thread` holds it). A reply that is none of these is a SIGTRAP stop. A field that
 // does not parse is left out, never guessed.
 struct StubStop {
   StopEvent event;
   std::optional<Tid> thread;  // "thread:..." in the reply
-  Addr pc = 0;                // register 0x10 (rip) when the reply expedites it, else 0
+  Addr pc = 0;                // the program counter when the reply expedites it, else 0
 };
 StubStop parse_stop_reply(std::string_view reply, Pid pid, Tid current);
 

@@ -84,3 +84,65 @@ TEST_CASE("W and X replies", "[stop_reply]") {
   CHECK(protocol::encode_stop_reply(x, true) == "X0b;process:382b");
   CHECK(protocol::encode_stop_reply(x, false) == "X0b");
 }
+
+namespace {
+
+// encode, then parse: the same reply (the fields the wire carries).
+void check_round_trip(const protocol::StopReply& r, bool multiprocess) {
+  const std::string wire = protocol::encode_stop_reply(r, multiprocess);
+  INFO(wire);
+  auto back = protocol::parse_stop_reply(wire);
+  REQUIRE(back);
+  CHECK(back->kind == r.kind);
+  CHECK(protocol::encode_stop_reply(*back, multiprocess) == wire);
+}
+
+}  // namespace
+
+TEST_CASE("stop replies read back what encode_stop_reply writes", "[stop_reply]") {
+  using R = protocol::StopReply;
+  R t;
+  t.gdb_signal = 5;
+  t.thread = {0x10, 0x11};
+  t.registers = {{6, protocol::Bytes(8, 0x11)}, {7, protocol::Bytes(8, 0x22)}, {0x10, protocol::Bytes(8, 0x33)}};
+  t.core = 1;
+  for (R::Why why : {R::Why::None, R::Why::SwBreak, R::Why::HwBreak, R::Why::Watch, R::Why::ReadWatch,
+                     R::Why::AccessWatch, R::Why::Fork, R::Why::VFork, R::Why::VForkDone, R::Why::SyscallEntry,
+                     R::Why::SyscallReturn}) {
+    t.why = why;
+    t.watch_addr = 0x601040;
+    t.child = {0x20, 0x20};
+    t.syscall = 0x3b;
+    check_round_trip(t, true);
+    check_round_trip(t, false);
+  }
+  t.why = R::Why::None;
+  t.exec_path = "/bin/true";
+  check_round_trip(t, true);
+  R s;
+  s.signal_only = true;
+  s.gdb_signal = 2;
+  check_round_trip(s, false);
+  R w{.kind = R::Kind::Exited, .exit_status = 7, .pid = 0x64};
+  check_round_trip(w, true);
+  check_round_trip(w, false);
+  R x{.kind = R::Kind::Terminated, .gdb_signal = 9, .pid = 0x64};
+  check_round_trip(x, true);
+  R te{.kind = R::Kind::ThreadExited, .exit_status = 0, .thread = {0x64, 0x65}};
+  check_round_trip(te, true);
+  check_round_trip(R{.kind = R::Kind::NoResumed}, false);
+}
+
+TEST_CASE("stop replies from another stub: odd fields skipped, bad ones left out", "[stop_reply]") {
+  auto r = protocol::parse_stop_reply("T0510:4e51555555550000;thread:65;library:;create:;syscall_entry:zz;");
+  REQUIRE(r);
+  CHECK(r->gdb_signal == 5);
+  CHECK(r->thread.tid == 0x65);
+  REQUIRE(r->registers.size() == 1);
+  CHECK(r->registers[0].first == 0x10);
+  CHECK(r->why == protocol::StopReply::Why::None);  // "zz" is no syscall number
+  CHECK_FALSE(protocol::parse_stop_reply(""));
+  CHECK_FALSE(protocol::parse_stop_reply("OK"));
+  CHECK_FALSE(protocol::parse_stop_reply("T5"));
+  CHECK(protocol::parse_stop_reply("W00")->kind == protocol::StopReply::Kind::Exited);
+}

@@ -1,0 +1,163 @@
+#include "tracer/valgrind/valgrind_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "tracer/btrace/dbt_ring.h"
+#include "tracer/linux/exec_child.hpp"
+#include "tracer/linux/procfs.hpp"
+#include "tracer/valgrind/unsupported_code.hpp"
+
+namespace tracer {
+namespace {
+
+// Where the rings and vgdb's FIFOs go: memory-backed when the machine has /dev/shm.
+std::string make_work_dir() {
+  std::string base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+  std::string path = base + "/hindsight-dbt.XXXXXX";
+  if (::mkdtemp(path.data()) == nullptr) {
+    return {};
+  }
+  return path;
+}
+
+}  // namespace
+
+ValgrindProcess::~ValgrindProcess() {
+  for (const Pid pid : detached_) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+  remove_work_dir();
+}
+
+void ValgrindProcess::remove_work_dir() {
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    dir_.clear();
+  }
+}
+
+std::string ValgrindProcess::read_log() const {
+  std::ifstream in(dir_ + "/valgrind.log");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string ValgrindProcess::valgrind_log() const {
+  std::string text = read_log();
+  if (text.empty()) {
+    return {};
+  }
+  if (text.size() > 2000) {
+    text = "..." + text.substr(text.size() - 2000);
+  }
+  return "; Valgrind said:\n" + text;
+}
+
+void ValgrindProcess::explain_sigill() const {
+  // Valgrind logs the bytes it could not translate, then gives the program SIGILL.
+  const std::string text = read_log();
+  const auto at = text.find("unhandled instruction bytes");
+  if (at == std::string::npos) {
+    return;
+  }
+  const std::string bytes = text.substr(at, text.find('\n', at) - at);
+  std::fprintf(stderr,
+               "hindsight: the program ran an instruction the dbt recorder (Valgrind) cannot run (%s) and got "
+               "SIGILL for it; record this program with --btrace=soft instead\n",
+               bytes.c_str());
+}
+
+base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& spec) {
+  if (options_.valgrind_lib.empty() || !std::filesystem::exists(options_.valgrind_lib + "/hsdbt-amd64-linux")) {
+    return base::make_error(base::Errc::unsupported,
+                            "the dbt recorder is not built (needs Debian's valgrind package; rebuild Hindsight)");
+  }
+  if (auto why = code_the_recorder_cannot_run(spec.program)) {
+    return base::make_error(base::Errc::unsupported, *why);
+  }
+  remove_work_dir();  // a previous run's
+  dir_ = make_work_dir();
+  if (dir_.empty()) {
+    return base::sys_error("cannot make a directory for the recorder's rings");
+  }
+  const std::string prefix = dir_ + "/vgdb";
+  std::vector<std::string> argv{"valgrind",
+                                "--tool=hsdbt",
+                                "--vgdb=yes",
+                                "--vgdb-error=0",
+                                "--vgdb-prefix=" + prefix,
+                                "--ring-dir=" + dir_,
+                                "--ring-size=" + std::to_string(options_.ring_bytes),
+                                // Valgrind's own messages (its banner for GDB among them) go
+                                // to a file, quoted when something goes wrong.
+                                "--log-file=" + dir_ + "/valgrind.log",
+                                spec.program};
+  argv.insert(argv.end(), spec.args.begin(), spec.args.end());
+  const std::vector<char*> exec_args = exec_argv(argv);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    return base::sys_error("fork");
+  }
+  if (pid == 0) {
+    ::setenv("VALGRIND_LIB", options_.valgrind_lib.c_str(), 1);
+    if (spec.stdio_is_protocol) {
+      const int null = ::open("/dev/null", O_RDONLY);
+      ::dup2(null, 0);
+      ::dup2(2, 1);
+    }
+    reset_signal_state_for_exec();
+    ::execvp("valgrind", exec_args.data());
+    std::fprintf(stderr, "cannot run valgrind: %s\n", std::strerror(errno));
+    ::_exit(127);
+  }
+  auto link = RspLink::spawn({"vgdb", "--vgdb-prefix=" + prefix, "--pid=" + std::to_string(pid), "--wait=30"},
+                             std::chrono::seconds(40));
+  if (!link) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return base::make_error(base::Errc::system, "the program did not start under the dbt recorder (valgrind " +
+                                                    spec.program + "): " + link.error().message() + valgrind_log());
+  }
+  return Started{pid, std::move(link).value()};
+}
+
+void ValgrindProcess::reap(Pid pid, bool wait) {
+  if (pid <= 0) {
+    return;
+  }
+  int status = 0;
+  if (::waitpid(pid, &status, wait ? 0 : WNOHANG) == 0) {
+    detached_.push_back(pid);
+  }
+}
+
+SignalAction ValgrindProcess::signal_action(Pid pid, int sig) const {
+  const std::string path = dir_ + "/" + HS_DBT_RING_PREFIX + std::to_string(pid) + HS_DBT_SIGNALS_SUFFIX;
+  auto bytes = procfs::read_file(path);
+  hs_dbt_signals table{};
+  if (!bytes || bytes->size() < sizeof table || sig < 1 || sig >= static_cast<int>(HS_DBT_SIGNALS_COUNT)) {
+    return SignalAction::Unknown;
+  }
+  std::memcpy(&table, bytes->data(), sizeof table);
+  if (table.magic != HS_DBT_SIGNALS_MAGIC) {
+    return SignalAction::Unknown;
+  }
+  switch (table.action[sig]) {
+    case HS_DBT_SIGNAL_DEFAULT: return SignalAction::Default;
+    case HS_DBT_SIGNAL_IGNORE: return SignalAction::Ignore;
+    case HS_DBT_SIGNAL_HANDLER: return SignalAction::Handler;
+    default: return SignalAction::Unknown;
+  }
+}
+
+}  // namespace tracer

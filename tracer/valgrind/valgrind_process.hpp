@@ -1,0 +1,55 @@
+// Valgrind running a program under the dbt recorder with its gdbserver on, and vgdb, the link
+// to that gdbserver: the work directory (rings, vgdb's FIFOs, Valgrind's log), what Valgrind
+// said, and reaping the program when it ends or after a detach.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "tracer/types.hpp"
+#include "tracer/valgrind/rsp_link.hpp"
+
+namespace tracer {
+
+struct DbtOptions {
+  std::string valgrind_lib;   // VALGRIND_LIB: Valgrind's files and the recorder
+  std::uint64_t ring_bytes = 8u << 20;  // each thread's ring
+};
+
+class ValgrindProcess {
+ public:
+  explicit ValgrindProcess(DbtOptions options) : options_(std::move(options)) {}
+  ~ValgrindProcess();  // reaps runs that went on after a detach; removes the directory
+  ValgrindProcess(const ValgrindProcess&) = delete;
+  ValgrindProcess& operator=(const ValgrindProcess&) = delete;
+
+  struct Started {
+    Pid pid = 0;
+    RspLink link;
+  };
+  // The program under Valgrind, stopped before its first instruction, and vgdb linked to it.
+  base::Result<Started> start(const LaunchSpec& spec);
+  // The rings, the signal table and vgdb's FIFOs are here.
+  const std::string& dir() const { return dir_; }
+  // Valgrind's last lines, for an error message ("" when it said nothing).
+  std::string valgrind_log() const;
+  // An instruction Valgrind cannot translate killed the program with SIGILL: say so.
+  void explain_sigill() const;
+  // The program ended or was killed (wait: reap it now), or runs on detached (reaped when
+  // this goes, as gdbserver joins a detached child before it exits).
+  void reap(Pid pid, bool wait);
+  // What the program does with sig, from the table the recorder writes (Valgrind keeps the
+  // program's sigactions to itself).
+  SignalAction signal_action(Pid pid, int sig) const;
+
+ private:
+  std::string read_log() const;
+  void remove_work_dir();
+
+  DbtOptions options_;
+  std::string dir_;
+  std::vector<Pid> detached_;
+};
+
+}  // namespace tracer
