@@ -116,11 +116,11 @@ TEST_CASE("pending events: non-stop reports stopped threads GDB runs, ends after
   ts.thread(100).resumed = true;
   ts.stop(101);
   ts.thread(101).resumed = true;
-  ts.thread(101).state = tracer::ThreadState::SteppingOver;  // not stopped: not yet
+  ts.thread(101).run.stepping_over();  // not stopped: not yet
   CHECK(ts.non_stop() == "100");
   CHECK(ts.non_stop() == "exit 200");
   CHECK_FALSE(ts.non_stop());
-  ts.thread(101).state = tracer::ThreadState::Stopped;
+  (void)ts.thread(101).run.saw_stop();
   CHECK(ts.non_stop() == "101");
 }
 

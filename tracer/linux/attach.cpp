@@ -42,8 +42,7 @@ Result<void> LinuxTarget::attach_thread(Process& p, Tid tid) {
     return res;
   }
   LinuxThread& t = p.add_thread(tid);
-  t.state = ThreadState::Running;
-  t.sigstop_expected = true;
+  t.run.attaching();
   for (;;) {
     int st = 0;
     Tid w = ::waitpid(tid, &st, __WALL);
@@ -59,13 +58,11 @@ Result<void> LinuxTarget::attach_thread(Process& p, Tid tid) {
       p.threads.erase(tid);
       return base::make_error(base::Errc::no_thread, "thread exited during attach");
     }
-    t.state = ThreadState::Stopped;
+    (void)t.run.saw_stop();
     t.regs.forget();
     t.stop_pc = t.regs.pc(tid).value_or(0);
     const int sig = WSTOPSIG(st);
-    if (sig == SIGSTOP) {
-      t.sigstop_expected = false;
-    } else {
+    if (!t.run.took_our_sigstop(sig)) {
       make_pending(t, StopEvent{StopReason::Signal, p.pid, tid, sig});
     }
     break;
@@ -155,19 +152,18 @@ std::optional<StopEvent> LinuxTarget::take_attach_signal(Pid pid) {
 // Consumes a SIGSTOP we sent but never saw, so it is not delivered after detach. A real
 // signal seen instead is kept in deliver.
 void LinuxTarget::flush_sigstop(LinuxThread& t, int& deliver) {
-  for (int guard = 0; t.sigstop_expected && guard < 16; ++guard) {
+  for (int guard = 0; t.run.sigstop_expected() && guard < 16; ++guard) {
     t.regs.forget();
     if (!pt::resume(t.tid, false, 0)) {
       return;
     }
     int st = 0;
     if (::waitpid(t.tid, &st, __WALL) != t.tid || !WIFSTOPPED(st)) {
-      t.state = ThreadState::Running;
+      t.run.let_go();
       return;
     }
     const int sig = WSTOPSIG(st);
-    if (sig == SIGSTOP) {
-      t.sigstop_expected = false;
+    if (t.run.took_our_sigstop(sig)) {
     } else if (sig != SIGTRAP && (sig & 0x80) == 0 && deliver == 0) {
       deliver = sig;
     }

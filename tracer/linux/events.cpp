@@ -60,9 +60,8 @@ void LinuxTarget::handle_status(Tid tid, int status) {
     handle_exit(p, tid, status);
     return;
   }
-  const ThreadState was = t.state;
-  const bool was_stepping_over = was == ThreadState::SteppingOver;
-  t.state = ThreadState::Stopped;
+  const ThreadRun::Seen seen = t.run.saw_stop();
+  const bool was_stepping_over = seen.was == ThreadState::SteppingOver;
   t.regs.forget();
   if (auto pc = t.regs.pc(tid)) {
     t.stop_pc = *pc;
@@ -71,11 +70,10 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   const int sig = WSTOPSIG(status);
   const int event = status >> 16;
   if (sig == SIGTRAP && event == 0 && step_on_past_syscall_exit(t)) {
-    t.state = was;
+    t.run.stop_undone(seen);
     return;
   }
-  if (!t.started) {
-    t.started = true;
+  if (seen.first) {
     if (sig == SIGSTOP) {
       thread_started(p, t);
       return;
@@ -97,7 +95,7 @@ void LinuxTarget::handle_status(Tid tid, int status) {
 }
 
 void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
-  if (LinuxThread* t = p.find(tid); t != nullptr && t->state == ThreadState::SteppingOver) {
+  if (LinuxThread* t = p.find(tid); t != nullptr && t->state() == ThreadState::SteppingOver) {
     end_step_over(p);
   }
   if (p.collector) {
@@ -136,7 +134,7 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
     p.ended = ev;
     p.frozen = true;
     if (LinuxThread* leader = p.find(tid)) {
-      leader->state = ThreadState::Stopped;
+      leader->run.ended();
     }
     if (p.any_resumed()) {
       p.end_queued = true;  // reported like any other event
@@ -152,8 +150,7 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
 }
 
 void LinuxTarget::handle_signal(Process& p, LinuxThread& t, int sig) {
-  if (sig == SIGSTOP && t.sigstop_expected) {
-    t.sigstop_expected = false;  // ours
+  if (t.run.took_our_sigstop(sig)) {
     if (t.stop_signal_for_gdb >= 0) {
       if (!t.pending) {
         make_pending(t, StopEvent{StopReason::Signal, p.pid, t.tid, t.stop_signal_for_gdb});
@@ -219,7 +216,7 @@ std::optional<StopEvent> LinuxTarget::end_of_step(Process& p, LinuxThread& t, Ad
   const ThreadAction& a = t.action;
   switch (a.kind) {
     case ResumeKind::Continue:
-      if (t.collector_step && p.code.owned_by(pc, SiteOwner::Gdb)) {
+      if (t.run.collector_step() && p.code.owned_by(pc, SiteOwner::Gdb)) {
         // A traced thread reached one of our int3s by stepping: it has not run it, report it
         // as the int3 would.
         return StopEvent{StopReason::SoftwareBreakpoint, p.pid, t.tid, SIGTRAP};
@@ -243,12 +240,12 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
   if (!pc) {
     return ev;
   }
-  if (t.collector_step && p.collector) {
+  if (t.run.collector_step() && p.collector) {
     ProcessCodeView view(p);
     if (p.collector->stepped(t.tid, *pc, view) == StepVerdict::Stepped) {
       return end_of_step(p, t, *pc);
     }
-  } else if (!t.stepping && t.dr.dr7 == 0 && collector_site(p, *pc - 1)) {
+  } else if (!t.run.stepping() && t.dr.dr7 == 0 && collector_site(p, *pc - 1)) {
     // The collector's int3 (the fast path of SoftEmulate: no siginfo needed).
     trapped_on_collector_site(p, t, *pc - 1);
     return std::nullopt;
@@ -260,7 +257,7 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
   const int code = si->si_code;
   if (auto hw = debug_trap(p, t); hw.kind == DebugTrap::Kind::Report) {
     return hw.event;
-  } else if (hw.kind == DebugTrap::Kind::Ignored && !t.stepping) {
+  } else if (hw.kind == DebugTrap::Kind::Ignored && !t.run.stepping()) {
     return std::nullopt;
   }
   if ((code == SI_KERNEL || code == TRAP_BRKPT) && range_site(p, t, *pc - 1)) {
@@ -274,7 +271,7 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     const Addr addr = *pc - 1;
     (void)t.regs.set_pc(t.tid, addr);
     t.stop_pc = addr;
-    if (!t.stepping && (!condition_holds(p, t, addr) || ran_commands(p, t, addr))) {
+    if (!t.run.stepping() && (!condition_holds(p, t, addr) || ran_commands(p, t, addr))) {
       // GDB's condition is false, or the commands ran in place of a stop: on, GDB not told.
       if (!step_over_out_of_line(p, t, addr)) {
         start_step_over(p, t, addr, 0);
@@ -284,8 +281,8 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     ev.reason = StopReason::SoftwareBreakpoint;
     return ev;
   }
-  if (t.stepping || code == TRAP_TRACE) {
-    if (t.stepping) {
+  if (t.run.stepping() || code == TRAP_TRACE) {
+    if (t.run.stepping()) {
       return end_of_step(p, t, *pc);
     }
     ev.reason = StopReason::SingleStep;

@@ -56,14 +56,10 @@ void LinuxTarget::thread_started(Process& p, LinuxThread& t) {
 void LinuxTarget::on_clone(Process& p, LinuxThread& parent, Tid child) {
   if (p.find(child) == nullptr) {
     LinuxThread& c = p.add_thread(child);
-    c.started = false;
-    c.state = ThreadState::Running;  // until its first stop
+    c.run.born();  // running until its first stop
     // GDB resumed the parent: the child runs with it, as a continue (never a step).
     c.resumed = parent.resumed;
     c.action = ThreadAction{child, p.pid, ResumeKind::Continue};
-    if (all_stop() && stopping_) {
-      c.sigstop_expected = false;  // its first stop is a SIGSTOP anyway
-    }
     collector_thread_born(p, c);
     log_event("thread_start", p.pid, child);
     if (auto early = early_stops_.find(child); early != early_stops_.end()) {
@@ -102,8 +98,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   c.conditions = p.conditions;
   c.commands = p.commands;
   LinuxThread& ct = c.add_thread(child);
-  ct.started = false;
-  ct.state = ThreadState::Running;
+  ct.run.born();
   const bool report = p.known_to_gdb && (vfork ? report_vfork_ : report_fork_);
   if (vfork) {
     t.in_vfork = true;  // once resumed it waits for the child's exec or exit
@@ -160,7 +155,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
       self.resumed = execer->resumed;
       self.action = execer->action;
       self.action.tid = self.action.tid == kAllThreads ? kAllThreads : p.pid;
-      self.stepping = execer->stepping;
+      self.run.took_over_from(execer->run);
     }
   }
   self.tid = p.pid;

@@ -142,7 +142,7 @@ std::vector<ThreadInfo> LinuxTarget::threads() {
     notice_zombie_leader(*p);
     const std::size_t first = out.size();
     for (const auto& [tid, t] : p->threads) {
-      if (t.state == ThreadState::Zombie) {
+      if (t.state() == ThreadState::Zombie) {
         continue;  // a leader gone before its threads
       }
       // (A thread before its first stop is listed, running, as gdbserver lists it from the
@@ -172,7 +172,7 @@ bool LinuxTarget::thread_alive(Tid tid) {
   if (at.thread != nullptr && at.process->ended) {
     return true;  // until GDB hears how its process ended
   }
-  return at.thread != nullptr && at.process->known_to_gdb && at.thread->state != ThreadState::Zombie &&
+  return at.thread != nullptr && at.process->known_to_gdb && at.thread->state() != ThreadState::Zombie &&
          pt::tgkill(at.process->pid, tid, 0).ok();
 }
 

@@ -101,14 +101,8 @@ Result<void> LinuxTarget::interrupt() {
 }
 
 void LinuxTarget::request_stop(LinuxThread& t) {
-  if (!t.running() || t.sigstop_expected || !t.started) {
-    return;
-  }
-  if (pt::tgkill(t.pid, t.tid, SIGSTOP)) {
-    t.sigstop_expected = true;
-    if (t.state == ThreadState::Running) {
-      t.state = ThreadState::StopRequested;
-    }
+  if (t.run.may_request_stop() && pt::tgkill(t.pid, t.tid, SIGSTOP)) {
+    t.run.stop_requested();
   }
 }
 
@@ -118,7 +112,7 @@ bool LinuxTarget::settle() {
   std::vector<LinuxThread*> waiting;
   for (auto& [pid, p] : processes_) {
     for (auto& [tid, t] : p->threads) {
-      if (!t.settled() && (t.started || p->known_to_gdb)) {
+      if (!t.settled() && (t.run.started() || p->known_to_gdb)) {
         waiting.push_back(&t);
       }
     }
@@ -131,10 +125,10 @@ bool LinuxTarget::settle() {
   }
   bool all = true;
   for (LinuxThread* t : waiting) {
-    if (t->started && t->sigstop_expected) {
+    if (t->run.started() && t->run.sigstop_expected()) {
       auto st = procfs::task_stat(t->pid, t->tid);
       if (st && (st->state == 'Z' || st->state == 'X')) {
-        t->state = ThreadState::Zombie;
+        t->run.became_zombie();
         continue;
       }
     }
@@ -151,14 +145,14 @@ void LinuxTarget::notice_zombie_leader(Process& p) {
   auto st = procfs::task_stat(p.pid, p.pid);
   if (st && (st->state == 'Z' || st->state == 'X')) {
     base::logf(base::LogCat::ptrace, "leader {} is a zombie: it leaves the thread list", p.pid);
-    leader->state = ThreadState::Zombie;
+    leader->run.became_zombie();
   }
 }
 
 bool LinuxTarget::any_resumed() const {
   for (const auto& [pid, p] : processes_) {
     for (const auto& [tid, t] : p->threads) {
-      if (t.resumed && t.state != ThreadState::Zombie) {
+      if (t.resumed && t.state() != ThreadState::Zombie) {
         return true;
       }
     }
@@ -256,7 +250,7 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
     // resume let run (GDB stepping one thread over a breakpoint expects news of that one only).
     Process* p = current() != nullptr ? current() : processes_.begin()->second.get();
     auto may_report = [](const LinuxThread* x) {
-      return x != nullptr && x->resumed && x->state != ThreadState::Zombie;
+      return x != nullptr && x->resumed && x->state() != ThreadState::Zombie;
     };
     LinuxThread* t = p->find(p->pid);
     for (auto it = p->threads.begin(); !may_report(t) && it != p->threads.end(); ++it) {
@@ -324,7 +318,7 @@ void LinuxTarget::stop_now(Process* only) {
         if (!t.settled()) {
           auto st = procfs::task_stat(p.pid, tid);
           if (st && (st->state == 'Z' || st->state == 'X')) {
-            t.state = ThreadState::Zombie;
+            t.run.became_zombie();
           } else {
             request_stop(t);
             all = false;

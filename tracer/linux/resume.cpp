@@ -146,7 +146,7 @@ void LinuxTarget::proceed(Process& p) {
     return;
   }
   for (auto& [tid, t] : p.threads) {
-    if (t.resumed && t.stopped() && !t.pending && t.started) {
+    if (t.resumed && t.stopped() && !t.pending && t.run.started()) {
       const int sig = t.action.signal;
       t.action.signal = 0;  // delivered once
       t.paused_for_step_over = false;
@@ -222,9 +222,7 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   }
   if (res || res.error().code == base::Errc::no_thread) {
     // (no_thread: it died under us, SIGKILL from outside; its exit status is on the way)
-    t.state = ThreadState::Running;
-    t.stepping = step;
-    t.collector_step = collector_step;
+    t.run.ran(step, collector_step);
     t.from_gdb_resume = false;
   }
   return res;
@@ -237,7 +235,7 @@ bool LinuxTarget::collector_stepping() const {
       continue;
     }
     for (const auto& [tid, t] : p->threads) {
-      if (t.state == ThreadState::Running && t.resumed && (t.collector_step || p->collector->tracing(tid))) {
+      if (t.state() == ThreadState::Running && t.resumed && (t.run.collector_step() || p->collector->tracing(tid))) {
         return true;
       }
     }
@@ -269,7 +267,7 @@ void LinuxTarget::try_begin_step_over(Process& p) {
     return;
   }
   for (auto& [tid, o] : p.threads) {
-    if (tid != t->tid && o.started && !o.settled()) {
+    if (tid != t->tid && o.run.started() && !o.settled()) {
       return;  // its SIGSTOP is on the way
     }
   }
@@ -295,9 +293,7 @@ void LinuxTarget::try_begin_step_over(Process& p) {
     p.step_over.reset();
     return;
   }
-  t->state = ThreadState::SteppingOver;
-  t->stepping = true;
-  t->collector_step = false;
+  t->run.stepping_over();
   p.step_over->started = true;
 }
 

@@ -1,11 +1,6 @@
-// One traced thread as the core sees it: a small state machine driven by what waitpid says
-// and what the core asks of it. The core makes the ptrace calls and records the transitions, so every rule can be read (and tested) in one place.
-//
-//   Running ──request_stop──▶ StopRequested ──(any ptrace-stop)──▶ Stopped
-//      ▲                                                               │
-//      └────────────────────────── resumed ◀───────────────────────────┘
-//   Stopped ──step_over──▶ SteppingOver ──(its trap, a signal, our SIGSTOP)──▶ Stopped
-//   any ──(exit status)──▶ gone;   leader gone but threads alive ──▶ Zombie
+// One traced thread as the core sees it: where it stands with the kernel (ThreadRun, the state
+// machine in thread_run.hpp, its only writer), and GDB's view of it (resumed, the action GDB
+// asked, a stop not reported yet, signals held for it), which the policies keep.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +9,7 @@
 
 #include "tracer/linux/debug_registers.hpp"
 #include "tracer/linux/registers.hpp"
+#include "tracer/linux/thread_run.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
@@ -24,24 +20,11 @@ struct PendingStop {
   std::uint64_t seq = 0;
 };
 
-enum class ThreadState {
-  Running,        // resumed by the core; no ptrace-stop seen since
-  StopRequested,  // running, and a SIGSTOP of ours is on its way
-  Stopped,        // in a ptrace-stop
-  SteppingOver,   // single-stepping the original instruction under one of our int3s
-  Zombie,         // a leader that exited before its threads: never stops again
-};
-
-const char* to_string(ThreadState s);
 
 struct LinuxThread {
   Tid tid = 0;
   Pid pid = 0;
-  ThreadState state = ThreadState::Stopped;
-  bool started = true;            // false for a new thread until its first (SIGSTOP) stop
-  bool sigstop_expected = false;  // a SIGSTOP we sent has not been seen yet
-  bool stepping = false;          // last resumed with PTRACE_SINGLESTEP
-  bool collector_step = false;    // ... because its collector asked for a step
+  ThreadRun run;  // between the kernel and us (thread_run.hpp)
   // GDB's view: the thread was resumed and its stop not reported yet (all-stop: part of the
   // current resume; non-stop: running as far as GDB knows).
   bool resumed = false;
@@ -71,13 +54,13 @@ struct LinuxThread {
   DrValues dr;                       // debug registers as last written to it
   RegisterCache regs;                // its registers at this stop (forgotten when it runs)
 
-  bool running() const { return state == ThreadState::Running || state == ThreadState::StopRequested ||
-                                state == ThreadState::SteppingOver; }
-  bool stopped() const { return state == ThreadState::Stopped; }
+  ThreadState state() const { return run.state(); }
+  bool running() const { return run.running(); }
+  bool stopped() const { return run.stopped(); }
   // Counts as stopped for stopping everything: it will not run on its own.
   bool settled() const {
-    return state == ThreadState::Stopped || state == ThreadState::Zombie ||
-           (in_vfork && state != ThreadState::SteppingOver);
+    return run.state() == ThreadState::Stopped || run.state() == ThreadState::Zombie ||
+           (in_vfork && run.state() != ThreadState::SteppingOver);
   }
 };
 
