@@ -7,61 +7,23 @@
 #include <utility>
 
 #include "protocol/framing.hpp"
+#include "protocol/request_fields.hpp"
 
 namespace protocol {
 
 namespace {
+
+using fields::hex_field;
+using fields::hex_field_max;
+using fields::malformed;
+using fields::split_once;
+using fields::split_three;
 
 constexpr std::uint64_t kMaxRegno = 0xfff;
 constexpr std::uint64_t kMaxBreakpointKind = 0xffff;
 constexpr std::uint64_t kMaxGdbSignal = 0xff;
 constexpr std::uint64_t kMaxSyscallNumber = 0x7fffffff;
 constexpr std::uint64_t kMaxConditionBytes = 0x1000;
-constexpr std::uint64_t kMaxFileFlags = 0xffff;
-constexpr std::uint64_t kMaxFileMode = 0xffff;
-
-base::Error malformed(std::string detail) { return base::make_error(base::Errc::malformed, std::move(detail)); }
-
-// Splits text at the first sep; nullopt when sep is absent.
-std::optional<std::pair<std::string_view, std::string_view>> split_once(std::string_view text, char sep) {
-  std::size_t pos = text.find(sep);
-  if (pos == std::string_view::npos) {
-    return std::nullopt;
-  }
-  return std::pair{text.substr(0, pos), text.substr(pos + 1)};
-}
-
-// Three comma-separated fields "a,b,c" (c may contain commas); the errors name the fields.
-Result<std::array<std::string_view, 3>> split_three(std::string_view text, const char* first_name,
-                                                    const char* second_name) {
-  auto first = split_once(text, ',');
-  if (!first) {
-    return malformed(std::string("missing ',' after ") + first_name);
-  }
-  auto second = split_once(first->second, ',');
-  if (!second) {
-    return malformed(std::string("missing ',' after ") + second_name);
-  }
-  return std::array<std::string_view, 3>{first->first, second->first, second->second};
-}
-
-// A hex field; the error names the field ("bad hex digit in address").
-Result<std::uint64_t> hex_field(std::string_view text, const char* what) {
-  auto value = parse_hex_u64(text);
-  if (!value) {
-    return malformed(value.error().detail + " in " + what);
-  }
-  return *value;
-}
-
-// A hex field no larger than max.
-Result<std::uint64_t> hex_field_max(std::string_view text, const char* what, std::uint64_t max) {
-  auto value = hex_field(text, what);
-  if (value && *value > max) {
-    return malformed(std::string(what) + " out of range");
-  }
-  return value;
-}
 
 // [addr, addr + len) must not wrap past the top of the address space.
 bool range_wraps(std::uint64_t addr, std::uint64_t len) {
@@ -69,11 +31,6 @@ bool range_wraps(std::uint64_t addr, std::uint64_t len) {
 }
 
 // "ADDR,LEN" shared by m, M and X.
-// A file descriptor of vFile (a non-negative int).
-Result<std::uint64_t> fd_field(std::string_view text) {
-  return hex_field_max(text, "fd", std::numeric_limits<int>::max());
-}
-
 Result<ReadMem> parse_addr_len(std::string_view text) {
   auto parts = split_once(text, ',');
   if (!parts) {
@@ -91,17 +48,6 @@ Result<ReadMem> parse_addr_len(std::string_view text) {
     return malformed("address range wraps around");
   }
   return ReadMem{*addr, *len};
-}
-
-Result<std::string> hex_path(std::string_view text) {
-  auto path = from_hex_string(text);
-  if (!path) {
-    return malformed(path.error().detail + " in path");
-  }
-  if (path->find('\0') != std::string::npos) {
-    return malformed("NUL byte in path");
-  }
-  return path;
 }
 
 // The vCont actions we take, as vCont? lists them; parse_vcont_verb refuses any other.
@@ -588,78 +534,5 @@ Result<std::string> parse_qrcmd(std::string_view body) {
   }
   return text;
 }
-
-Result<VFileOpen> parse_vfile_open(std::string_view body) {
-  auto fields = split_three(body, "path", "flags");
-  if (!fields) {
-    return std::move(fields).error();
-  }
-  const auto& [first, second, third] = *fields;
-  auto path = hex_path(first);
-  if (!path) {
-    return std::move(path).error();
-  }
-  auto flags = hex_field_max(second, "flags", kMaxFileFlags);
-  if (!flags) {
-    return std::move(flags).error();
-  }
-  auto mode = hex_field_max(third, "mode", kMaxFileMode);
-  if (!mode) {
-    return std::move(mode).error();
-  }
-  return VFileOpen{std::move(*path), static_cast<int>(*flags), static_cast<int>(*mode)};
-}
-
-Result<VFilePread> parse_vfile_pread(std::string_view body) {
-  auto fields = split_three(body, "fd", "count");
-  if (!fields) {
-    return std::move(fields).error();
-  }
-  const auto& [first, second, third] = *fields;
-  auto fd = fd_field(first);
-  if (!fd) {
-    return std::move(fd).error();
-  }
-  auto count = hex_field(second, "count");
-  if (!count) {
-    return std::move(count).error();
-  }
-  auto offset = hex_field(third, "offset");
-  if (!offset) {
-    return std::move(offset).error();
-  }
-  return VFilePread{static_cast<int>(*fd), *count, *offset};
-}
-
-Result<VFilePwrite> parse_vfile_pwrite(std::string_view body) {
-  auto fields = split_three(body, "fd", "offset");
-  if (!fields) {
-    return std::move(fields).error();
-  }
-  const auto& [first, second, third] = *fields;
-  auto fd = fd_field(first);
-  if (!fd) {
-    return std::move(fd).error();
-  }
-  auto offset = hex_field(second, "offset");
-  if (!offset) {
-    return std::move(offset).error();
-  }
-  auto data = unescape_binary(third);
-  if (!data) {
-    return std::move(data).error();
-  }
-  return VFilePwrite{static_cast<int>(*fd), *offset, std::move(*data)};
-}
-
-Result<std::int64_t> parse_vfile_number(std::string_view body) {
-  auto value = parse_hex_i64(body);
-  if (!value) {
-    return malformed(value.error().detail + " in number");
-  }
-  return value;
-}
-
-Result<std::string> parse_vfile_path(std::string_view body) { return hex_path(body); }
 
 }  // namespace protocol
