@@ -233,7 +233,7 @@ Result<void> LinuxTarget::detach_one(Process& p) {
   base::logf(base::LogCat::ptrace, "detached from {}", pid);
   forget_process(pid);
   if (processes_.empty()) {
-    running_ = stopping_ = interrupt_requested_ = false;  // nothing left to report on
+    all_stop_.reset();  // nothing left to report on
   }
   return base::success();
 }
@@ -292,7 +292,7 @@ Result<void> LinuxTarget::kill_process(Pid pid) {
   }
   pending_.drop_exits_of(pid);  // GDB asked for it: no exit report follows
   if (processes_.empty() && !pending_.has_exits()) {
-    running_ = stopping_ = interrupt_requested_ = false;  // nothing left to report on
+    all_stop_.reset();  // nothing left to report on
   }
   return base::success();
 }

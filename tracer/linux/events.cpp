@@ -327,7 +327,7 @@ void LinuxTarget::keep_going(Process& p, LinuxThread& t) {
   if (p.step_over) {
     return;  // its own step-over begins once the others have stopped
   }
-  if (!t.resumed || t.pending || !t.stopped() || p.frozen || (all_stop() && stopping_)) {
+  if (!t.resumed || t.pending || !t.stopped() || p.frozen || (all_stop() && all_stop_.stopping())) {
     return;  // GDB has it stopped, or a report is coming: it stays
   }
   const int sig = t.action.signal;

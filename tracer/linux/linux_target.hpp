@@ -19,6 +19,7 @@
 
 #include "tracer/backend.hpp"
 #include "tracer/btrace/scope.hpp"
+#include "tracer/linux/all_stop.hpp"
 #include "tracer/linux/event_source.hpp"
 #include "tracer/linux/pending_events.hpp"
 #include "tracer/linux/process.hpp"
@@ -266,9 +267,7 @@ class LinuxTarget final : public Target {
   }
   PendingEvents pending_;           // stops and ends not reported yet, in the order they came
   bool non_stop_ = false;
-  bool running_ = false;    // all-stop: a resume is in effect
-  bool stopping_ = false;   // all-stop: every thread is being stopped to report an event
-  bool interrupt_requested_ = false;
+  AllStopPhase all_stop_;   // all-stop: a resume in effect, threads being stopped, a ^C waiting
   bool report_exec_ = false;
   bool report_fork_ = false;
   bool report_vfork_ = false;

@@ -38,7 +38,7 @@ std::optional<StopEvent> LinuxTarget::poll() {
     if (auto ev = next_report()) {
       return ev;
     }
-    if (!collector_stepping() || interrupt_requested_ || std::chrono::steady_clock::now() >= budget_end) {
+    if (!collector_stepping() || all_stop_.interrupt_requested() || std::chrono::steady_clock::now() >= budget_end) {
       return std::nullopt;
     }
     if (!window) {
@@ -52,7 +52,7 @@ std::optional<StopEvent> LinuxTarget::poll() {
 
 bool LinuxTarget::running() const {
   if (all_stop()) {
-    return running_;
+    return all_stop_.running();
   }
   for (const auto& [pid, p] : processes_) {
     for (const auto& [tid, t] : p->threads) {
@@ -69,8 +69,7 @@ Result<void> LinuxTarget::interrupt() {
     return base::make_error(base::Errc::no_process, "no process");
   }
   if (all_stop()) {
-    if (running_) {
-      interrupt_requested_ = true;
+    if (all_stop_.interrupted()) {
       events_.kick();  // poll() stops every thread and reports SIGINT
     }
     return base::success();
@@ -197,20 +196,19 @@ PendingEvents::Next LinuxTarget::all_stop_next() {
 }
 
 std::optional<StopEvent> LinuxTarget::all_stop_report() {
-  if (!running_) {
+  if (!all_stop_.running()) {
     return std::nullopt;
   }
   // The event of a thread this resume let run, and the processes gone.
-  if (!all_stop_next() && !interrupt_requested_) {
+  if (!all_stop_next() && !all_stop_.interrupt_requested()) {
     if (report_no_resumed_ && !processes_.empty() && !any_resumed()) {
-      running_ = false;  // the threads GDB let run are all gone (scheduler locking)
+      all_stop_.nothing_resumed();  // the threads GDB let run are all gone (scheduler locking)
       const Pid pid = current() != nullptr ? current_ : processes_.begin()->first;
       return reported(StopEvent{StopReason::NoResumed, pid, 0, 0});
     }
     return std::nullopt;
   }
-  if (!stopping_) {
-    stopping_ = true;
+  if (all_stop_.begin_stopping()) {
     for (auto& [pid, p] : processes_) {
       for (auto& [tid, t] : p->threads) {
         request_stop(t);
@@ -220,7 +218,7 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
   if (!settle()) {
     return std::nullopt;  // the SIGSTOPs are on their way
   }
-  stopping_ = false;
+  all_stop_.settled();
   // Nothing of the resume goes on: step-overs that waited for other threads are dropped.
   for (auto& [pid, p] : processes_) {
     if (p->step_over && !p->step_over->started) {
@@ -235,15 +233,13 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
   StopEvent ev;
   if (next) {
     ev = pending_.take(next);
-    if (interrupt_requested_ && ev.reason == StopReason::SingleStep) {
+    if (ev.reason == StopReason::SingleStep && all_stop_.take_interrupt()) {
       // ^C while GDB single-steps (software watchpoints, `next` through code): the step is
       // done, and GDB hears of the interrupt, as a SIGINT to the program would tell it.
       ev = StopEvent{StopReason::Signal, ev.pid, ev.tid, SIGINT};
-      interrupt_requested_ = false;
     }
   } else if (processes_.empty()) {
-    interrupt_requested_ = false;
-    running_ = false;
+    all_stop_.reset();
     return std::nullopt;
   } else {
     // interrupt(): report the stop as SIGINT, like a ^C at a terminal, for a thread this
@@ -261,10 +257,7 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
     }
     ev = StopEvent{StopReason::Signal, p->pid, t != nullptr ? t->tid : p->pid, SIGINT};
   }
-  // An interrupt that lost the race to another event stays: the next resume stops at once
-  // with it, as the SIGINT gdbserver sends would.
-  interrupt_requested_ = interrupt_requested_ && ev.reason != StopReason::Signal && stop_waiting;
-  running_ = false;
+  all_stop_.reported(ev.reason != StopReason::Signal && stop_waiting);
   for (auto& [pid, p] : processes_) {
     for (auto& [tid, t] : p->threads) {
       if (t.action.signal != 0) {
@@ -347,8 +340,7 @@ Result<void> LinuxTarget::set_non_stop(bool on) {
     return base::make_error(base::Errc::invalid, "cannot change non-stop mode while threads run");
   }
   non_stop_ = on;
-  running_ = false;
-  stopping_ = false;
+  all_stop_.reset();
   return base::success();
 }
 

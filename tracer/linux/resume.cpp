@@ -57,12 +57,12 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
   if (!has_process()) {
     return base::make_error(base::Errc::no_process, "no process");
   }
-  if (all_stop() && running_) {
+  if (all_stop() && all_stop_.running()) {
     return base::make_error(base::Errc::invalid, "already running");
   }
   report_ended(plan);
   if (all_stop() && pending_.has_exits()) {
-    running_ = true;  // a process died while stopped: this resume reports its end
+    all_stop_.resumed();  // a process died while stopped: this resume reports its end
     events_.kick();
     return base::success();
   }
@@ -118,7 +118,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
     return base::make_error(base::Errc::invalid, "no thread to resume");
   }
   if (all_stop()) {
-    running_ = true;
+    all_stop_.resumed();
     for (auto& [pid, p] : processes_) {
       refresh_read_watches(*p);
     }
@@ -138,7 +138,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
 // Runs every thread of p that GDB wants running and that is stopped with nothing to report;
 // a thread GDB resumed on top of one of our int3s first steps over it.
 void LinuxTarget::proceed(Process& p) {
-  if (p.frozen || (all_stop() && (stopping_ || !running_))) {
+  if (p.frozen || (all_stop() && (all_stop_.stopping() || !all_stop_.running()))) {
     return;
   }
   if (p.step_over) {
