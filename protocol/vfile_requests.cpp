@@ -55,46 +55,54 @@ Result<VFileOpen> parse_vfile_open(std::string_view body) {
   return VFileOpen{std::move(*path), static_cast<int>(*flags), static_cast<int>(*mode)};
 }
 
-Result<VFilePread> parse_vfile_pread(std::string_view body) {
-  auto fields = split_three(body, "fd", "count");
-  if (!fields) {
-    return std::move(fields).error();
+namespace {
+
+// "FD,NUMBER,REST" of pread and pwrite: the descriptor, a hex number named `second`, the rest.
+struct FdNumberRest {
+  int fd = 0;
+  std::uint64_t number = 0;
+  std::string_view rest;
+};
+Result<FdNumberRest> parse_fd_number_rest(std::string_view body, const char* second) {
+  auto parts = split_three(body, "fd", second);
+  if (!parts) {
+    return std::move(parts).error();
   }
-  const auto& [first, second, third] = *fields;
-  auto fd = fd_field(first);
+  auto fd = fd_field((*parts)[0]);
   if (!fd) {
     return std::move(fd).error();
   }
-  auto count = hex_field(second, "count");
-  if (!count) {
-    return std::move(count).error();
+  auto number = hex_field((*parts)[1], second);
+  if (!number) {
+    return std::move(number).error();
   }
-  auto offset = hex_field(third, "offset");
+  return FdNumberRest{static_cast<int>(*fd), *number, (*parts)[2]};
+}
+
+}  // namespace
+
+Result<VFilePread> parse_vfile_pread(std::string_view body) {
+  auto head = parse_fd_number_rest(body, "count");
+  if (!head) {
+    return std::move(head).error();
+  }
+  auto offset = hex_field(head->rest, "offset");
   if (!offset) {
     return std::move(offset).error();
   }
-  return VFilePread{static_cast<int>(*fd), *count, *offset};
+  return VFilePread{head->fd, head->number, *offset};
 }
 
 Result<VFilePwrite> parse_vfile_pwrite(std::string_view body) {
-  auto fields = split_three(body, "fd", "offset");
-  if (!fields) {
-    return std::move(fields).error();
+  auto head = parse_fd_number_rest(body, "offset");
+  if (!head) {
+    return std::move(head).error();
   }
-  const auto& [first, second, third] = *fields;
-  auto fd = fd_field(first);
-  if (!fd) {
-    return std::move(fd).error();
-  }
-  auto offset = hex_field(second, "offset");
-  if (!offset) {
-    return std::move(offset).error();
-  }
-  auto data = unescape_binary(third);
+  auto data = unescape_binary(head->rest);
   if (!data) {
     return std::move(data).error();
   }
-  return VFilePwrite{static_cast<int>(*fd), *offset, std::move(*data)};
+  return VFilePwrite{head->fd, head->number, std::move(*data)};
 }
 
 Result<std::int64_t> parse_vfile_number(std::string_view body) {

@@ -31,6 +31,18 @@ struct Capabilities {
   bool catch_syscalls = false;       // set_catch_syscalls: QCatchSyscalls
   bool breakpoint_commands = false;  // set_breakpoint_commands: Z0 ;cmds (an agent dprintf)
   bool branch_tracing = false;       // enable_btrace: Qbtrace, qXfer:btrace
+
+  // Every one of them (the Linux target; the fake's default).
+  static constexpr Capabilities all() {
+    return {.non_stop = true,
+            .fork_events = true,
+            .exec_events = true,
+            .thread_exit_events = true,
+            .no_resumed = true,
+            .catch_syscalls = true,
+            .breakpoint_commands = true,
+            .branch_tracing = true};
+  }
 };
 
 class Target {

@@ -44,14 +44,7 @@ class FakeTarget : public tracer::Target {
   bool killed = false;
 
   // What the fake says it can do (all by default), and what the server set of it.
-  tracer::Capabilities caps{.non_stop = true,
-                            .fork_events = true,
-                            .exec_events = true,
-                            .thread_exit_events = true,
-                            .no_resumed = true,
-                            .catch_syscalls = true,
-                            .breakpoint_commands = true,
-                            .branch_tracing = true};
+  tracer::Capabilities caps = tracer::Capabilities::all();
   bool non_stop = false;
   bool report_exec = false, report_forks = false, report_vforks = false;
   bool report_thread_exits = false, report_no_resumed = false;

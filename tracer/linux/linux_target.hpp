@@ -36,16 +36,7 @@ class LinuxTarget final : public Target {
   LinuxTarget(const LinuxTarget&) = delete;
   LinuxTarget& operator=(const LinuxTarget&) = delete;
 
-  Capabilities capabilities() const override {
-    return {.non_stop = true,
-            .fork_events = true,
-            .exec_events = true,
-            .thread_exit_events = true,
-            .no_resumed = true,
-            .catch_syscalls = true,
-            .breakpoint_commands = true,
-            .branch_tracing = true};
-  }
+  Capabilities capabilities() const override { return Capabilities::all(); }
   Result<Pid> launch(const LaunchSpec& spec) override;
   Result<void> attach(Pid pid) override;
   Result<void> detach() override;
