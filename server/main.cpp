@@ -34,13 +34,13 @@ int fail(const std::string& message) {
 }
 
 // What the server says and remembers once the program runs, stopped at its start.
-void launched(const server::CommandLine& cl, server::ServerOptions& options, const tracer::LaunchSpec& spec, int pid) {
-  options.last_program = cl.program;
+void launched(const server::CommandLine& cl, server::ServerState& state, const tracer::LaunchSpec& spec, int pid) {
+  state.last_program = cl.program;
   std::fprintf(stderr, "Process %s created; pid = %d\n", spec.program.c_str(), pid);
   tracer::StopEvent event;
   event.pid = event.tid = pid;
   event.signal = SIGTRAP;
-  options.last_stop = event;
+  state.last_stop = event;
 }
 
 // A program that did not start: gdbserver's report ("During startup program exited with
@@ -51,7 +51,7 @@ void not_started(const base::Error& error) {
 
 // Attaches to the process named on the command line, in gdbserver's words (with no program,
 // --multi: GDB will run or attach).
-bool attach_inferior(const server::CommandLine& cl, server::ServerOptions& options, tracer::Target& target) {
+bool attach_inferior(const server::CommandLine& cl, server::ServerState& state, tracer::Target& target) {
   if (!cl.attach_pid) {
     return true;
   }
@@ -60,7 +60,7 @@ bool attach_inferior(const server::CommandLine& cl, server::ServerOptions& optio
     return false;
   }
   std::fprintf(stderr, "Attached; pid = %d\n", *cl.attach_pid);
-  options.last_stop = server::attach_stop(target, *cl.attach_pid);
+  state.last_stop = server::attach_stop(target, *cl.attach_pid);
   return true;
 }
 
@@ -100,10 +100,11 @@ int main(int argc, char** argv) {
     return fail("bad COMM '" + cl->comm + "': " + endpoint.error().message());
   }
   server::ServerOptions options;
-  options.extended = cl->multi;
-  options.startup_with_shell = cl->startup_with_shell;
+  server::ServerState state;
+  state.extended = cl->multi;
+  state.startup_with_shell = cl->startup_with_shell;
   options.wrapper = cl->wrapper;
-  options.disable_randomization = cl->disable_randomization;
+  state.disable_randomization = cl->disable_randomization;
   for (const auto& name : cl->disabled_packets) {
     options.disabled_packets.insert(server::disable_packet_from_name(name).value());  // the command line checked it
   }
@@ -121,7 +122,7 @@ int main(int argc, char** argv) {
     }
   }
   options.btrace_max_size = cl->btrace_max_size;
-  options.btrace_config.bts_size = std::min(options.btrace_config.bts_size, cl->btrace_max_size);
+  state.btrace_config.bts_size = std::min(state.btrace_config.bts_size, cl->btrace_max_size);
   const tracer::BtraceScope scope = *tracer::parse_btrace_scope(cl->btrace_scope);  // checked by the parser
   options.btrace_scope_name = scope.text();
 
@@ -133,7 +134,7 @@ int main(int argc, char** argv) {
   request.dbt_lib = dbt_lib != nullptr ? dbt_lib : HINDSIGHT_DBT_LIB;
   request.ring_bytes = std::min<std::uint64_t>(cl->btrace_max_size, kDbtRingBytes);
   if (!cl->attach_pid && !cl->program.empty()) {
-    request.launch = server::launch_spec(options, cl->program);
+    request.launch = server::launch_spec(options, state, cl->program);
   }
   auto opened = tracer::open_target(request);
   if (!opened) {
@@ -152,11 +153,11 @@ int main(int argc, char** argv) {
   tracer::Target& target = *opened->target;
   tracer::LinuxHostIo host;
   if (opened->pid) {
-    launched(*cl, options, *request.launch, *opened->pid);
-  } else if (!attach_inferior(*cl, options, target)) {
+    launched(*cl, state, *request.launch, *opened->pid);
+  } else if (!attach_inferior(*cl, state, target)) {
     return 1;
   }
-  server::Server srv(target, host, options, *endpoint, cl->once);
+  server::Server srv(target, host, options, state, *endpoint, cl->once);
   int code = srv.run();
   if (target.has_process()) {
     if (target.attached()) {

@@ -50,7 +50,8 @@ void write_all(Stream& stream, std::string_view bytes) {
 struct Server::Impl {
   tracer::Target& target;
   tracer::HostIo& host;
-  ServerOptions& options;
+  const ServerOptions& options;
+  ServerState& server;
   Endpoint endpoint;
   bool once;
 
@@ -72,8 +73,8 @@ struct Server::Impl {
   int exit_code = 0;
   bool done = false;
 
-  Impl(tracer::Target& t, tracer::HostIo& h, ServerOptions& o, Endpoint e, bool one)
-      : target(t), host(h), options(o), endpoint(std::move(e)), once(one) {}
+  Impl(tracer::Target& t, tracer::HostIo& h, const ServerOptions& o, ServerState& s, Endpoint e, bool one)
+      : target(t), host(h), options(o), server(s), endpoint(std::move(e)), once(one) {}
 
   // False, said, when the process has no descriptor left for it.
   bool watch_target() {
@@ -100,8 +101,8 @@ struct Server::Impl {
         after_session_step();
       } else if (auto event = target.poll()) {
         // No GDB connected: keep the stop for the next one's '?'.
-        options.last_stop = *event;
-        if (!target.has_process() && !options.extended) {
+        server.last_stop = *event;
+        if (!target.has_process() && !server.extended) {
           finish(0);
         }
       }
@@ -114,7 +115,7 @@ struct Server::Impl {
   void start_session(std::function<void(std::string_view)> writer, std::function<void()> closer) {
     connected_once = true;
     state = std::make_unique<SessionState>();
-    context = std::make_unique<Context>(Context{target, host, *state, options, {}, say});
+    context = std::make_unique<Context>(Context{target, host, *state, options, server, {}, say});
     session = std::make_unique<Session>(*context, std::move(writer));
     close_connection = std::move(closer);
   }
@@ -140,7 +141,7 @@ struct Server::Impl {
       close_connection = nullptr;
     }
     if (exit_server || once || endpoint.kind == Endpoint::Kind::Stdio || endpoint.kind == Endpoint::Kind::Device ||
-        (!target.has_process() && !options.extended)) {
+        (!target.has_process() && !server.extended)) {
       finish(exit_code);
       return;
     }
@@ -350,8 +351,9 @@ struct Server::Impl {
   }
 };
 
-Server::Server(tracer::Target& target, tracer::HostIo& host, ServerOptions& options, Endpoint endpoint, bool once)
-    : impl_(std::make_unique<Impl>(target, host, options, std::move(endpoint), once)) {}
+Server::Server(tracer::Target& target, tracer::HostIo& host, const ServerOptions& options, ServerState& server,
+               Endpoint endpoint, bool once)
+    : impl_(std::make_unique<Impl>(target, host, options, server, std::move(endpoint), once)) {}
 
 Server::~Server() = default;
 

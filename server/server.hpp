@@ -11,7 +11,8 @@ namespace server {
 
 class Server {
  public:
-  Server(tracer::Target& target, tracer::HostIo& host, ServerOptions& options, Endpoint endpoint, bool once);
+  Server(tracer::Target& target, tracer::HostIo& host, const ServerOptions& options, ServerState& server,
+         Endpoint endpoint, bool once);
   ~Server();
   // Listens, serves GDB until the work is done, and returns the process exit code.
   int run();

@@ -150,7 +150,7 @@ void Session::report_stop(const tracer::StopEvent& event) {
     send_packet(reply);
   }
   if ((event.reason == tracer::StopReason::Exited || event.reason == tracer::StopReason::Killed) &&
-      !cx_.options.extended && !cx_.target.has_process()) {
+      !cx_.server.extended && !cx_.target.has_process()) {
     cx_.state.end_session = true;
   }
 }

@@ -115,10 +115,11 @@ int serve(triage::Recorded& run, const triage::Options& o, const triage::Ending&
   run.target->hand_over_history();
   ServerOptions options;
   options.btrace_backend = run.backend;
-  options.last_stop = end.stop;
+  ServerState state;
+  state.last_stop = end.stop;
   options.first_connection_timeout = o.serve_timeout;
   tracer::LinuxHostIo host;
-  Server srv(*run.target, host, options, *endpoint, /*once=*/true);
+  Server srv(*run.target, host, options, state, *endpoint, /*once=*/true);
   std::fprintf(stderr, "hindsight triage: %s is stopped at the fault; in GDB: target remote %s\n", o.program.front().c_str(),
                o.serve.c_str());
   (void)srv.run();

@@ -91,7 +91,7 @@ HandlerResult on_btrace_op(Context& cx, const protocol::BtraceOp& op) {
     case protocol::BtraceOp::Bts:
       // A thread already traced may still be GDB's to claim (born while recording): the
       // target says "Btrace already enabled." otherwise.
-      if (auto ok = cx.target.enable_btrace(*tid, cx.options.btrace_config); !ok) {
+      if (auto ok = cx.target.enable_btrace(*tid, cx.server.btrace_config); !ok) {
         return text_error(ok.error().message());
       }
       return Reply::ok();
@@ -107,7 +107,7 @@ HandlerResult on_btrace_conf(Context& cx, const protocol::BtraceConfSize& conf) 
     return text_error("Bad Qbtrace configuration option.");
   }
   // GDB's "unlimited" is 0xffffffff: every size above the cap (--btrace-max-size) is the cap.
-  cx.options.btrace_config.bts_size = std::min(conf.size, cx.options.btrace_max_size);
+  cx.server.btrace_config.bts_size = std::min(conf.size, cx.options.btrace_max_size);
   return Reply::ok();
 }
 
@@ -131,7 +131,7 @@ HandlerResult on_xfer_btrace(Context& cx, const protocol::XferRead& req) {
 std::vector<std::string> btrace_status_lines(Context& cx) {
   std::vector<std::string> lines;
   lines.push_back("branch tracing: backend " + std::string(tracer::backend_name(cx.options.btrace_backend)) + ", buffer " +
-                  std::to_string(cx.options.btrace_config.bts_size) + " bytes per thread (at most " +
+                  std::to_string(cx.server.btrace_config.bts_size) + " bytes per thread (at most " +
                   std::to_string(cx.options.btrace_max_size) + ")" +
                   (cx.options.btrace_scope_name == "all" ? "" : ", scope " + cx.options.btrace_scope_name));
   if (std::string problem = cx.target.bts_problem(); !problem.empty()) {

@@ -37,28 +37,15 @@ struct Reply {
 };
 using HandlerResult = base::Result<Reply>;
 
-// Settings that come from the command line and outlive a connection.
+// Settings that come from the command line (and the backend it opened); no handler writes them.
 struct ServerOptions {
-  bool extended = false;            // --multi, or GDB sent '!'
   bool stdio_is_protocol = false;   // COMM is "-"
-  std::vector<std::string> last_program;  // for vRun with an empty program, and R
-  // How the next program starts (launch.cpp): the command line's --wrapper and
-  // --no-startup-with-shell, then what GDB asks (QStartupWithShell, QEnvironment*,
-  // QSetWorkingDir, QDisableRandomization).
-  bool startup_with_shell = true;
-  std::vector<std::string> wrapper;
-  std::optional<std::vector<std::string>> environment;  // "NAME=value"; nullopt: the server's
-  std::string working_dir;                               // empty: the server's
-  bool disable_randomization = true;
-  // Branch tracing: the configuration the next Qbtrace:bts uses (global, as in gdbserver),
-  // and the backend name `monitor btrace` shows.
-  tracer::BtraceConfig btrace_config;
+  std::vector<std::string> wrapper;  // --wrapper: how every program starts (launch.cpp)
   // --btrace-max-size: the most Qbtrace-conf:bts:size gets per thread (GDB's "unlimited" too).
   std::uint64_t btrace_max_size = tracer::kDefaultBtraceMaxSize;
+  // What records, and in which objects, as `monitor btrace` shows them.
   tracer::Backend btrace_backend = tracer::Backend::Auto;
   std::string btrace_scope_name = "all";
-  // Why the process is stopped now, for '?' (also for a GDB that connects later).
-  std::optional<tracer::StopEvent> last_stop;
   // Give up (exit) when no GDB has connected after this many seconds (0: wait for ever).
   double first_connection_timeout = 0;
   // --disable-packet.
@@ -66,6 +53,23 @@ struct ServerOptions {
   bool disabled(DisablePacket packet) const {
     return packet != DisablePacket::None && disabled_packets.count(packet) != 0;
   }
+};
+
+// What changes as the server runs and outlives a connection: GDB's settings for the next program,
+// the program last run, the branch-trace configuration GDB chose, the stop '?' reports.
+struct ServerState {
+  bool extended = false;                  // --multi, or GDB sent '!'
+  std::vector<std::string> last_program;  // for vRun with an empty program, and R
+  // How the next program starts (launch.cpp): the command line's --no-startup-with-shell, then
+  // what GDB asks (QStartupWithShell, QEnvironment*, QSetWorkingDir, QDisableRandomization).
+  bool startup_with_shell = true;
+  std::optional<std::vector<std::string>> environment;  // "NAME=value"; nullopt: the server's
+  std::string working_dir;                               // empty: the server's
+  bool disable_randomization = true;
+  // The configuration the next Qbtrace:bts uses (global, as in gdbserver).
+  tracer::BtraceConfig btrace_config;
+  // Why the process is stopped now, for '?' (also for a GDB that connects later).
+  std::optional<tracer::StopEvent> last_stop;
 };
 
 // Everything a GDB connection negotiated or selected. No globals: one per session.
@@ -104,7 +108,8 @@ struct Context {
   tracer::Target& target;
   tracer::HostIo& host;
   SessionState& state;
-  ServerOptions& options;
+  const ServerOptions& options;
+  ServerState& server;
   // Console output for qRcmd ("O" packets are sent by the session before the final reply).
   std::vector<std::string> console;
   // Lines for the user at the server's terminal ("Detaching from process N"), gdbserver's wording.

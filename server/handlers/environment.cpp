@@ -10,14 +10,14 @@ namespace server {
 namespace {
 
 // The environment GDB edits: the server's own until the first edit.
-std::vector<std::string>& edited_environment(ServerOptions& options) {
-  if (!options.environment) {
-    options.environment.emplace();
+std::vector<std::string>& edited_environment(ServerState& server) {
+  if (!server.environment) {
+    server.environment.emplace();
     for (char** entry = environ; *entry != nullptr; ++entry) {
-      options.environment->emplace_back(*entry);
+      server.environment->emplace_back(*entry);
     }
   }
-  return *options.environment;
+  return *server.environment;
 }
 
 // Drops NAME=... from env.
@@ -28,7 +28,7 @@ void unset_variable(std::vector<std::string>& env, const std::string& name) {
 }  // namespace
 
 HandlerResult on_startup_with_shell(Context& cx, const bool& on) {
-  cx.options.startup_with_shell = on;
+  cx.server.startup_with_shell = on;
   return Reply::ok();
 }
 
@@ -41,7 +41,7 @@ HandlerResult on_environment_set(Context& cx, std::string_view body) {
   if (eq == std::string::npos || eq == 0) {
     return base::make_error(base::Errc::malformed, "expected NAME=VALUE");
   }
-  auto& env = edited_environment(cx.options);
+  auto& env = edited_environment(cx.server);
   unset_variable(env, entry->substr(0, eq));
   env.push_back(*entry);
   return Reply::ok();
@@ -55,12 +55,12 @@ HandlerResult on_environment_unset(Context& cx, std::string_view body) {
   if (name->empty() || name->find('=') != std::string::npos) {
     return base::make_error(base::Errc::malformed, "expected a variable name");
   }
-  unset_variable(edited_environment(cx.options), *name);
+  unset_variable(edited_environment(cx.server), *name);
   return Reply::ok();
 }
 
 HandlerResult on_environment_reset(Context& cx, std::string_view /*body*/) {
-  cx.options.environment.reset();  // the server's own again
+  cx.server.environment.reset();  // the server's own again
   return Reply::ok();
 }
 
@@ -69,12 +69,12 @@ HandlerResult on_set_working_dir(Context& cx, std::string_view body) {
   if (!dir) {
     return dir.error();
   }
-  cx.options.working_dir = *dir;  // empty: the server's; a bad one fails at vRun, with the reason
+  cx.server.working_dir = *dir;  // empty: the server's; a bad one fails at vRun, with the reason
   return Reply::ok();
 }
 
 HandlerResult on_disable_randomization(Context& cx, const bool& on) {
-  cx.options.disable_randomization = on;
+  cx.server.disable_randomization = on;
   return Reply::ok();
 }
 

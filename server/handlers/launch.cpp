@@ -39,16 +39,17 @@ std::string expand_tilde(const std::string& dir) {
 
 }  // namespace
 
-tracer::LaunchSpec launch_spec(const ServerOptions& options, const std::vector<std::string>& program) {
+tracer::LaunchSpec launch_spec(const ServerOptions& options, const ServerState& server,
+                               const std::vector<std::string>& program) {
   tracer::LaunchSpec spec;
   spec.program = program_path(program.front());
   spec.args.assign(program.begin() + 1, program.end());
-  spec.startup_with_shell = options.startup_with_shell;
+  spec.startup_with_shell = server.startup_with_shell;
   spec.stdio_is_protocol = options.stdio_is_protocol;
   spec.wrapper = options.wrapper;
-  spec.environment = options.environment;
-  spec.working_dir = expand_tilde(options.working_dir);
-  spec.disable_aslr = options.disable_randomization;
+  spec.environment = server.environment;
+  spec.working_dir = expand_tilde(server.working_dir);
+  spec.disable_aslr = server.disable_randomization;
   return spec;
 }
 

@@ -12,7 +12,8 @@ namespace server {
 // PROG ARGS... as the next program starts. A PROG without '/' that names a file in the
 // server's directory is that file (gdbserver's rule: `gdbserver :1234 prog` in prog's
 // directory), else the shell or PATH finds it.
-tracer::LaunchSpec launch_spec(const ServerOptions& options, const std::vector<std::string>& program);
+tracer::LaunchSpec launch_spec(const ServerOptions& options, const ServerState& server,
+                               const std::vector<std::string>& program);
 
 // All-stop, just attached to pid: the signal a thread stopped with instead of the attach's
 // SIGSTOP, as gdbserver reports it; else the leader with signal 0.

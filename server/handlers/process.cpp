@@ -11,8 +11,8 @@ namespace {
 // Outside extended mode the server's work is done once its last process is gone.
 void process_gone(Context& cx) {
   cx.state.xfer_cache.clear();
-  cx.options.last_stop.reset();
-  if (!cx.options.extended && !cx.target.has_process()) {
+  cx.server.last_stop.reset();
+  if (!cx.server.extended && !cx.target.has_process()) {
     cx.state.end_session = true;
   }
 }
@@ -42,13 +42,13 @@ base::Result<void> may_add_process(Context& cx) {
 
 // Starts the program as the settings say, in gdbserver's words on the server's terminal.
 base::Result<tracer::Pid> start_program(Context& cx, const std::vector<std::string>& program) {
-  const tracer::LaunchSpec spec = launch_spec(cx.options, program);
+  const tracer::LaunchSpec spec = launch_spec(cx.options, cx.server, program);
   auto pid = cx.target.launch(spec);
   if (!pid) {
     cx.notice(pid.error().message());
     return pid.error();
   }
-  cx.options.last_program = program;
+  cx.server.last_program = program;
   cx.state.xfer_cache.clear();
   cx.notice("Process " + spec.program + " created; pid = " + std::to_string(*pid));
   return pid;
@@ -95,11 +95,11 @@ HandlerResult on_vrun(Context& cx, const std::vector<std::string>& argv) {
   }
   std::vector<std::string> program = argv;
   if (program.empty() || program.front().empty()) {
-    if (cx.options.last_program.empty()) {
+    if (cx.server.last_program.empty()) {
       return base::make_error(base::Errc::invalid, "no program to run");
     }
     std::vector<std::string> args(program.size() > 1 ? program.begin() + 1 : program.end(), program.end());
-    program = cx.options.last_program;
+    program = cx.server.last_program;
     if (!args.empty()) {
       program.resize(1);
       program.insert(program.end(), args.begin(), args.end());
@@ -117,15 +117,15 @@ HandlerResult on_vrun(Context& cx, const std::vector<std::string>& argv) {
 }
 
 HandlerResult on_restart(Context& cx, std::string_view /*body*/) {
-  if (!cx.options.extended) {
+  if (!cx.server.extended) {
     return Reply::empty();  // as gdbserver: R means nothing outside extended mode
   }
   if (cx.target.has_process()) {
     (void)cx.target.kill();
   }
   process_gone(cx);
-  if (!cx.options.last_program.empty()) {
-    (void)start_program(cx, cx.options.last_program);  // R has no reply: failures are on stderr
+  if (!cx.server.last_program.empty()) {
+    (void)start_program(cx, cx.server.last_program);  // R has no reply: failures are on stderr
   }
   return Reply::none();
 }

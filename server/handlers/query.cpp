@@ -173,7 +173,7 @@ HandlerResult on_symbol(Context& /*cx*/, std::string_view /*body*/) {
 }
 
 HandlerResult on_extended_mode(Context& cx, std::string_view /*body*/) {
-  cx.options.extended = true;
+  cx.server.extended = true;
   return Reply::ok();
 }
 

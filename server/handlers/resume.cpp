@@ -159,8 +159,8 @@ HandlerResult on_stop_reason(Context& cx, std::string_view /*body*/) {
       event.pid = t.pid;
       event.tid = t.tid;
       event.signal = 0;
-      if (cx.options.last_stop && cx.options.last_stop->tid == t.tid) {
-        event = *cx.options.last_stop;
+      if (cx.server.last_stop && cx.server.last_stop->tid == t.tid) {
+        event = *cx.server.last_stop;
       } else if (first && *first == t.tid) {
         event.signal = SIGTRAP;
       }
@@ -177,8 +177,8 @@ HandlerResult on_stop_reason(Context& cx, std::string_view /*body*/) {
     }
     return Reply::packet(queue.empty() ? "OK" : queue.front());
   }
-  if (cx.options.last_stop) {
-    tracer::StopEvent event = *cx.options.last_stop;
+  if (cx.server.last_stop) {
+    tracer::StopEvent event = *cx.server.last_stop;
     return Reply::packet(report_stop_event(cx, event));
   }
   auto tid = current_thread(cx);

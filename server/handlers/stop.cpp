@@ -87,7 +87,7 @@ void record_reported_stop(Context& cx, const tracer::StopEvent& event) {
     (void)cx.target.select_process(event.pid);
   }
   if (event.reason != tracer::StopReason::NoResumed && event.reason != tracer::StopReason::ThreadExited) {
-    cx.options.last_stop = event;
+    cx.server.last_stop = event;
   }
 }
 

@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   test_support::FakeHostIo host;
   server::SessionState state;
   server::ServerOptions options;
-  server::Context cx{target, host, state, options, {}, [](const std::string&) {}};
+  server::ServerState server;
+  server::Context cx{target, host, state, options, server, {}, [](const std::string&) {}};
   std::size_t written = 0;
   server::Session session(cx, [&](std::string_view bytes) { written += bytes.size(); });
 

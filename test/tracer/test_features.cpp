@@ -80,7 +80,8 @@ void check_announced_is_served(tracer::Target& target) {
   test_support::FakeHostIo host;
   server::SessionState state;
   server::ServerOptions options;
-  server::Context cx{target, host, state, options, {}, [](const std::string&) {}};
+  server::ServerState server;
+  server::Context cx{target, host, state, options, server, {}, [](const std::string&) {}};
   const auto announced = announced_by(cx);
   for (const auto& feature : server::all_features()) {
     INFO("feature " << feature.name);
@@ -158,8 +159,9 @@ TEST_CASE("features: --disable-packet removes a feature and its packets", "[feat
   test_support::FakeHostIo host;
   server::SessionState state;
   server::ServerOptions options;
+  server::ServerState server;
   options.disabled_packets = {server::DisablePacket::VCont, server::DisablePacket::Threads};
-  server::Context cx{target, host, state, options, {}, [](const std::string&) {}};
+  server::Context cx{target, host, state, options, server, {}, [](const std::string&) {}};
   const auto announced = announced_by(cx);
   CHECK(announced.count("vContSupported+") == 0);
   CHECK(announced.count("qXfer:threads:read+") == 0);

@@ -14,8 +14,9 @@ struct HandlerFixture {
   FakeHostIo host;
   server::SessionState state;
   server::ServerOptions options;
+  server::ServerState server;
   std::vector<std::string> notices;
-  server::Context cx{target, host, state, options, {}, [this](const std::string& s) { notices.push_back(s); }};
+  server::Context cx{target, host, state, options, server, {}, [this](const std::string& s) { notices.push_back(s); }};
 
   // The reply payload of one packet.
   std::string send(std::string_view payload) { return server::dispatch_packet(cx, payload).payload; }

@@ -118,5 +118,5 @@ TEST_CASE("bts:size above --btrace-max-size, GDB's unlimited too, gets the cap",
   CHECK(text.find("buffer 1048576 bytes per thread (at most 1048576)") != std::string::npos);
   CHECK(text.find("0 of 43690 branches kept") != std::string::npos);
   CHECK(f.send("Qbtrace-conf:bts:size=0x2000") == "OK");  // below the cap: as asked
-  CHECK(f.options.btrace_config.bts_size == 0x2000);
+  CHECK(f.server.btrace_config.bts_size == 0x2000);
 }

@@ -154,7 +154,7 @@ TEST_CASE("stop reason and stop replies", "[handlers]") {
   ev.tid = 101;
   ev.signal = 5;
   ev.reason = tracer::StopReason::SoftwareBreakpoint;
-  f.options.last_stop = ev;
+  f.server.last_stop = ev;
   auto reply = f.send("?");
   CHECK(reply.starts_with("T05swbreak:;"));
   CHECK(reply.find("thread:p64.65;") != std::string::npos);
@@ -182,7 +182,7 @@ TEST_CASE("--disable-packet: the server answers as one without those packets", "
   ev.pid = 100;
   ev.tid = 101;
   ev.signal = 5;
-  f.options.last_stop = ev;
+  f.server.last_stop = ev;
   CHECK(f.send("?") == "S05");
   f.options.disabled_packets = {DisablePacket::Tthread};
   auto reply = f.send("?");
@@ -358,7 +358,7 @@ TEST_CASE("extended mode: vRun and vAttach", "[handlers]") {
   CHECK(f.send("vRun;" + protocol::to_hex("/nonexistent")).starts_with("E"));
   auto reply = f.send("vRun;" + protocol::to_hex("/bin/true") + ";" + protocol::to_hex("arg"));
   CHECK(reply.starts_with("T05"));
-  CHECK(f.options.last_program == std::vector<std::string>{"/bin/true", "arg"});
+  CHECK(f.server.last_program == std::vector<std::string>{"/bin/true", "arg"});
   CHECK(f.send("vRun;" + protocol::to_hex("/bin/true")).starts_with("E"));  // already running
   CHECK(f.send("vKill;64") == "OK");
   CHECK_FALSE(f.state.end_session);  // extended mode stays up
@@ -387,6 +387,6 @@ TEST_CASE("exec events are announced and reported only when GDB asks for them", 
   ev.tid = 100;
   ev.signal = 5;
   ev.exec_path = "/bin/true";
-  f.options.last_stop = ev;
+  f.server.last_stop = ev;
   CHECK(f.send("?").starts_with("T05exec:" + protocol::to_hex("/bin/true") + ";"));
 }
