@@ -24,7 +24,7 @@ class VectorMemory final : public tracer::RawMemory {
  public:
   explicit VectorMemory(Bytes bytes) : bytes_(std::move(bytes)) {}
   base::Result<Bytes> read(Addr addr, std::size_t len) const override {
-    if (addr < kBase || addr >= kBase + bytes_.size()) {
+    if (unmapped || addr < kBase || addr >= kBase + bytes_.size()) {
       return base::sys_error("read memory", 5);
     }
     const std::size_t from = addr - kBase;
@@ -41,6 +41,7 @@ class VectorMemory final : public tracer::RawMemory {
   }
   const Bytes& bytes() const { return bytes_; }
   bool fail_writes = false;
+  bool unmapped = false;  // the program unmapped it all
 
  private:
   mutable Bytes bytes_;
@@ -92,7 +93,7 @@ TEST_CASE("CodeMemory: random plants, unplants, writes and step-overs match a mo
         claims.insert({addr, owner});
         break;
       case 2:
-        CHECK(code.unplant(addr, owner) == (claims.erase({addr, owner}) == 1));
+        CHECK(code.unplant(addr, owner).value() == (claims.erase({addr, owner}) == 1));
         break;
       case 3: {
         const std::size_t len = 1 + rng() % 12;
@@ -129,7 +130,7 @@ TEST_CASE("CodeMemory: random plants, unplants, writes and step-overs match a mo
   }
   code.reinstate();
   for (const auto& [addr, owner] : claims) {
-    CHECK(code.unplant(addr, owner));
+    CHECK(code.unplant(addr, owner).value());
   }
   CHECK(code.empty());
   CHECK(raw.bytes() == model);  // no int3 of ours left, every byte the program wrote
@@ -160,7 +161,7 @@ TEST_CASE("CodeMemory: an int3 rewritten by the program is not ours to restore",
   CodeMemory code(raw);
   REQUIRE(code.plant(kBase + 4, SiteOwner::Collector));
   REQUIRE(raw.write(kBase + 4, Bytes{0x55}));  // a library mapped there again
-  CHECK(code.unplant(kBase + 4, SiteOwner::Collector));
+  CHECK(code.unplant(kBase + 4, SiteOwner::Collector).value());
   CHECK(raw.bytes()[4] == 0x55);
   // A detach takes every int3 out, but those a vfork sharer still has stay.
   Bytes other(kSize, 0x90);
@@ -169,9 +170,20 @@ TEST_CASE("CodeMemory: an int3 rewritten by the program is not ours to restore",
   REQUIRE(parent.plant(kBase + 1, SiteOwner::Gdb));
   REQUIRE(parent.plant(kBase + 2, SiteOwner::Gdb));
   child.inherit(parent);
-  child.unplant(kBase + 2, SiteOwner::Gdb);  // (the child's GDB took that one out)
+  (void)child.unplant(kBase + 2, SiteOwner::Gdb);  // (the child's GDB took that one out)
   parent.remove_all(&child);
   CHECK(shared.bytes()[1] == tracer::kInt3);
   CHECK(shared.bytes()[2] == 0x90);
   CHECK(parent.empty());
+}
+
+TEST_CASE("CodeMemory: a breakpoint whose page is gone cannot be removed, and says so", "[code_memory]") {
+  Bytes initial(kSize, 0x90);
+  VectorMemory raw(initial);
+  CodeMemory code(raw);
+  REQUIRE(code.plant(kBase + 8, SiteOwner::Gdb));
+  raw.unmapped = true;  // munmap of its page (gdb.base/break-main-file-remove-fail.exp)
+  auto removed = code.unplant(kBase + 8, SiteOwner::Gdb);
+  CHECK_FALSE(removed);  // GDB warns "Error removing breakpoint"
+  CHECK_FALSE(code.contains(kBase + 8));  // forgotten all the same
 }

@@ -61,7 +61,7 @@ base::Result<CodeMemory::Planted> CodeMemory::plant(Addr addr, SiteOwner owner) 
   return Planted::Fresh;
 }
 
-bool CodeMemory::unplant(Addr addr, SiteOwner owner) {
+base::Result<bool> CodeMemory::unplant(Addr addr, SiteOwner owner) {
   if (!sites_.owned_by(addr, owner)) {
     return false;
   }
@@ -75,6 +75,7 @@ bool CodeMemory::unplant(Addr addr, SiteOwner owner) {
   }
   if (auto ok = restore(addr, *original); !ok) {
     base::logf(base::LogCat::ptrace, "restoring {:#x} failed: {}", addr, ok.error().message());
+    return std::move(ok).error();
   }
   return true;
 }
@@ -87,7 +88,7 @@ void CodeMemory::unplant_all(SiteOwner owner) {
     }
   }
   for (Addr addr : ours) {
-    unplant(addr, owner);
+    (void)unplant(addr, owner);  // (a failure is logged: the page went with its int3)
   }
 }
 

@@ -58,8 +58,9 @@ class CodeMemory {
   // One more owner of the int3 at addr, with no I/O: only where one is (contains(addr)).
   void claim(Addr addr, SiteOwner owner) { sites_.add(addr, 0, owner); }
   // owner lets go of addr; the last owner's leaving puts the original byte back (where our
-  // int3 still is: code rewritten or mapped again holds its own bytes). False: not owner's.
-  bool unplant(Addr addr, SiteOwner owner);
+  // int3 still is: code rewritten or mapped again holds its own bytes). False: not owner's. An
+  // error: the byte could not be put back (the page is gone); the site is forgotten all the same.
+  base::Result<bool> unplant(Addr addr, SiteOwner owner);
   // owner lets go of every int3 it has.
   void unplant_all(SiteOwner owner);
   // Every int3 out of memory and out of the table (detach, a fork child let go); those

@@ -79,7 +79,7 @@ class ProcessCodeView final : public CollectorHost {
       }
       // Our int3 is gone (code rewritten, a library mapped again): whatever is there now is
       // code we have not decoded; the collector lets go of the site (nothing of ours is there).
-      p_.code.unplant(addr, SiteOwner::Collector);
+      (void)p_.code.unplant(addr, SiteOwner::Collector);
       return Planted::Stale;
     }
     auto planted = p_.code.plant(addr, SiteOwner::Collector);

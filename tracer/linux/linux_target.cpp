@@ -271,8 +271,9 @@ Result<void> LinuxTarget::remove_breakpoint(BreakpointType type, Addr addr, int 
   }
   p->conditions.erase(addr);
   p->commands.erase(addr);
-  p->code.unplant(addr, SiteOwner::Gdb);
-  return base::success();
+  // A breakpoint whose page is gone cannot be removed: GDB warns ("Error removing breakpoint").
+  auto removed = p->code.unplant(addr, SiteOwner::Gdb);
+  return removed ? base::success() : Result<void>(std::move(removed).error());
 }
 
 // --- what GDB asks about the process -----------------------------------------------------------

@@ -113,7 +113,7 @@ void LinuxTarget::drop_range_stop(Process& p, LinuxThread& t) {
     return;
   }
   --p.range_stops;
-  p.code.unplant(addr, SiteOwner::Range);
+  (void)p.code.unplant(addr, SiteOwner::Range);
 }
 
 bool LinuxTarget::range_site(const Process& p, const LinuxThread& t, Addr addr) const {
