@@ -71,3 +71,17 @@ TEST_CASE("under --btrace=dbt, BreakpointCommands is not offered: GDB prints the
   CHECK_THAT(out.gdb, Contains("x=1\nx=2\nx=3\nx=4\n"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
 }
+
+TEST_CASE("under --btrace=dbt, non-stop is not announced: GDB says so and nothing hangs", "[e2e][dbt]") {
+  SKIP_IF_NOT_BUILT("dbt");
+  // (The server used to announce QNonStop+ here and answer QNonStop:1 with E01.)
+  auto out = e2e::run_gdb({.program = "simple",
+                           .commands = {"info threads"},
+                           .init_commands = {"set non-stop on"},
+                           .timeout = std::chrono::seconds(90),
+                           .server_flags = {"--btrace=dbt"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Non-stop mode requested, but remote does not support non-stop"));
+  CHECK_FALSE(out.timed_out);
+  CHECK(out.stray_processes == 0);
+}
