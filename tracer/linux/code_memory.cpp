@@ -20,14 +20,13 @@ base::Result<Bytes> CodeMemory::read(Addr addr, std::size_t len) const {
 }
 
 base::Result<void> CodeMemory::write(Addr addr, const Bytes& data) {
-  SoftwareBreakpoints saved = sites_;
   Bytes bytes = data;
-  sites_.absorb_write(addr, bytes);
+  const auto replaced = sites_.absorb_write(addr, bytes);  // (what a failed write gives back)
   if (lifted_ && *lifted_ >= addr && *lifted_ < addr + bytes.size()) {
     bytes[*lifted_ - addr] = *sites_.original(*lifted_);  // it stays out while the step-over lasts
   }
   if (auto ok = raw_->write(addr, bytes); !ok) {
-    sites_ = std::move(saved);
+    sites_.undo_absorb(replaced);
     return ok;
   }
   // A slot copied what is written now: the next hit makes a new one.

@@ -49,14 +49,25 @@ void SoftwareBreakpoints::hide(Addr addr, Bytes& data) const {
   }
 }
 
-void SoftwareBreakpoints::absorb_write(Addr addr, Bytes& data) {
+SoftwareBreakpoints::Replaced SoftwareBreakpoints::absorb_write(Addr addr, Bytes& data) {
+  Replaced replaced;
   if (data.empty()) {
-    return;
+    return replaced;
   }
   const Addr end = addr + data.size();
   for (auto it = sites_.lower_bound(addr); it != sites_.end() && it->first < end; ++it) {
+    replaced.emplace_back(it->first, it->second.original);
     it->second.original = data[it->first - addr];
     data[it->first - addr] = kInt3;
+  }
+  return replaced;
+}
+
+void SoftwareBreakpoints::undo_absorb(const Replaced& replaced) {
+  for (const auto& [addr, original] : replaced) {
+    if (auto it = sites_.find(addr); it != sites_.end()) {
+      it->second.original = original;
+    }
   }
 }
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "tracer/types.hpp"
 
@@ -42,8 +44,11 @@ class SoftwareBreakpoints {
   // still holds an int3 there).
   void hide(Addr addr, Bytes& data) const;
   // For a write of data at addr: remembers the new bytes under our sites as their
-  // originals and puts int3 back into data so the breakpoints stay in place.
-  void absorb_write(Addr addr, Bytes& data);
+  // originals and puts int3 back into data so the breakpoints stay in place. Returns the
+  // originals it replaced, for undo_absorb when the write fails.
+  using Replaced = std::vector<std::pair<Addr, std::uint8_t>>;
+  Replaced absorb_write(Addr addr, Bytes& data);
+  void undo_absorb(const Replaced& replaced);
 
  private:
   std::map<Addr, Site> sites_;
