@@ -168,10 +168,6 @@ std::vector<Feature> route_features() {
       out.push_back({std::string(r.feature), r.when});
     }
   }
-  // Packets a route serves besides the one it is named for.
-  out.push_back({"Qbtrace:off+", kBtrace});
-  out.push_back({"qXfer:btrace-conf:read+", kBtrace});
-  out.push_back({"BreakpointCommands+", {&Caps::breakpoint_commands}});  // Z0 ;cmds:
   return out;
 }
 

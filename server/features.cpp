@@ -10,10 +10,14 @@ namespace {
 
 using Caps = tracer::Capabilities;
 
-// Features that belong to no single route: what stop replies carry and which events are
-// reported. The session flags are read where stops are encoded and by the target's setters.
+// Features that belong to no single route: what stop replies carry, which events are
+// reported (the session flags are read where stops are encoded and by the target's setters),
+// and forms of a packet a route serves besides the one it is named for.
 std::vector<Feature> general_features() {
   return {
+      {"Qbtrace:off+", {&Caps::branch_tracing}, nullptr},
+      {"qXfer:btrace-conf:read+", {&Caps::branch_tracing}, nullptr},
+      {"BreakpointCommands+", {&Caps::breakpoint_commands}, nullptr},  // Z0 ;cmds:
       {"multiprocess+", {}, &SessionState::multiprocess},
       {"swbreak+", {}, nullptr},
       {"hwbreak+", {}, nullptr},
