@@ -21,7 +21,7 @@ struct Threads {
   PendingEvents queue;
 
   LinuxThread& thread(tracer::Tid tid) {
-    LinuxThread& t = map[tid];
+    LinuxThread& t = map.try_emplace(tid, tracer::linux_kernel()).first->second;
     t.tid = tid;
     t.pid = 100;
     return t;
@@ -71,7 +71,7 @@ TEST_CASE("pending events: a thread left out of the resume keeps its event", "[p
   ts.stop(101);
   ts.thread(100).resumed = true;  // scheduler locking resumed only 100
   CHECK_FALSE(ts.all_stop());
-  CHECK(ts.map[101].pending.has_value());
+  CHECK(ts.map.at(101).pending.has_value());
   ts.thread(101).resumed = true;  // the next resume includes it: reported at once
   ts.stop(100);
   CHECK(ts.all_stop() == "101");
@@ -143,7 +143,7 @@ TEST_CASE("pending events: after an attach, the oldest signal a thread stopped w
   auto* first = PendingEvents::next_stop(ts.for_each(), tracer::attach_signal_rank);
   REQUIRE(first != nullptr);
   CHECK(first->tid == 100);
-  ts.map[100].pending.reset();
+  ts.map.at(100).pending.reset();
   first = PendingEvents::next_stop(ts.for_each(), tracer::attach_signal_rank);
   REQUIRE(first != nullptr);
   CHECK(first->tid == 101);

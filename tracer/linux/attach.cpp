@@ -38,36 +38,29 @@ base::Error attach_error(Pid pid, int err) {
 // PTRACE_ATTACH one thread and wait for its SIGSTOP. A different signal arriving first
 // becomes that thread's pending event; the SIGSTOP then stays expected.
 Result<void> LinuxTarget::attach_thread(Process& p, Tid tid) {
-  if (auto res = pt::attach(tid); !res) {
+  if (auto res = kernel_.attach(tid); !res) {
     return res;
   }
   LinuxThread& t = p.add_thread(tid);
   t.run.attaching();
-  for (;;) {
-    int st = 0;
-    Tid w = ::waitpid(tid, &st, __WALL);
-    if (w < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      p.threads.erase(tid);
-      return base::sys_error("waitpid " + std::to_string(tid));
-    }
-    base::logf(base::LogCat::ptrace, "attach: waitpid({}) status {:#x}", tid, st);
-    if (WIFEXITED(st) || WIFSIGNALED(st)) {
-      p.threads.erase(tid);
-      return base::make_error(base::Errc::no_thread, "thread exited during attach");
-    }
-    (void)t.run.saw_stop();
-    t.regs.forget();
-    t.stop_pc = t.regs.pc(tid).value_or(0);
-    const int sig = WSTOPSIG(st);
-    if (!t.run.took_our_sigstop(sig)) {
-      make_pending(t, StopEvent{StopReason::Signal, p.pid, tid, sig});
-    }
-    break;
+  auto waited = kernel_.wait_for(tid);
+  if (!waited) {
+    p.threads.erase(tid);
+    return std::move(waited).error();
   }
-  return pt::set_options(tid, kAttachOptions);
+  const int st = *waited;
+  if (WIFEXITED(st) || WIFSIGNALED(st)) {
+    p.threads.erase(tid);
+    return base::make_error(base::Errc::no_thread, "thread exited during attach");
+  }
+  (void)t.run.saw_stop();
+  t.regs.forget();
+  t.stop_pc = t.regs.pc(tid).value_or(0);
+  const int sig = WSTOPSIG(st);
+  if (!t.run.took_our_sigstop(sig)) {
+    make_pending(t, StopEvent{StopReason::Signal, p.pid, tid, sig});
+  }
+  return kernel_.set_options(tid, kAttachOptions);
 }
 
 Result<void> LinuxTarget::attach(Pid pid) {
@@ -87,7 +80,7 @@ Result<void> LinuxTarget::attach(Pid pid) {
   std::set<Tid> failed;
   for (bool found = true; found;) {
     found = false;
-    for (Tid tid : procfs::task_ids(pid)) {
+    for (Tid tid : kernel_.task_ids(pid)) {
       if (p.find(tid) != nullptr || failed.count(tid) != 0) {
         continue;
       }
@@ -154,15 +147,15 @@ std::optional<StopEvent> LinuxTarget::take_attach_signal(Pid pid) {
 void LinuxTarget::flush_sigstop(LinuxThread& t, int& deliver) {
   for (int guard = 0; t.run.sigstop_expected() && guard < 16; ++guard) {
     t.regs.forget();
-    if (!pt::resume(t.tid, false, 0)) {
+    if (!kernel_.resume(t.tid, false, 0)) {
       return;
     }
-    int st = 0;
-    if (::waitpid(t.tid, &st, __WALL) != t.tid || !WIFSTOPPED(st)) {
+    auto st = kernel_.wait_for(t.tid);
+    if (!st || !WIFSTOPPED(*st)) {
       t.run.let_go();
       return;
     }
-    const int sig = WSTOPSIG(st);
+    const int sig = WSTOPSIG(*st);
     if (t.run.took_our_sigstop(sig)) {
     } else if (sig != SIGTRAP && (sig & 0x80) == 0 && deliver == 0) {
       deliver = sig;
@@ -228,7 +221,7 @@ Result<void> LinuxTarget::detach_one(Process& p) {
       deliver = t.reported_signal;  // GDB heard of it and lets the program have it
     }
     flush_sigstop(t, deliver);
-    (void)pt::detach(tid, deliver);
+    (void)kernel_.detach(tid, deliver);
   }
   base::logf(base::LogCat::ptrace, "detached from {}", pid);
   forget_process(pid);

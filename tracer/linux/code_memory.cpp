@@ -9,7 +9,26 @@ namespace {
 
 constexpr std::size_t kLongestInstruction = 15;
 
+// Before a process's memory is opened, or when it could not be.
+class NoMemory final : public RawMemory {
+ public:
+  base::Result<Bytes> read(Addr, std::size_t) const override { return unopened(); }
+  base::Result<void> write(Addr, const Bytes&) const override { return unopened(); }
+
+ private:
+  static base::Error unopened() { return base::make_error(base::Errc::no_process, "no process"); }
+};
+
+NoMemory no_memory;
+
 }  // namespace
+
+CodeMemory::CodeMemory() : raw_(&no_memory) {}
+
+void CodeMemory::use(std::unique_ptr<RawMemory> memory) {
+  own_ = std::move(memory);
+  raw_ = own_ ? own_.get() : &no_memory;
+}
 
 base::Result<Bytes> CodeMemory::read(Addr addr, std::size_t len) const {
   auto data = raw_->read(addr, len);

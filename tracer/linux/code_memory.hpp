@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "base/result.hpp"
@@ -33,13 +34,13 @@ struct OutOfLine {
 
 class CodeMemory {
  public:
-  CodeMemory() : raw_(&own_) {}
+  CodeMemory();                                         // no memory yet: every access fails
   explicit CodeMemory(RawMemory& raw) : raw_(&raw) {}  // memory of another kind (tests)
   CodeMemory(const CodeMemory&) = delete;
   CodeMemory& operator=(const CodeMemory&) = delete;
 
-  // /proc/PID/mem (again after an exec: the old file still shows the old image).
-  base::Result<void> open(Pid pid) { return own_.open(pid); }
+  // The process's memory from now on (again after an exec: the old one shows the old image).
+  void use(std::unique_ptr<RawMemory> memory);  // nullptr: none (every access fails)
 
   // --- the program's view ---------------------------------------------------------------
   // The readable prefix of [addr, addr + len), our int3s showing their original bytes.
@@ -95,7 +96,7 @@ class CodeMemory {
  private:
   base::Result<void> restore(Addr addr, std::uint8_t original) const;
 
-  ProcessMemory own_;
+  std::unique_ptr<RawMemory> own_;
   RawMemory* raw_;
   SoftwareBreakpoints sites_;
   std::optional<Addr> lifted_;

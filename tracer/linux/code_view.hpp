@@ -7,7 +7,6 @@
 #include "tracer/btrace/collector.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/process.hpp"
-#include "tracer/linux/ptrace_calls.hpp"
 
 namespace tracer {
 
@@ -24,7 +23,7 @@ class ProcessCodeView final : public CollectorHost {
   }
   base::Result<Bytes> read_code(Addr addr, std::size_t len) override { return p_.code.read(addr, len); }
   base::Result<int> stop_si_code(Tid tid) override {
-    auto si = pt::get_siginfo(tid);
+    auto si = p_.kernel.get_siginfo(tid);
     if (!si) {
       return std::move(si).error();
     }

@@ -64,12 +64,12 @@ base::Result<void> set_debugreg(Tid tid, int i, std::uint64_t value) {
 
 }  // namespace pt
 
-base::Result<void> write_debug_registers(Tid tid, DrValues& have, const DrValues& want) {
+base::Result<void> write_debug_registers(Kernel& kernel, Tid tid, DrValues& have, const DrValues& want) {
   if (have == want) {
     return base::success();
   }
   if (have.dr7 != 0) {
-    if (auto res = pt::set_debugreg(tid, 7, 0); !res) {
+    if (auto res = kernel.set_debugreg(tid, 7, 0); !res) {
       return res;
     }
     have.dr7 = 0;
@@ -77,14 +77,14 @@ base::Result<void> write_debug_registers(Tid tid, DrValues& have, const DrValues
   for (int i = 0; i < arch::x86::kDebugSlots; ++i) {
     const auto k = static_cast<std::size_t>(i);
     if ((want.dr7 & (3ull << (2 * i))) != 0 && have.addr[k] != want.addr[k]) {
-      if (auto res = pt::set_debugreg(tid, i, want.addr[k]); !res) {
+      if (auto res = kernel.set_debugreg(tid, i, want.addr[k]); !res) {
         return res;
       }
       have.addr[k] = want.addr[k];
     }
   }
   if (want.dr7 != 0) {
-    if (auto res = pt::set_debugreg(tid, 7, want.dr7); !res) {
+    if (auto res = kernel.set_debugreg(tid, 7, want.dr7); !res) {
       return res;
     }
   }
@@ -102,9 +102,9 @@ Result<void> LinuxTarget::insert_debug_point(Process& p, BreakpointType type, Ad
   // Arm one stopped thread now so that an address the kernel refuses fails the Z packet;
   // the others follow when they next run.
   if (LinuxThread* t = p.any_stopped()) {
-    if (auto res = write_debug_registers(t->tid, t->dr, dr_values(p.dr_slots)); !res) {
+    if (auto res = write_debug_registers(kernel_, t->tid, t->dr, dr_values(p.dr_slots)); !res) {
       p.dr_slots = before;
-      (void)write_debug_registers(t->tid, t->dr, dr_values(p.dr_slots));
+      (void)write_debug_registers(kernel_, t->tid, t->dr, dr_values(p.dr_slots));
       return res;
     }
   }
@@ -120,7 +120,7 @@ Result<void> LinuxTarget::remove_debug_point(Process& p, BreakpointType type, Ad
 }
 
 void LinuxTarget::sync_debug_registers(Process& p, LinuxThread& t) {
-  if (auto res = write_debug_registers(t.tid, t.dr, dr_values(p.dr_slots)); !res) {
+  if (auto res = write_debug_registers(kernel_, t.tid, t.dr, dr_values(p.dr_slots)); !res) {
     base::logf(base::LogCat::ptrace, "debug registers of {}: {}", t.tid, res.error().message());
   }
 }
@@ -129,7 +129,7 @@ void LinuxTarget::clear_debug_registers(Process& p) {
   p.dr_slots = arch::x86::DebugSlots{};
   for (auto& [tid, t] : p.threads) {
     if (t.stopped()) {
-      (void)write_debug_registers(tid, t.dr, DrValues{});
+      (void)write_debug_registers(kernel_, tid, t.dr, DrValues{});
     }
   }
 }
@@ -153,11 +153,11 @@ LinuxTarget::DebugTrap LinuxTarget::debug_trap(Process& p, LinuxThread& t) {
   if (t.dr.dr7 == 0) {
     return out;
   }
-  auto dr6 = pt::get_debugreg(t.tid, 6);
+  auto dr6 = kernel_.get_debugreg(t.tid, 6);
   if (!dr6 || (*dr6 & arch::x86::kDr6SlotMask) == 0) {
     return out;
   }
-  (void)pt::set_debugreg(t.tid, 6, 0);
+  (void)kernel_.set_debugreg(t.tid, 6, 0);
   // Several slots may have hit at once (a read and a write watchpoint on one variable): the
   // first that is to be reported is, after each read watchpoint that saw a write is passed.
   std::optional<int> slot;

@@ -11,6 +11,10 @@
 #include "tracer/types.hpp"
 
 namespace tracer {
+class Kernel;
+}
+
+namespace tracer {
 
 // DR7 and DR0-DR3 as last written to one thread (all zero: never armed).
 struct DrValues {
@@ -30,6 +34,6 @@ base::Result<void> set_debugreg(Tid tid, int i, std::uint64_t value);
 
 // Writes want to the thread whose registers hold have (DR7 off first, then addresses, then
 // DR7), and updates have.
-base::Result<void> write_debug_registers(Tid tid, DrValues& have, const DrValues& want);
+base::Result<void> write_debug_registers(Kernel& kernel, Tid tid, DrValues& have, const DrValues& want);
 
 }  // namespace tracer

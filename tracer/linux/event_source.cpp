@@ -19,7 +19,7 @@ const int kTickSignal = SIGRTMIN;
 
 }  // namespace
 
-EventSource::EventSource() {
+EventSource::EventSource(Kernel& kernel) : kernel_(kernel) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
@@ -65,14 +65,7 @@ EventSource::Window::~Window() {
 
 std::optional<WaitStatus> EventSource::wait_one() {
   // Without a timer nothing would end the wait: look without blocking instead.
-  const int flags = have_timer_ ? __WALL : __WALL | WNOHANG;
-  int st = 0;
-  Tid tid = ::waitpid(-1, &st, flags);
-  if (tid <= 0) {
-    return std::nullopt;  // the tick (EINTR), or no children at all
-  }
-  base::logf(base::LogCat::ptrace, "waitpid: {} status {:#x}", tid, st);
-  return WaitStatus{tid, st};
+  return kernel_.wait_any(have_timer_);  // nullopt: the tick (EINTR), or no children at all
 }
 
 std::vector<WaitStatus> EventSource::drain() {
@@ -82,19 +75,10 @@ std::vector<WaitStatus> EventSource::drain() {
   signalfd_siginfo info[2];
   (void)::read(fd_, info, sizeof info);
   std::vector<WaitStatus> out;
-  for (;;) {
-    int st = 0;
-    Tid tid = ::waitpid(-1, &st, __WALL | WNOHANG);
-    if (tid > 0) {
-      base::logf(base::LogCat::ptrace, "waitpid: {} status {:#x}", tid, st);
-      out.push_back({tid, st});
-      continue;
-    }
-    if (tid < 0 && errno == EINTR) {
-      continue;
-    }
-    return out;  // 0: nothing more now; ECHILD: no children at all
+  while (auto status = kernel_.wait_any(false)) {
+    out.push_back(*status);
   }
+  return out;
 }
 
 void EventSource::wait_readable(std::chrono::milliseconds timeout) const {

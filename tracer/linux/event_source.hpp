@@ -9,19 +9,15 @@
 
 #include <ctime>
 
+#include "tracer/linux/kernel.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
 
-struct WaitStatus {
-  Tid tid = 0;
-  int status = 0;
-};
-
 class EventSource {
  public:
-  // Blocks SIGCHLD for this thread and opens the signalfd.
-  EventSource();
+  // Blocks SIGCHLD for this thread and opens the signalfd; statuses come from kernel.
+  explicit EventSource(Kernel& kernel);
   ~EventSource();
   EventSource(const EventSource&) = delete;
   EventSource& operator=(const EventSource&) = delete;
@@ -52,6 +48,7 @@ class EventSource {
   std::optional<WaitStatus> wait_one();
 
  private:
+  Kernel& kernel_;
   int fd_ = -1;
   timer_t tick_timer_{};
   bool have_timer_ = false;

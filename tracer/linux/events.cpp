@@ -250,7 +250,7 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     trapped_on_collector_site(p, t, *pc - 1);
     return std::nullopt;
   }
-  auto si = pt::get_siginfo(t.tid);
+  auto si = kernel_.get_siginfo(t.tid);
   if (!si) {
     return ev;
   }
@@ -300,13 +300,13 @@ bool LinuxTarget::step_on_past_syscall_exit(LinuxThread& t) {
   if (t.stop_pc != from) {
     return false;
   }
-  auto si = pt::get_siginfo(t.tid);
+  auto si = kernel_.get_siginfo(t.tid);
   if (!si || si->si_code != TRAP_BRKPT) {
     return false;
   }
   base::logf(base::LogCat::ptrace, "thread {}: step reported at the syscall's exit; stepping on", t.tid);
   t.regs.forget();
-  return static_cast<bool>(pt::resume(t.tid, true, 0));
+  return static_cast<bool>(kernel_.resume(t.tid, true, 0));
 }
 
 void LinuxTarget::queue_exit(const StopEvent& ev) { pending_.add_exit(ev); }

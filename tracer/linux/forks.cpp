@@ -17,13 +17,13 @@ namespace tracer {
 void LinuxTarget::handle_ptrace_event(Process& p, LinuxThread& t, int event) {
   switch (event) {
     case PTRACE_EVENT_CLONE:
-      if (auto msg = pt::event_message(t.tid)) {
+      if (auto msg = kernel_.event_message(t.tid)) {
         on_clone(p, t, static_cast<Tid>(*msg));
       }
       break;
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
-      if (auto msg = pt::event_message(t.tid)) {
+      if (auto msg = kernel_.event_message(t.tid)) {
         on_fork(p, t, static_cast<Pid>(*msg), event == PTRACE_EVENT_VFORK);
         return;
       }
@@ -117,8 +117,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
     status = early->second;
     early_stops_.erase(early);
   } else {
-    while (::waitpid(child, &status, __WALL) < 0 && errno == EINTR) {
-    }
+    status = kernel_.wait_for(child).value_or(0);
   }
   if (!vfork) {
     c.code.unplant_all(SiteOwner::Collector);  // its copy of memory keeps GDB's int3s only
@@ -138,7 +137,7 @@ void LinuxTarget::release_fork_child(Process& c) {
   }
   base::logf(base::LogCat::ptrace, "fork child {} released", c.pid);
   for (auto& [tid, t] : c.threads) {
-    (void)pt::detach(tid, 0);
+    (void)kernel_.detach(tid, 0);
   }
   forget_process(c.pid);
 }
@@ -150,7 +149,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   // asked of the former thread (scheduler locking resumes only that one).
   LinuxThread self = t;
   log_event("exec", p.pid, t.tid, procfs::executable(p.pid));
-  if (auto former = pt::event_message(t.tid); former && static_cast<Tid>(*former) != t.tid) {
+  if (auto former = kernel_.event_message(t.tid); former && static_cast<Tid>(*former) != t.tid) {
     if (const LinuxThread* execer = p.find(static_cast<Tid>(*former))) {
       self.resumed = execer->resumed;
       self.action = execer->action;
@@ -170,7 +169,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
     p.collector->code_changed();
   }
   p.threads.clear();
-  p.threads[p.pid] = self;
+  p.threads.insert_or_assign(p.pid, self);
   p.code.forget_all();  // (slots too)
   p.conditions.clear();
   p.commands.clear();
@@ -179,8 +178,8 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   p.thread_db.reset();  // another program, maybe another glibc
   p.thread_db_host.reset();
   p.vfork_parent = 0;  // its own memory now: the parent gets vforkdone
-  (void)p.code.open(p.pid);
-  LinuxThread& leader = p.threads[p.pid];
+  open_memory(p);
+  LinuxThread& leader = p.threads.at(p.pid);
   leader.range_stop = 0;  // (its int3 went with the old image)
   p.range_stops = 0;
   if (report_exec_ && p.known_to_gdb) {

@@ -61,16 +61,29 @@ Result<LinuxTarget::Located> LinuxTarget::stopped_thread(Tid tid) {
 }
 
 Process& LinuxTarget::add_process(Pid pid, ProcessOrigin origin) {
-  auto p = std::make_unique<Process>();
+  auto p = std::make_unique<Process>(kernel_);
   p->pid = pid;
   p->origin = origin;
   p->attached = origin == ProcessOrigin::Attached;
-  if (auto res = p->code.open(pid); !res) {
-    base::logf(base::LogCat::ptrace, "{}", res.error().message());
-  }
+  open_memory(*p);
   Process& ref = *p;
   processes_[pid] = std::move(p);
   return ref;
+}
+
+void LinuxTarget::open_memory(Process& p) {
+  auto memory = kernel_.memory(p.pid);
+  if (!memory) {
+    base::logf(base::LogCat::ptrace, "{}", memory.error().message());
+    p.code.use(nullptr);
+    return;
+  }
+  p.code.use(std::move(*memory));
+}
+
+bool LinuxTarget::gone(Pid pid, Tid tid) {
+  const char state = kernel_.task_state(pid, tid);
+  return state == 'Z' || state == 'X';
 }
 
 void LinuxTarget::forget_process(Pid pid) {
@@ -173,7 +186,7 @@ bool LinuxTarget::thread_alive(Tid tid) {
     return true;  // until GDB hears how its process ended
   }
   return at.thread != nullptr && at.process->known_to_gdb && at.thread->state() != ThreadState::Zombie &&
-         pt::tgkill(at.process->pid, tid, 0).ok();
+         kernel_.tgkill(at.process->pid, tid, 0).ok();
 }
 
 // --- registers ----------------------------------------------------------------------------
@@ -282,7 +295,7 @@ Result<Bytes> LinuxTarget::auxv() {
   if (current() == nullptr) {
     return no_process_error();
   }
-  return procfs::read_file("/proc/" + std::to_string(current_) + "/auxv");
+  return kernel_.auxv(current_);
 }
 
 Result<std::string> LinuxTarget::exec_file(Pid pid) {
@@ -318,7 +331,7 @@ Result<Bytes> LinuxTarget::siginfo(Tid tid) {
   if (!at) {
     return std::move(at).error();
   }
-  auto si = pt::get_siginfo(tid);
+  auto si = kernel_.get_siginfo(tid);
   if (!si) {
     return std::move(si).error();
   }
@@ -335,12 +348,12 @@ Result<void> LinuxTarget::write_siginfo(Tid tid, const Bytes& data) {
   if (data.size() > sizeof(siginfo_t)) {
     return base::make_error(base::Errc::invalid, "siginfo larger than 128 bytes");
   }
-  auto si = pt::get_siginfo(tid);
+  auto si = kernel_.get_siginfo(tid);
   if (!si) {
     return std::move(si).error();
   }
   std::memcpy(&*si, data.data(), data.size());
-  return pt::set_siginfo(tid, *si);
+  return kernel_.set_siginfo(tid, *si);
 }
 
 }  // namespace tracer

@@ -21,6 +21,7 @@
 #include "tracer/btrace/scope.hpp"
 #include "tracer/linux/all_stop.hpp"
 #include "tracer/linux/event_source.hpp"
+#include "tracer/linux/kernel.hpp"
 #include "tracer/linux/pending_events.hpp"
 #include "tracer/linux/process.hpp"
 #include "tracer/linux/procfs.hpp"
@@ -30,7 +31,9 @@ namespace tracer {
 
 class LinuxTarget final : public Target {
  public:
-  LinuxTarget() = default;
+  LinuxTarget() : LinuxTarget(linux_kernel()) {}
+  // Asking kernel (tests: a scripted one) in place of the real one.
+  explicit LinuxTarget(Kernel& kernel) : kernel_(kernel), events_(kernel) {}
   // Kills launched processes, detaches from attached ones.
   ~LinuxTarget() override;
   LinuxTarget(const LinuxTarget&) = delete;
@@ -130,6 +133,8 @@ class LinuxTarget final : public Target {
   Located locate(Tid tid);
   Result<Located> stopped_thread(Tid tid);
   Process& add_process(Pid pid, ProcessOrigin origin);
+  void open_memory(Process& p);  // its memory, at its start and after an exec
+  bool gone(Pid pid, Tid tid);   // a zombie (or dead), by /proc
   void forget_process(Pid pid);
   bool all_stop() const { return !non_stop_; }
 
@@ -243,6 +248,7 @@ class LinuxTarget final : public Target {
   Result<std::unique_ptr<Collector>> make_collector(Tid tid, const BtraceConfig& config);
   void collector_thread_born(Process& p, LinuxThread& t);
 
+  Kernel& kernel_;
   EventSource events_;
   std::map<Pid, std::unique_ptr<Process>> processes_;
   Pid current_ = 0;

@@ -14,7 +14,6 @@
 #include "base/log.hpp"
 #include "tracer/linux/code_view.hpp"
 #include "tracer/linux/linux_target.hpp"
-#include "tracer/linux/procfs.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
 #include "arch/x86/out_of_line.hpp"
 
@@ -26,7 +25,7 @@ constexpr std::size_t kLongestInstruction = 15;
 
 // [end of the program's code, end of that page): mapped executable, never run by the program.
 std::pair<Addr, Addr> free_code_tail(Process& p) {
-  auto auxv = procfs::read_file("/proc/" + std::to_string(p.pid) + "/auxv");
+  auto auxv = p.kernel.auxv(p.pid);
   if (!auxv) {
     return {0, 0};
   }

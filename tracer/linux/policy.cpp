@@ -100,7 +100,7 @@ Result<void> LinuxTarget::interrupt() {
 }
 
 void LinuxTarget::request_stop(LinuxThread& t) {
-  if (t.run.may_request_stop() && pt::tgkill(t.pid, t.tid, SIGSTOP)) {
+  if (t.run.may_request_stop() && kernel_.tgkill(t.pid, t.tid, SIGSTOP)) {
     t.run.stop_requested();
   }
 }
@@ -125,8 +125,7 @@ bool LinuxTarget::settle() {
   bool all = true;
   for (LinuxThread* t : waiting) {
     if (t->run.started() && t->run.sigstop_expected()) {
-      auto st = procfs::task_stat(t->pid, t->tid);
-      if (st && (st->state == 'Z' || st->state == 'X')) {
+      if (gone(t->pid, t->tid)) {
         t->run.became_zombie();
         continue;
       }
@@ -141,8 +140,7 @@ void LinuxTarget::notice_zombie_leader(Process& p) {
   if (leader == nullptr || !leader->running() || p.threads.size() < 2) {
     return;
   }
-  auto st = procfs::task_stat(p.pid, p.pid);
-  if (st && (st->state == 'Z' || st->state == 'X')) {
+  if (gone(p.pid, p.pid)) {
     base::logf(base::LogCat::ptrace, "leader {} is a zombie: it leaves the thread list", p.pid);
     leader->run.became_zombie();
   }
@@ -309,8 +307,7 @@ void LinuxTarget::stop_now(Process* only) {
     targets([&](Process& p) {
       for (auto& [tid, t] : p.threads) {
         if (!t.settled()) {
-          auto st = procfs::task_stat(p.pid, tid);
-          if (st && (st->state == 'Z' || st->state == 'X')) {
+          if (gone(p.pid, tid)) {
             t.run.became_zombie();
           } else {
             request_stop(t);

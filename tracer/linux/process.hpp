@@ -11,6 +11,7 @@
 #include "arch/x86/debug_registers.hpp"
 #include "tracer/btrace/collector.hpp"
 #include "tracer/linux/code_memory.hpp"
+#include "tracer/linux/kernel.hpp"
 #include "tracer/linux/thread_db_host.hpp"
 #include "tracer/linux/thread.hpp"
 
@@ -29,6 +30,11 @@ struct StepOver {
 };
 
 struct Process {
+  explicit Process(Kernel& k) : kernel(k) {}
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  Kernel& kernel;  // what its threads are asked through (kernel.hpp)
   Pid pid = 0;
   ProcessOrigin origin = ProcessOrigin::Launched;
   bool attached = false;        // qAttached: we did not create it (inherited by fork children)
@@ -70,7 +76,7 @@ struct Process {
     return it == threads.end() ? nullptr : &it->second;
   }
   LinuxThread& add_thread(Tid tid) {
-    LinuxThread& t = threads[tid];
+    LinuxThread& t = threads.try_emplace(tid, kernel).first->second;
     t.tid = tid;
     t.pid = pid;
     return t;

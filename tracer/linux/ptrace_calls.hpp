@@ -1,11 +1,12 @@
-// Thin, logged wrappers over the ptrace requests the target makes. Every ptrace call of
-// tracer/linux (except registers.cpp) goes through here, so --debug shows each one.
+// Thin, logged wrappers over the ptrace requests the target makes, so --debug shows each one.
+// The core reaches them through its Kernel (kernel.hpp); launch.cpp calls them directly.
 #pragma once
 
 #include <csignal>
 #include <cstdint>
 
 #include "base/result.hpp"
+#include "tracer/linux/kernel.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer::pt {
@@ -16,10 +17,6 @@ base::Result<void> resume(Tid tid, bool step, int sig);
 base::Result<void> resume_to_syscall(Tid tid, int sig);
 // Where a thread in a syscall stop (SIGTRAP | 0x80) is: PTRACE_GET_SYSCALL_INFO for entry or
 // exit, orig_rax for the number (the exit report does not carry it).
-struct SyscallStop {
-  bool entry = false;
-  int number = -1;
-};
 base::Result<SyscallStop> syscall_stop(Tid tid);
 base::Result<void> set_options(Tid tid, long options);
 base::Result<void> attach(Tid tid);

@@ -42,7 +42,9 @@ uint64_t xgetbv0() {
   return (static_cast<uint64_t>(hi) << 32) | lo;
 }
 
-base::Result<void> get_gprs(int tid, RawRegisters& raw) {
+}  // namespace
+
+base::Result<void> read_gpr_registers(int tid, RawRegisters& raw) {
   user_regs_struct regs{};
   if (ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) {
     return ptrace_error("PTRACE_GETREGS", tid, errno);
@@ -51,7 +53,7 @@ base::Result<void> get_gprs(int tid, RawRegisters& raw) {
   return base::success();
 }
 
-base::Result<void> get_xstate(int tid, RawRegisters& raw) {
+base::Result<void> read_xstate_registers(int tid, RawRegisters& raw) {
   const ax::XsaveGeometry& geo = host_register_layout().geometry();
   if (!geo.has_header()) {
     raw.xsave.assign(ax::kFxsaveSize, 0);
@@ -68,8 +70,6 @@ base::Result<void> get_xstate(int tid, RawRegisters& raw) {
   raw.xsave.resize(iov.iov_len);  // what the kernel filled in is what it wants back
   return base::success();
 }
-
-}  // namespace
 
 ax::XsaveGeometry probe_xsave_geometry() {
   ax::XsaveGeometry geo;  // FXSAVE only unless the OS enabled XSAVE
@@ -104,10 +104,10 @@ const ax::RegisterLayout& host_register_layout() {
 
 base::Result<RawRegisters> read_raw_registers(int tid) {
   RawRegisters raw;
-  if (auto r = get_gprs(tid, raw); !r) {
+  if (auto r = read_gpr_registers(tid, raw); !r) {
     return std::move(r).error();
   }
-  if (auto r = get_xstate(tid, raw); !r) {
+  if (auto r = read_xstate_registers(tid, raw); !r) {
     return std::move(r).error();
   }
   return raw;
@@ -142,7 +142,7 @@ base::Result<void> write_raw_registers(int tid, const RawRegisters& raw, bool xs
 
 base::Result<const RawRegisters*> RegisterCache::gprs(int tid) {
   if (!have_gprs_) {
-    if (auto r = get_gprs(tid, raw_); !r) {
+    if (auto r = kernel_->read_gprs(tid, raw_); !r) {
       return std::move(r).error();
     }
     have_gprs_ = true;
@@ -155,7 +155,7 @@ base::Result<const RawRegisters*> RegisterCache::all(int tid) {
     return r;
   }
   if (!have_xstate_) {
-    if (auto r = get_xstate(tid, raw_); !r) {
+    if (auto r = kernel_->read_xstate(tid, raw_); !r) {
       return std::move(r).error();
     }
     have_xstate_ = true;
@@ -187,7 +187,7 @@ base::Result<void> RegisterCache::set_pc(int tid, uint64_t pc) {
 }
 
 base::Result<void> RegisterCache::store(int tid, const RawRegisters& raw, bool xstate_changed) {
-  if (auto r = write_raw_registers(tid, raw, xstate_changed); !r) {
+  if (auto r = kernel_->write_registers(tid, raw, xstate_changed); !r) {
     forget();  // the kernel may have taken part of it
     return r;
   }

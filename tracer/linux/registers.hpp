@@ -10,6 +10,7 @@
 #include "arch/x86/raw_registers.hpp"
 #include "arch/x86/register_layout.hpp"
 #include "base/result.hpp"
+#include "tracer/linux/kernel.hpp"
 
 namespace tracer {
 
@@ -24,18 +25,22 @@ const arch::x86::RegisterLayout& host_register_layout();
 
 // PTRACE_GETREGS + PTRACE_GETREGSET NT_X86_XSTATE (PTRACE_GETFPREGS without XSAVE).
 base::Result<RawRegisters> read_raw_registers(int tid);
+// Each half of it: the general registers into raw.gpr, the XSAVE area into raw.xsave.
+base::Result<void> read_gpr_registers(int tid, RawRegisters& raw);
+base::Result<void> read_xstate_registers(int tid, RawRegisters& raw);
 
 // PTRACE_SETREGS always; the XSAVE area (SETREGSET NT_X86_XSTATE) only if xstate_changed.
 // `raw.xsave` must be the buffer read_raw_registers returned (the kernel wants its full size).
 base::Result<void> write_raw_registers(int tid, const RawRegisters& raw, bool xstate_changed);
 
-// The registers of one stopped thread, asked of the kernel once per stop: PTRACE_GETREGS at
+// The registers of one stopped thread, asked of its kernel (kernel.hpp) once per stop: PTRACE_GETREGS at
 // the first question, the XSAVE area at the first question that needs it. Writes go through to
 // the kernel at once. forget() whenever the thread may have run (a resume, a new stop). As in
 // gdbserver, what was read at a stop still answers once the thread died under us (SIGKILL
 // from outside), so GDB gets to resume it and hear how it ended.
 class RegisterCache {
  public:
+  explicit RegisterCache(Kernel& kernel = linux_kernel()) : kernel_(&kernel) {}
   base::Result<const RawRegisters*> gprs(int tid);
   base::Result<const RawRegisters*> all(int tid);
   base::Result<uint64_t> pc(int tid);
@@ -45,6 +50,7 @@ class RegisterCache {
   void forget() { have_gprs_ = have_xstate_ = false; }
 
  private:
+  Kernel* kernel_;
   RawRegisters raw_;
   bool have_gprs_ = false;
   bool have_xstate_ = false;

@@ -216,7 +216,7 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   const bool single_step = (step && !range_run) || collector_step;
   note_step_start(t, !to_syscall && single_step);
   t.regs.forget();
-  auto res = to_syscall ? pt::resume_to_syscall(t.tid, sig) : pt::resume(t.tid, single_step, sig);
+  auto res = to_syscall ? kernel_.resume_to_syscall(t.tid, sig) : kernel_.resume(t.tid, single_step, sig);
   if (!res && range_run) {
     drop_range_stop(p, t);
   }
@@ -287,7 +287,7 @@ void LinuxTarget::try_begin_step_over(Process& p) {
   }
   note_step_start(*t, true);
   t->regs.forget();
-  if (auto res = pt::resume(t->tid, true, sig); !res && res.error().code != base::Errc::no_thread) {
+  if (auto res = kernel_.resume(t->tid, true, sig); !res && res.error().code != base::Errc::no_thread) {
     base::logf(base::LogCat::ptrace, "step-over {}: {}", t->tid, res.error().message());
     p.code.reinstate();
     p.step_over.reset();

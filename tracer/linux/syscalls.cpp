@@ -55,7 +55,7 @@ bool LinuxTarget::runs_to_syscall(Process& p, LinuxThread& t, bool step, bool co
 
 // A syscall stop (SIGTRAP | 0x80): reported when GDB catches that syscall, else let go.
 void LinuxTarget::syscall_stopped(Process& p, LinuxThread& t) {
-  auto stop = pt::syscall_stop(t.tid);
+  auto stop = kernel_.syscall_stop(t.tid);
   t.in_syscall_stop = stop && stop->entry;
   if (stop && p.catch_syscalls.catches(stop->number) && p.known_to_gdb) {
     StopEvent ev{stop->entry ? StopReason::SyscallEntry : StopReason::SyscallReturn, p.pid, t.tid, SIGTRAP};

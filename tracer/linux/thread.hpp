@@ -22,6 +22,8 @@ struct PendingStop {
 
 
 struct LinuxThread {
+  explicit LinuxThread(Kernel& kernel) : regs(kernel) {}
+
   Tid tid = 0;
   Pid pid = 0;
   ThreadRun run;  // between the kernel and us (thread_run.hpp)

@@ -1,0 +1,282 @@
+// The core's rules (LinuxTarget: the thread machine, the all-stop policy, the pending events)
+// driven by wait statuses a script makes up, no process at all (scripted_kernel.hpp): what is
+// reported, what the threads are asked to do, what memory holds, for signals during a step,
+// step-overs with other threads, a thread exiting while another's event is reported, vfork,
+// and range runs.
+#include <catch2/catch.hpp>
+
+#include <sys/ptrace.h>
+
+#include <csignal>
+
+#include "scripted_kernel.hpp"
+#include "tracer/linux/linux_target.hpp"
+
+using tracer::Addr;
+using tracer::BreakpointType;
+using tracer::Bytes;
+using tracer::LinuxTarget;
+using tracer::Pid;
+using tracer::ResumeKind;
+using tracer::ResumePlan;
+using tracer::StopEvent;
+using tracer::StopReason;
+using tracer::ThreadAction;
+using tracer::Tid;
+using tracer::testing::exited_status;
+using tracer::testing::ScriptedKernel;
+using tracer::testing::stopped_status;
+
+namespace {
+
+// Beyond any pid_max: no real process has these.
+constexpr Pid kPid = 90'000'000;
+constexpr Tid kA = kPid;
+constexpr Tid kB = kPid + 1;
+constexpr Addr kBase = 0x400000;
+constexpr Addr kBreak = kBase + 0x10;
+constexpr std::uint8_t kNop = 0x90;
+constexpr std::uint8_t kInt3 = 0xcc;
+
+struct Core {
+  ScriptedKernel kernel;
+  LinuxTarget target{kernel};
+
+  // Attached, all-stop, to a process of these threads, every one at kBase over code (nops).
+  explicit Core(std::vector<Tid> tids, Bytes code = Bytes(64, kNop)) {
+    kernel.add_process(kPid, tids, kBase, std::move(code));
+    for (Tid tid : tids) {
+      kernel.thread(tid).regs.rip = kBase;
+    }
+    REQUIRE(target.attach(kPid));
+    CHECK_FALSE(target.take_attach_signal(kPid).has_value());
+    kernel.take_calls();
+  }
+  void resume(std::vector<ThreadAction> actions) { REQUIRE(target.resume(ResumePlan{std::move(actions)})); }
+  void continue_all() { resume({ThreadAction{tracer::kAllThreads, 0, ResumeKind::Continue}}); }
+  // What the server's loop gets from poll() before the script runs out.
+  std::optional<StopEvent> next() {
+    for (int i = 0; i < 8; ++i) {
+      if (auto ev = target.poll()) {
+        return ev;
+      }
+      if (!kernel.waiting()) {
+        return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+  // The thread ran into our int3 at addr (the kernel's SIGTRAP, si_code SI_KERNEL).
+  void trap_at(Tid tid, Addr addr) { kernel.event(tid, stopped_status(SIGTRAP), addr + 1, SI_KERNEL); }
+  // Its single-step ended at pc.
+  void stepped_to(Tid tid, Addr pc) { kernel.event(tid, stopped_status(SIGTRAP), pc, TRAP_TRACE); }
+};
+
+ThreadAction step(Tid tid) { return ThreadAction{tid, 0, ResumeKind::Step}; }
+ThreadAction cont_rest() { return ThreadAction{tracer::kAllThreads, 0, ResumeKind::Continue}; }
+
+}  // namespace
+
+TEST_CASE("core rules: a breakpoint in one thread stops the others; our SIGSTOP is never reported",
+          "[core_rules]") {
+  Core core({kA, kB});
+  REQUIRE(core.target.insert_breakpoint(BreakpointType::Software, kBreak, 1));
+  CHECK(core.kernel.byte_at(kPid, kBreak) == kInt3);
+  core.continue_all();
+  CHECK(core.kernel.take_calls() == "cont 90000000; cont 90000001");
+  core.trap_at(kA, kBreak);
+  auto ev = core.next();
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::SoftwareBreakpoint);
+  CHECK(ev->tid == kA);
+  CHECK(core.kernel.thread(kA).regs.rip == kBreak);  // rewound onto the int3
+  CHECK(core.kernel.take_calls() == "tgkill 90000001 SIGSTOP");
+  CHECK_FALSE(core.target.running());
+  // GDB steps A off its breakpoint (removed meanwhile) and lets B run: B's SIGSTOP was ours,
+  // so nothing is delivered to it and nothing more is reported.
+  REQUIRE(core.target.remove_breakpoint(BreakpointType::Software, kBreak, 1));
+  CHECK(core.kernel.byte_at(kPid, kBreak) == kNop);
+  core.resume({step(kA), cont_rest()});
+  CHECK(core.kernel.take_calls() == "step 90000000; cont 90000001");
+  core.stepped_to(kA, kBreak + 1);
+  ev = core.next();
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::SingleStep);
+  CHECK(ev->tid == kA);
+  CHECK(core.kernel.take_calls() == "tgkill 90000001 SIGSTOP");
+}
+
+TEST_CASE("core rules: a signal during a step is reported, or passed on and the step goes on",
+          "[core_rules]") {
+  Core core({kA, kB});
+  SECTION("GDB wants to hear of it") {
+    core.resume({step(kA), cont_rest()});
+    CHECK(core.kernel.take_calls() == "step 90000000; cont 90000001");
+    core.kernel.event(kA, stopped_status(SIGUSR1), kBase, SI_TKILL);
+    auto ev = core.next();
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::Signal);
+    CHECK(ev->signal == SIGUSR1);
+    CHECK(ev->tid == kA);
+  }
+  SECTION("passed (QPassSignals) in a thread that continues: delivered, nothing reported") {
+    core.target.set_pass_signals({SIGUSR1});
+    core.resume({step(kA), cont_rest()});
+    core.kernel.take_calls();
+    core.kernel.event(kB, stopped_status(SIGUSR1), kBase, SI_TKILL);
+    CHECK_FALSE(core.next().has_value());
+    CHECK(core.kernel.take_calls() == "cont 90000001 sig 10");
+    core.stepped_to(kA, kBase + 1);
+    auto ev = core.next();
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::SingleStep);
+    CHECK(ev->tid == kA);
+  }
+  SECTION("passed, but in the thread GDB steps: reported all the same (GDB steps over the handler "
+          "itself), as by gdbserver") {
+    core.target.set_pass_signals({SIGUSR1});
+    core.resume({step(kA), cont_rest()});
+    core.kernel.take_calls();
+    core.kernel.event(kA, stopped_status(SIGUSR1), kBase, SI_TKILL);
+    auto ev = core.next();
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::Signal);
+    CHECK(ev->signal == SIGUSR1);
+    CHECK(core.kernel.take_calls() == "tgkill 90000001 SIGSTOP");
+  }
+  SECTION("in another thread, while one steps: that thread's signal ends the resume") {
+    core.resume({step(kA), cont_rest()});
+    core.kernel.take_calls();
+    core.kernel.event(kB, stopped_status(SIGUSR2), kBase, SI_TKILL);
+    auto ev = core.next();
+    REQUIRE(ev);
+    CHECK(ev->tid == kB);
+    CHECK(ev->signal == SIGUSR2);
+    CHECK(core.kernel.take_calls() == "tgkill 90000000 SIGSTOP");
+    // The stepping thread stopped by our SIGSTOP before its step ended: stepped again at the
+    // next resume, with nothing reported for it meanwhile.
+    core.resume({step(kA), cont_rest()});
+    CHECK(core.kernel.take_calls() == "step 90000000; cont 90000001");
+  }
+}
+
+TEST_CASE("core rules: an int3 GDB does not stop at is stepped over with the other threads held",
+          "[core_rules]") {
+  Core core({kA, kB});
+  REQUIRE(core.target.insert_breakpoint(BreakpointType::Software, kBreak, 1));
+  // The condition `0` (agent bytecode: const8 0, end): never true, the hit is not reported.
+  REQUIRE(core.target.set_breakpoint_conditions(kBreak, {Bytes{0x22, 0x00, 0x27}}));
+  core.continue_all();
+  core.kernel.take_calls();
+  core.trap_at(kA, kBreak);
+  CHECK_FALSE(core.next().has_value());
+  // B is paused before the original byte goes into memory; then A steps it alone.
+  CHECK(core.kernel.take_calls() == "tgkill 90000001 SIGSTOP; step 90000000");
+  CHECK(core.kernel.byte_at(kPid, kBreak) == kNop);
+  CHECK(core.kernel.thread(kA).regs.rip == kBreak);
+  core.stepped_to(kA, kBreak + 1);
+  CHECK_FALSE(core.next().has_value());
+  CHECK(core.kernel.byte_at(kPid, kBreak) == kInt3);  // back once the step is done
+  CHECK(core.kernel.take_calls() == "cont 90000000; cont 90000001");
+  CHECK(core.target.running());
+}
+
+TEST_CASE("core rules: a thread that exits while another's event is reported", "[core_rules]") {
+  Core core({kA, kB});
+  REQUIRE(core.target.insert_breakpoint(BreakpointType::Software, kBreak, 1));
+  SECTION("GDB hears of the exit (QThreadEvents) after the breakpoint, at the next resume") {
+    core.target.set_report_thread_exits(true);
+    core.continue_all();
+    core.kernel.take_calls();
+    core.trap_at(kA, kBreak);
+    core.kernel.end(kB, exited_status(0));
+    auto ev = core.next();
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::SoftwareBreakpoint);
+    REQUIRE(core.target.remove_breakpoint(BreakpointType::Software, kBreak, 1));
+    core.continue_all();
+    ev = core.next();
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::ThreadExited);
+    CHECK(ev->tid == kB);
+  }
+  SECTION("without thread events, it just leaves the thread list") {
+    core.continue_all();
+    core.kernel.take_calls();
+    core.kernel.end(kB, exited_status(0));
+    core.trap_at(kA, kBreak);
+    auto ev = core.next();
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::SoftwareBreakpoint);
+    CHECK(core.kernel.take_calls().empty());  // nobody left to stop
+    CHECK(core.target.threads().size() == 1);
+    CHECK_FALSE(core.target.thread_alive(kB));
+  }
+}
+
+TEST_CASE("core rules: vfork: reported with its child, or the child let go", "[core_rules]") {
+  constexpr Pid kChild = kPid + 100;
+  Core core({kA});
+  core.kernel.thread(kA).event_message = kChild;
+  SECTION("GDB follows vforks: the event names the child, then vforkdone") {
+    core.target.set_report_forks(true, true);
+    core.continue_all();
+    core.kernel.take_calls();
+    core.kernel.event(kA, stopped_status(SIGTRAP, PTRACE_EVENT_VFORK), kBase + 2);
+    core.kernel.born(kChild, kChild, kBase + 2);
+    auto ev = core.next();
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::VFork);
+    CHECK(ev->child_pid == kChild);
+    CHECK(core.kernel.take_calls().empty());  // both stay stopped for GDB
+    // GDB detaches the child (detach-on-fork), then resumes the parent until vforkdone.
+    REQUIRE(core.target.detach_process(kChild));
+    CHECK(core.kernel.take_calls() == "detach 90000100");
+    core.continue_all();
+    CHECK(core.kernel.take_calls() == "cont 90000000");
+    core.kernel.event(kA, stopped_status(SIGTRAP, PTRACE_EVENT_VFORK_DONE), kBase + 2);
+    ev = core.next();
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::VForkDone);
+  }
+  SECTION("GDB does not follow: the child runs free, the parent goes on unreported") {
+    core.continue_all();
+    core.kernel.take_calls();
+    core.kernel.event(kA, stopped_status(SIGTRAP, PTRACE_EVENT_VFORK), kBase + 2);
+    core.kernel.born(kChild, kChild, kBase + 2);
+    CHECK_FALSE(core.next().has_value());
+    CHECK(core.kernel.take_calls() == "detach 90000100; cont 90000000");
+    core.kernel.event(kA, stopped_status(SIGTRAP, PTRACE_EVENT_VFORK_DONE), kBase + 2);
+    CHECK_FALSE(core.next().has_value());
+    CHECK(core.kernel.take_calls() == "cont 90000000");
+  }
+}
+
+TEST_CASE("core rules: a range step runs to an int3 at the range's end, branches performed",
+          "[core_rules]") {
+  // kBase: 4 nops, jmp +2 (to kBase + 8), 2 nops skipped, then nops: the range [kBase, kBase + 10).
+  Bytes code(64, kNop);
+  code[4] = 0xeb;
+  code[5] = 0x02;
+  Core core({kA}, code);
+  ThreadAction range{kA, 0, ResumeKind::RangeStep};
+  range.range_start = kBase;
+  range.range_end = kBase + 10;
+  core.resume({range});
+  // It runs (not steps) to an int3 on the jmp, the first branch of its straight line.
+  CHECK(core.kernel.take_calls() == "cont 90000000");
+  CHECK(core.kernel.byte_at(kPid, kBase + 4) == kInt3);
+  core.trap_at(kA, kBase + 4);
+  CHECK_FALSE(core.next().has_value());
+  // The jmp was performed on its registers; then it runs to the range's end.
+  CHECK(core.kernel.take_calls() == "cont 90000000");
+  CHECK(core.kernel.byte_at(kPid, kBase + 4) == 0xeb);
+  CHECK(core.kernel.byte_at(kPid, kBase + 10) == kInt3);
+  CHECK(core.kernel.thread(kA).regs.rip == kBase + 8);
+  core.trap_at(kA, kBase + 10);
+  auto ev = core.next();
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::SingleStep);
+  CHECK(core.kernel.thread(kA).regs.rip == kBase + 10);
+  CHECK(core.kernel.byte_at(kPid, kBase + 10) == kNop);  // nothing of ours left
+}
