@@ -131,7 +131,7 @@ void Session::on_target_event() {
 void Session::notify_stop(const tracer::StopEvent& event) {
   std::string reply = report_stop_event(cx_, event);
   auto& queue = cx_.state.stop_notifications;
-  queue.push_back(reply);
+  queue.push_back({reply, event});
   if (queue.size() == 1) {
     base::logf(base::LogCat::rsp, "-> %Stop:{}", loggable(reply));
     write_(protocol::encode_notification("Stop:" + reply));

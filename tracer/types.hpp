@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct ThreadAction {
 // threads matched by neither stay stopped.
 struct ResumePlan {
   std::vector<ThreadAction> actions;
+  // Non-stop: threads whose stop GDB has not heard yet, and fork children it has not been told
+  // of: no kAllThreads action applies to them (an action naming them does).
+  std::set<Tid> unannounced_threads;
+  std::set<Pid> unannounced_children;
 };
 
 enum class StopReason {

@@ -86,7 +86,11 @@ struct SessionState {
   bool no_resumed = false;
   // Non-stop mode (QNonStop:1): stops go out as %Stop notifications, queued for vStopped.
   bool non_stop = false;
-  std::deque<std::string> stop_notifications;
+  struct QueuedStop {
+    std::string reply;
+    tracer::StopEvent event;
+  };
+  std::deque<QueuedStop> stop_notifications;
   // Selected threads (Hg / Hc); 0 = any.
   tracer::Tid general_thread = 0;
   tracer::Tid continue_thread = 0;

@@ -127,6 +127,15 @@ HandlerResult on_vcont(Context& cx, const std::vector<protocol::VContAction>& ac
     }
     return base::make_error(base::Errc::invalid, "vCont resumes nothing of this process");
   }
+  // Non-stop: stops GDB has not pulled yet with vStopped are news to it; a wildcard leaves
+  // those threads, and the fork children they announce, as they are (as gdbserver does). GDB
+  // sends `c` for everything while a %Stop is on its way to it.
+  for (const auto& queued : cx.state.stop_notifications) {
+    plan.unannounced_threads.insert(queued.event.tid);
+    if (queued.event.child_pid != 0) {
+      plan.unannounced_children.insert(queued.event.child_pid);
+    }
+  }
   return start(cx, plan);
 }
 
@@ -166,16 +175,16 @@ HandlerResult on_stop_reason(Context& cx, std::string_view /*body*/) {
       }
       std::string reply = encode_stop_event(cx, event);
       if (first && *first == t.tid) {
-        queue.push_front(std::move(reply));
+        queue.push_front({std::move(reply), event});
       } else {
-        queue.push_back(std::move(reply));
+        queue.push_back({std::move(reply), event});
       }
     }
     if (first) {
       record_reported_stop(cx, tracer::StopEvent{tracer::StopReason::Signal, cx.target.process_of(*first), *first,
                                                  SIGTRAP});
     }
-    return Reply::packet(queue.empty() ? "OK" : queue.front());
+    return Reply::packet(queue.empty() ? "OK" : queue.front().reply);
   }
   if (cx.server.last_stop) {
     tracer::StopEvent event = *cx.server.last_stop;
@@ -198,7 +207,7 @@ HandlerResult on_vstopped(Context& cx, std::string_view /*body*/) {
   if (!queue.empty()) {
     queue.pop_front();
   }
-  return Reply::packet(queue.empty() ? "OK" : queue.front());
+  return Reply::packet(queue.empty() ? "OK" : queue.front().reply);
 }
 
 // vCtrlC (non-stop): the program stops as with ^C; the stop comes as a notification.

@@ -7,7 +7,10 @@
 
 #include <sys/ptrace.h>
 
+#include <unistd.h>
+
 #include <csignal>
+#include <string>
 
 #include "scripted_kernel.hpp"
 #include "tracer/linux/linux_target.hpp"
@@ -33,6 +36,7 @@ namespace {
 constexpr Pid kPid = 90'000'000;
 constexpr Tid kA = kPid;
 constexpr Tid kB = kPid + 1;
+constexpr Tid kC = kPid + 2;
 constexpr Addr kBase = 0x400000;
 constexpr Addr kBreak = kBase + 0x10;
 constexpr std::uint8_t kNop = 0x90;
@@ -43,13 +47,16 @@ struct Core {
   LinuxTarget target{kernel};
 
   // Attached, all-stop, to a process of these threads, every one at kBase over code (nops).
-  explicit Core(std::vector<Tid> tids, Bytes code = Bytes(64, kNop)) {
+  explicit Core(std::vector<Tid> tids, Bytes code = Bytes(64, kNop), bool non_stop = false) {
     kernel.add_process(kPid, tids, kBase, std::move(code));
     for (Tid tid : tids) {
       kernel.thread(tid).regs.rip = kBase;
     }
+    REQUIRE(target.set_non_stop(non_stop));
     REQUIRE(target.attach(kPid));
-    CHECK_FALSE(target.take_attach_signal(kPid).has_value());
+    if (!non_stop) {
+      CHECK_FALSE(target.take_attach_signal(kPid).has_value());
+    }
     kernel.take_calls();
   }
   void resume(std::vector<ThreadAction> actions) { REQUIRE(target.resume(ResumePlan{std::move(actions)})); }
@@ -279,4 +286,88 @@ TEST_CASE("core rules: a range step runs to an int3 at the range's end, branches
   CHECK(ev->reason == StopReason::SingleStep);
   CHECK(core.kernel.thread(kA).regs.rip == kBase + 10);
   CHECK(core.kernel.byte_at(kPid, kBase + 10) == kNop);  // nothing of ours left
+}
+
+TEST_CASE("core rules: a signal GDB gives a thread that cannot run yet is delivered when it runs",
+          "[core_rules]") {
+  Core core({kA, kB, kC});
+  REQUIRE(core.target.insert_breakpoint(BreakpointType::Software, kBreak, 1));
+  core.continue_all();
+  core.kernel.take_calls();
+  core.trap_at(kA, kBreak);
+  core.kernel.event(kB, stopped_status(SIGUSR2), kBase, SI_TKILL);
+  core.kernel.event(kC, stopped_status(SIGUSR1), kBase, SI_TKILL);
+  auto ev = core.next();
+  REQUIRE(ev);
+  CHECK(ev->tid == kA);  // the oldest first; the others wait
+  REQUIRE(core.target.remove_breakpoint(BreakpointType::Software, kBreak, 1));
+  core.continue_all();
+  ev = core.next();
+  REQUIRE(ev);
+  CHECK(ev->tid == kB);
+  CHECK(core.kernel.take_calls().empty());  // reported at once: nobody ran
+  // GDB passes SIGUSR2 to B; C's stop is still to be told, so again nobody runs...
+  core.resume({ThreadAction{kB, 0, ResumeKind::Continue, SIGUSR2}, cont_rest()});
+  ev = core.next();
+  REQUIRE(ev);
+  CHECK(ev->tid == kC);
+  CHECK(ev->signal == SIGUSR1);
+  CHECK(core.kernel.take_calls().empty());
+  // ... and B gets it when it next runs, though this resume gives it none.
+  core.resume({ThreadAction{kC, 0, ResumeKind::Continue, SIGUSR1}, cont_rest()});
+  CHECK(core.kernel.take_calls() == "cont 90000000; cont 90000001 sig 12; cont 90000002 sig 10");
+}
+
+TEST_CASE("core rules: a signal GDB had delivered that the thread blocked is delivered again, "
+          "not reported twice", "[core_rules]") {
+  Core core({kA, kB});
+  REQUIRE(core.target.insert_breakpoint(BreakpointType::Software, kBreak, 1));
+  core.continue_all();
+  core.kernel.take_calls();
+  core.trap_at(kB, kBreak);
+  auto ev = core.next();
+  REQUIRE(ev);
+  CHECK(core.kernel.take_calls() == "tgkill 90000000 SIGSTOP");
+  // GDB: `thread 1`, `signal SIGTRAP`: A, stopped by our SIGSTOP, gets SIGTRAP in its place.
+  REQUIRE(core.target.remove_breakpoint(BreakpointType::Software, kBreak, 1));
+  core.resume({ThreadAction{kA, 0, ResumeKind::Continue, SIGTRAP}, cont_rest()});
+  CHECK(core.kernel.take_calls() == "cont 90000000 sig 5; cont 90000001");
+  // A blocked it: the kernel queued it again, as sent by its tracer, and it stops A when
+  // unblocked. It goes to the program, and GDB does not hear of it.
+  for (const int sig : {SIGTRAP, SIGUSR1}) {
+    core.kernel.event(kA, stopped_status(sig), kBase + 4, SI_USER);
+    core.kernel.thread(kA).siginfo.si_pid = ::getpid();
+    CHECK_FALSE(core.next().has_value());
+    CHECK(core.kernel.take_calls() == "cont 90000000 sig " + std::to_string(sig));
+  }
+  // The same signal sent by someone else is the program's news.
+  core.kernel.event(kA, stopped_status(SIGTRAP), kBase + 4, SI_USER);
+  core.kernel.thread(kA).siginfo.si_pid = 1;
+  ev = core.next();
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::Signal);
+  CHECK(ev->signal == SIGTRAP);
+}
+
+TEST_CASE("core rules: non-stop: a wildcard resume leaves alone what GDB has not heard of yet",
+          "[core_rules]") {
+  constexpr Pid kChild = kPid + 100;
+  Core core({kA, kB}, Bytes(64, kNop), true);  // (attached in non-stop: both run)
+  core.target.set_report_forks(true, true);
+  core.kernel.thread(kA).event_message = kChild;
+  core.kernel.event(kA, stopped_status(SIGTRAP, PTRACE_EVENT_FORK), kBase + 2);
+  core.kernel.born(kChild, kChild, kBase + 2);
+  auto ev = core.next();
+  REQUIRE(ev);
+  REQUIRE(ev->reason == StopReason::Fork);
+  core.kernel.take_calls();
+  // GDB resumes every thread while that stop is still on its way to it.
+  ResumePlan plan{{cont_rest()}};
+  plan.unannounced_threads = {kA};
+  plan.unannounced_children = {kChild};
+  REQUIRE(core.target.resume(plan));
+  CHECK(core.kernel.take_calls().empty());
+  // Once GDB has it, the same resume runs them.
+  core.continue_all();
+  CHECK(core.kernel.take_calls() == "cont 90000000; cont 90000100");
 }

@@ -56,7 +56,7 @@ struct Threads {
 TEST_CASE("pending events: all-stop reports the oldest first, one per take, each once", "[pending]") {
   Threads ts;
   for (tracer::Tid tid : {100, 101, 102, 103}) {
-    ts.thread(tid).resumed = true;
+    ts.thread(tid).gdb.resumed_by(tracer::ThreadAction{});
   }
   CHECK_FALSE(ts.all_stop());
   ts.stop(103);
@@ -69,10 +69,10 @@ TEST_CASE("pending events: all-stop reports the oldest first, one per take, each
 TEST_CASE("pending events: a thread left out of the resume keeps its event", "[pending]") {
   Threads ts;
   ts.stop(101);
-  ts.thread(100).resumed = true;  // scheduler locking resumed only 100
+  ts.thread(100).gdb.resumed_by(tracer::ThreadAction{});  // scheduler locking resumed only 100
   CHECK_FALSE(ts.all_stop());
   CHECK(ts.map.at(101).pending.has_value());
-  ts.thread(101).resumed = true;  // the next resume includes it: reported at once
+  ts.thread(101).gdb.resumed_by(tracer::ThreadAction{});  // the next resume includes it: reported at once
   ts.stop(100);
   CHECK(ts.all_stop() == "101");
   CHECK(ts.all_stop() == "100");
@@ -80,14 +80,13 @@ TEST_CASE("pending events: a thread left out of the resume keeps its event", "[p
 
 TEST_CASE("pending events: all-stop reports the thread GDB steps before older events", "[pending]") {
   Threads ts;
-  ts.thread(100).resumed = true;
-  ts.thread(101).resumed = true;
-  ts.thread(101).action.kind = tracer::ResumeKind::Step;
+  ts.thread(100).gdb.resumed_by(tracer::ThreadAction{});
+  ts.thread(101).gdb.resumed_by(tracer::ThreadAction{101, 0, tracer::ResumeKind::Step});
   ts.stop(100);                           // a breakpoint hit by another thread, first
   ts.stop(101, StopReason::SingleStep);   // then the step's trap
   CHECK(ts.all_stop() == "101");
   CHECK(ts.all_stop() == "100");
-  ts.thread(101).action.kind = tracer::ResumeKind::RangeStep;
+  ts.thread(101).gdb.resumed_by(tracer::ThreadAction{101, 0, tracer::ResumeKind::RangeStep});
   ts.stop(100);
   ts.stop(101, StopReason::SingleStep);
   CHECK(ts.all_stop() == "101");
@@ -95,8 +94,8 @@ TEST_CASE("pending events: all-stop reports the thread GDB steps before older ev
 
 TEST_CASE("pending events: all-stop puts stops and process ends in the order they came", "[pending]") {
   Threads ts;
-  ts.thread(100).resumed = true;
-  ts.thread(101).resumed = true;
+  ts.thread(100).gdb.resumed_by(tracer::ThreadAction{});
+  ts.thread(101).gdb.resumed_by(tracer::ThreadAction{});
   ts.exit(200);  // another process ended first
   ts.stop(100);
   ts.exit(300);
@@ -113,9 +112,9 @@ TEST_CASE("pending events: non-stop reports stopped threads GDB runs, ends after
   Threads ts;
   ts.exit(200);
   ts.stop(100);
-  ts.thread(100).resumed = true;
+  ts.thread(100).gdb.resumed_by(tracer::ThreadAction{});
   ts.stop(101);
-  ts.thread(101).resumed = true;
+  ts.thread(101).gdb.resumed_by(tracer::ThreadAction{});
   ts.thread(101).run.stepping_over();  // not stopped: not yet
   CHECK(ts.non_stop() == "100");
   CHECK(ts.non_stop() == "exit 200");

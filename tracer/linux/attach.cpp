@@ -97,8 +97,7 @@ Result<void> LinuxTarget::attach(Pid pid) {
     // unless it was `attach&`), as with gdbserver. A signal caught while attaching is
     // reported at once.
     for (auto& [tid, t] : p.threads) {
-      t.resumed = true;
-      t.action = ThreadAction{tid, pid, ResumeKind::Continue};
+      t.gdb.runs_on(ThreadAction{tid, pid, ResumeKind::Continue});
     }
     proceed(p);
     events_.kick();
@@ -114,9 +113,8 @@ void LinuxTarget::run_unannounced(Tid reported) {
     return;
   }
   for (auto& [tid, t] : p->threads) {
-    if (tid != reported && !t.resumed) {
-      t.resumed = true;
-      t.action = ThreadAction{tid, p->pid, ResumeKind::Continue};
+    if (tid != reported && !t.gdb.resumed()) {
+      t.gdb.runs_on(ThreadAction{tid, p->pid, ResumeKind::Continue});
     }
   }
   proceed(*p);
@@ -138,7 +136,7 @@ std::optional<StopEvent> LinuxTarget::take_attach_signal(Pid pid) {
   if (first == nullptr) {
     return std::nullopt;
   }
-  first->reported_signal = first->pending->event.signal;
+  first->gdb.stop_reported(first->pending->event.signal);
   return std::exchange(first->pending, std::nullopt)->event;
 }
 
@@ -217,8 +215,8 @@ Result<void> LinuxTarget::detach_one(Process& p) {
         t.pending->event.signal != SIGTRAP && t.pending->event.signal != 0) {
       deliver = t.pending->event.signal;
     }
-    if (deliver == 0 && program_gets(t.reported_signal)) {
-      deliver = t.reported_signal;  // GDB heard of it and lets the program have it
+    if (deliver == 0 && program_gets(t.gdb.reported_signal())) {
+      deliver = t.gdb.reported_signal();  // GDB heard of it and lets the program have it
     }
     flush_sigstop(t, deliver);
     (void)kernel_.detach(tid, deliver);

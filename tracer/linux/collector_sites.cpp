@@ -28,7 +28,7 @@ LinuxTarget::SitePass LinuxTarget::pass_collector_site(Process& p, LinuxThread& 
     start_step_over(p, t, *pc, 0);
     return SitePass::Held;
   }
-  const ThreadAction& a = t.action;
+  const ThreadAction& a = t.gdb.action();
   if (a.kind == ResumeKind::Step || a.kind == ResumeKind::RangeStep) {
     auto next = t.regs.pc(t.tid);
     const bool in_range = a.kind == ResumeKind::RangeStep && next && a.range_start <= *next &&

@@ -3,6 +3,7 @@
 // worth reporting becomes the thread's pending event; anything else lets the thread go on.
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <csignal>
 
@@ -151,15 +152,21 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
 
 void LinuxTarget::handle_signal(Process& p, LinuxThread& t, int sig) {
   if (t.run.took_our_sigstop(sig)) {
-    if (t.stop_signal_for_gdb >= 0) {
+    if (auto says = t.gdb.take_stop_saying()) {
       if (!t.pending) {
-        make_pending(t, StopEvent{StopReason::Signal, p.pid, t.tid, t.stop_signal_for_gdb});
+        make_pending(t, StopEvent{StopReason::Signal, p.pid, t.tid, *says});
       }
-      t.stop_signal_for_gdb = -1;
       return;
     }
     keep_going(p, t);
     return;
+  }
+  if (sig != SIGTRAP) {  // (a SIGTRAP's siginfo is read by classify_trap, when needed)
+    if (auto si = kernel_.get_siginfo(t.tid); si && delivered_before(*si)) {
+      t.gdb.deliver_later(sig);
+      keep_going(p, t);
+      return;
+    }
   }
   if (pass_signal(p, t, sig)) {
     return;
@@ -202,18 +209,14 @@ void LinuxTarget::step_over_stopped(Process& p, LinuxThread& t, int sig, int eve
   if (still == nullptr) {
     return;
   }
-  if (LinuxThread* self = still->find(tid); self != nullptr && self->stopped() && !self->pending && pc &&
-                                              *pc == addr) {
-    self->from_gdb_resume = true;  // stopped before the instruction ran: step over it again
-  }
-  proceed(*still);
+  proceed(*still);  // (one stopped before the instruction ran meets the int3 again)
 }
 
 std::optional<StopEvent> LinuxTarget::end_of_step(Process& p, LinuxThread& t, Addr pc) {
   if (auto hw = debug_trap(p, t); hw.kind == DebugTrap::Kind::Report) {
     return hw.event;  // the stepped instruction hit a watchpoint
   }
-  const ThreadAction& a = t.action;
+  const ThreadAction& a = t.gdb.action();
   switch (a.kind) {
     case ResumeKind::Continue:
       if (t.run.collector_step() && p.code.owned_by(pc, SiteOwner::Gdb)) {
@@ -286,8 +289,19 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
       return end_of_step(p, t, *pc);
     }
     ev.reason = StopReason::SingleStep;
+  } else if (delivered_before(*si)) {
+    t.gdb.deliver_later(SIGTRAP);
+    return std::nullopt;
   }
   return ev;
+}
+
+// GDB had us deliver a signal in place of the one a thread stopped with (`signal SIGTRAP`
+// after our SIGSTOP), and the thread blocked it (glibc blocks every signal around clone3 in
+// pthread_create): the kernel queued it again, as sent by its tracer, and it stops the thread
+// once unblocked. GDB has had its say: it is delivered, not reported a second time.
+bool LinuxTarget::delivered_before(const siginfo_t& si) const {
+  return si.si_code == SI_USER && si.si_pid == ::getpid();
 }
 
 // The step a thread began inside a syscall stop was reported at the syscall's exit, where
@@ -320,19 +334,17 @@ void LinuxTarget::make_pending(LinuxThread& t, StopEvent ev) {
 void LinuxTarget::keep_going(Process& p, LinuxThread& t) {
   if (p.step_over && p.step_over->tid != t.tid) {
     // Another thread steps over an int3: this one waits, and may be the last it waited for.
-    t.paused_for_step_over = t.resumed;
+    t.gdb.pause_for_step_over(t.gdb.resumed());
     try_begin_step_over(p);
     return;
   }
   if (p.step_over) {
     return;  // its own step-over begins once the others have stopped
   }
-  if (!t.resumed || t.pending || !t.stopped() || p.frozen || (all_stop() && all_stop_.stopping())) {
+  if (!t.gdb.resumed() || t.pending || !t.stopped() || p.frozen || (all_stop() && all_stop_.stopping())) {
     return;  // GDB has it stopped, or a report is coming: it stays
   }
-  const int sig = t.action.signal;
-  t.action.signal = 0;
-  if (auto res = run_thread(p, t, sig); !res) {
+  if (auto res = run_thread(p, t, t.gdb.take_resume_signal()); !res) {
     base::logf(base::LogCat::ptrace, "resume {}: {}", t.tid, res.error().message());
   }
 }

@@ -58,8 +58,9 @@ void LinuxTarget::on_clone(Process& p, LinuxThread& parent, Tid child) {
     LinuxThread& c = p.add_thread(child);
     c.run.born();  // running until its first stop
     // GDB resumed the parent: the child runs with it, as a continue (never a step).
-    c.resumed = parent.resumed;
-    c.action = ThreadAction{child, p.pid, ResumeKind::Continue};
+    if (parent.gdb.resumed()) {
+      c.gdb.runs_on(ThreadAction{child, p.pid, ResumeKind::Continue});
+    }
     collector_thread_born(p, c);
     log_event("thread_start", p.pid, child);
     if (auto early = early_stops_.find(child); early != early_stops_.end()) {
@@ -151,9 +152,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   log_event("exec", p.pid, t.tid, procfs::executable(p.pid));
   if (auto former = kernel_.event_message(t.tid); former && static_cast<Tid>(*former) != t.tid) {
     if (const LinuxThread* execer = p.find(static_cast<Tid>(*former))) {
-      self.resumed = execer->resumed;
-      self.action = execer->action;
-      self.action.tid = self.action.tid == kAllThreads ? kAllThreads : p.pid;
+      self.gdb.took_over_from(execer->gdb, p.pid);
       self.run.took_over_from(execer->run);
     }
   }

@@ -167,7 +167,7 @@ std::vector<ThreadInfo> LinuxTarget::threads() {
         info.name = std::move(st->name);
         info.core = st->core;
       }
-      info.resumed = t.resumed;
+      info.resumed = t.gdb.resumed();
       out.push_back(std::move(info));
     }
     // The leader first, as in gdbserver's list.

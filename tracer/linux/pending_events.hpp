@@ -81,21 +81,21 @@ class PendingEvents {
 // pending and reported after GDB continued that thread would reach it as a random SIGTRAP,
 // as gdbserver knows), then the oldest.
 inline std::optional<int> all_stop_rank(const LinuxThread& t) {
-  if (!t.resumed) {
+  if (!t.gdb.resumed()) {
     return std::nullopt;
   }
-  const bool stepped = t.action.kind == ResumeKind::Step || t.action.kind == ResumeKind::RangeStep;
+  const bool stepped = t.gdb.stepping();
   return stepped ? 0 : 1;
 }
 
 // Non-stop: each thread GDB lets run, as soon as it is stopped, oldest first.
 inline std::optional<int> non_stop_rank(const LinuxThread& t) {
-  return t.resumed && t.stopped() ? std::optional<int>(0) : std::nullopt;
+  return t.gdb.resumed() && t.stopped() ? std::optional<int>(0) : std::nullopt;
 }
 
 // After an attach in all-stop: a signal a thread stopped with instead of our SIGSTOP.
 inline std::optional<int> attach_signal_rank(const LinuxThread& t) {
-  return !t.resumed && t.pending->event.reason == StopReason::Signal ? std::optional<int>(0) : std::nullopt;
+  return !t.gdb.resumed() && t.pending->event.reason == StopReason::Signal ? std::optional<int>(0) : std::nullopt;
 }
 
 }  // namespace tracer

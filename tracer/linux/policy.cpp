@@ -56,7 +56,7 @@ bool LinuxTarget::running() const {
   }
   for (const auto& [pid, p] : processes_) {
     for (const auto& [tid, t] : p->threads) {
-      if (t.resumed) {
+      if (t.gdb.resumed()) {
         return true;
       }
     }
@@ -77,22 +77,21 @@ Result<void> LinuxTarget::interrupt() {
   // Non-stop (vCtrlC): one running thread of the current process stops and says SIGINT.
   Process* p = current() != nullptr ? current() : processes_.begin()->second.get();
   LinuxThread* pick = p->find(p->pid);
-  if (pick == nullptr || !pick->resumed || pick->pending) {
+  if (pick == nullptr || !pick->gdb.resumed() || pick->pending) {
     pick = nullptr;
     for (auto& [tid, t] : p->threads) {
-      if (t.resumed && !t.pending) {
+      if (t.gdb.resumed() && !t.pending) {
         pick = &t;
         break;
       }
     }
   }
   if (pick != nullptr) {
-    pick->stop_signal_for_gdb = SIGINT;
     if (pick->stopped()) {
       make_pending(*pick, StopEvent{StopReason::Signal, p->pid, pick->tid, SIGINT});
-      pick->stop_signal_for_gdb = -1;
       events_.kick();
     } else {
+      pick->gdb.stop_to_say(SIGINT);
       request_stop(*pick);
     }
   }
@@ -149,7 +148,7 @@ void LinuxTarget::notice_zombie_leader(Process& p) {
 bool LinuxTarget::any_resumed() const {
   for (const auto& [pid, p] : processes_) {
     for (const auto& [tid, t] : p->threads) {
-      if (t.resumed && t.state() != ThreadState::Zombie) {
+      if (t.gdb.resumed() && t.state() != ThreadState::Zombie) {
         return true;
       }
     }
@@ -175,7 +174,7 @@ StopEvent LinuxTarget::reported(StopEvent ev) {
     // answered even if the thread is killed from outside before GDB asks.
     if (LinuxThread* t = process(ev.pid)->find(ev.tid); t != nullptr && t->stopped()) {
       (void)t->regs.all(t->tid);
-      t->reported_signal = ev.reason == StopReason::Signal ? ev.signal : 0;
+      t->gdb.stop_reported(ev.reason == StopReason::Signal ? ev.signal : 0);
     }
   }
   if ((ev.reason == StopReason::Exited || ev.reason == StopReason::Killed) && process(ev.pid) != nullptr &&
@@ -244,7 +243,7 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
     // resume let run (GDB stepping one thread over a breakpoint expects news of that one only).
     Process* p = current() != nullptr ? current() : processes_.begin()->second.get();
     auto may_report = [](const LinuxThread* x) {
-      return x != nullptr && x->resumed && x->state() != ThreadState::Zombie;
+      return x != nullptr && x->gdb.resumed() && x->state() != ThreadState::Zombie;
     };
     LinuxThread* t = p->find(p->pid);
     for (auto it = p->threads.begin(); !may_report(t) && it != p->threads.end(); ++it) {
@@ -258,12 +257,7 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
   all_stop_.reported(ev.reason != StopReason::Signal && stop_waiting);
   for (auto& [pid, p] : processes_) {
     for (auto& [tid, t] : p->threads) {
-      if (t.action.signal != 0) {
-        t.held_signals.push_back(t.action.signal);  // not delivered yet: not lost either
-        t.action.signal = 0;
-      }
-      t.resumed = false;
-      t.paused_for_step_over = false;
+      t.gdb.resume_ended();
     }
   }
   return reported(ev);
@@ -276,7 +270,7 @@ std::optional<StopEvent> LinuxTarget::non_stop_report() {
     return std::nullopt;
   }
   if (next.stop != nullptr) {
-    next.stop->resumed = false;
+    next.stop->gdb.no_longer_resumed();
   }
   return reported(pending_.take(next));
 }

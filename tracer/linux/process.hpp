@@ -65,7 +65,7 @@ struct Process {
 
   bool any_resumed() const {
     for (const auto& [tid, t] : threads) {
-      if (t.resumed) {
+      if (t.gdb.resumed()) {
         return true;
       }
     }

@@ -22,7 +22,7 @@ constexpr std::size_t kLongestInstruction = 15;
 bool runs_alone(const std::map<Pid, std::unique_ptr<Process>>& processes, const Process& p, Tid tid) {
   for (const auto& [other, o] : p.threads) {
     // (Running, or about to: GDB's resume reaches the threads one at a time.)
-    if (other != tid && o.state() != ThreadState::Zombie && (o.running() || (o.resumed && !o.pending))) {
+    if (other != tid && o.state() != ThreadState::Zombie && (o.running() || (o.gdb.resumed() && !o.pending))) {
       return false;
     }
   }
@@ -48,7 +48,7 @@ class NoBranchMemory final : public arch::x86::BranchMemory {
 // where the thread goes, or nothing (then it is stepped).
 std::optional<Addr> LinuxTarget::perform_range_branch(Process& p, LinuxThread& t, Addr addr) {
   using arch::x86::BranchKind;
-  const ThreadAction& a = t.action;
+  const ThreadAction& a = t.gdb.action();
   if (addr < a.range_start || addr >= a.range_end) {
     return std::nullopt;  // the range's end: nothing to perform
   }
@@ -78,7 +78,7 @@ std::optional<Addr> LinuxTarget::perform_range_branch(Process& p, LinuxThread& t
 }
 
 bool LinuxTarget::run_to_range_stop(Process& p, LinuxThread& t, int sig) {
-  const ThreadAction& a = t.action;
+  const ThreadAction& a = t.gdb.action();
   // (All-stop only: in non-stop GDB may resume another thread while this one runs, which
   // could meet the int3 just as this one's stop takes it out.)
   if (a.kind != ResumeKind::RangeStep || !all_stop() || sig != 0 || t.in_syscall_stop ||

@@ -22,6 +22,9 @@ const ThreadAction* action_for(const ResumePlan& plan, Pid pid, Tid tid) {
       return &a;
     }
   }
+  if (plan.unannounced_threads.count(tid) != 0 || plan.unannounced_children.count(pid) != 0) {
+    return nullptr;  // its news is on its way to GDB: a wildcard is not meant for it
+  }
   for (const auto& a : plan.actions) {
     if (a.tid == kAllThreads && (a.pid == 0 || a.pid == pid)) {
       return &a;
@@ -80,31 +83,28 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
       }
       if (a->kind == ResumeKind::Stop) {
         // vCont;t (non-stop): a thread GDB believes running stops and says signal 0.
-        if (!non_stop_ || !t.resumed) {
+        if (!non_stop_ || !t.gdb.resumed()) {
           continue;
         }
         any = true;
         if (t.pending) {
           report_waiting = true;
-        } else if (t.stopped() && !t.paused_for_step_over) {
+        } else if (t.stopped() && !t.gdb.paused_for_step_over()) {
           make_pending(t, StopEvent{StopReason::Signal, pid, tid, 0});
           report_waiting = true;
         } else {
-          t.stop_signal_for_gdb = 0;
+          t.gdb.stop_to_say(0);
           request_stop(t);
         }
         continue;
       }
-      if (t.resumed) {
+      if (t.gdb.resumed()) {
         continue;  // non-stop: running already as far as GDB knows
       }
       if (t.pending && t.pending->event.reason == StopReason::SoftwareBreakpoint && !p->code.contains(t.stop_pc)) {
         t.pending.reset();  // GDB removed that breakpoint meanwhile: the thread just runs on
       }
-      t.resumed = true;
-      t.action = *a;
-      t.from_gdb_resume = true;
-      t.paused_for_step_over = false;
+      t.gdb.resumed_by(*a);
       report_waiting = report_waiting || t.pending.has_value();
       any = true;
     }
@@ -146,10 +146,9 @@ void LinuxTarget::proceed(Process& p) {
     return;
   }
   for (auto& [tid, t] : p.threads) {
-    if (t.resumed && t.stopped() && !t.pending && t.run.started()) {
-      const int sig = t.action.signal;
-      t.action.signal = 0;  // delivered once
-      t.paused_for_step_over = false;
+    if (t.gdb.resumed() && t.stopped() && !t.pending && t.run.started()) {
+      const int sig = t.gdb.take_resume_signal();  // delivered once
+      t.gdb.unpause();
       if (auto res = run_thread(p, t, sig); !res) {
         base::logf(base::LogCat::ptrace, "resume {}: {}", tid, res.error().message());
       }
@@ -181,15 +180,8 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   }
   drop_stale_range_stops(p);
   sync_debug_registers(p, t);
-  t.reported_signal = 0;  // GDB's resume said what becomes of it
-  if (!t.held_signals.empty()) {
-    if (sig != 0) {
-      t.held_signals.push_back(sig);
-    }
-    sig = t.held_signals.front();
-    t.held_signals.pop_front();
-  }
-  const bool step = t.action.kind == ResumeKind::Step || t.action.kind == ResumeKind::RangeStep;
+  sig = t.gdb.runs_with(sig);
+  const bool step = t.gdb.stepping();
   bool collector_step = false;
   // Branches are performed in the server while the thread stands on one (up to a budget, so
   // that `jmp .` cannot hold the server); then its collector may plant ahead or step it.
@@ -223,7 +215,6 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   if (res || res.error().code == base::Errc::no_thread) {
     // (no_thread: it died under us, SIGKILL from outside; its exit status is on the way)
     t.run.ran(step, collector_step);
-    t.from_gdb_resume = false;
   }
   return res;
 }
@@ -235,7 +226,7 @@ bool LinuxTarget::collector_stepping() const {
       continue;
     }
     for (const auto& [tid, t] : p->threads) {
-      if (t.state() == ThreadState::Running && t.resumed && (t.run.collector_step() || p->collector->tracing(tid))) {
+      if (t.state() == ThreadState::Running && t.gdb.resumed() && (t.run.collector_step() || p->collector->tracing(tid))) {
         return true;
       }
     }
@@ -249,7 +240,7 @@ void LinuxTarget::start_step_over(Process& p, LinuxThread& t, Addr addr, int sig
   t.step_over_signal = sig;
   for (auto& [tid, o] : p.threads) {
     if (tid != t.tid && o.running()) {
-      o.paused_for_step_over = true;
+      o.gdb.pause_for_step_over();
       request_stop(o);
     }
   }
@@ -308,7 +299,7 @@ void LinuxTarget::end_step_over(Process& p) {
   }
   p.step_over.reset();
   for (auto& [tid, t] : p.threads) {
-    t.paused_for_step_over = false;
+    t.gdb.unpause();
   }
 }
 

@@ -12,17 +12,16 @@ bool LinuxTarget::pass_signal(Process& p, LinuxThread& t, int sig) {
     return false;
   }
   // While stopping every thread it cannot run again: then GDB sees it and passes it with C.
-  if (!t.resumed || t.pending || p.frozen || (all_stop() && all_stop_.stopping())) {
+  if (!t.gdb.resumed() || t.pending || p.frozen || (all_stop() && all_stop_.stopping())) {
     return false;
   }
   // Nor while GDB steps the thread: GDB steps over the handler itself (a step-resume
   // breakpoint), which it can only do if it hears of the signal, as from gdbserver.
-  if (t.action.kind == ResumeKind::Step || t.action.kind == ResumeKind::RangeStep) {
+  if (t.gdb.stepping()) {
     return false;
   }
   if (p.step_over && p.step_over->tid != t.tid) {
-    t.action.signal = sig;  // held for another thread's step-over: delivered when it runs
-    t.paused_for_step_over = true;
+    t.gdb.hold_for_step_over(sig);  // delivered when it runs
     if (!p.step_over->started) {
       try_begin_step_over(p);
     }

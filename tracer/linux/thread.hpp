@@ -1,6 +1,6 @@
-// One traced thread as the core sees it: where it stands with the kernel (ThreadRun, the state
-// machine in thread_run.hpp, its only writer), and GDB's view of it (resumed, the action GDB
-// asked, a stop not reported yet, signals held for it), which the policies keep.
+// One traced thread as the core sees it: where it stands with the kernel (ThreadRun,
+// thread_run.hpp), GDB's view of it (GdbView, gdb_view.hpp), a stop not reported yet (the
+// pending queue's), and what its step-overs, range runs and syscall stops need.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "tracer/linux/debug_registers.hpp"
+#include "tracer/linux/gdb_view.hpp"
 #include "tracer/linux/registers.hpp"
 #include "tracer/linux/thread_run.hpp"
 #include "tracer/types.hpp"
@@ -27,15 +28,8 @@ struct LinuxThread {
   Tid tid = 0;
   Pid pid = 0;
   ThreadRun run;  // between the kernel and us (thread_run.hpp)
-  // GDB's view: the thread was resumed and its stop not reported yet (all-stop: part of the
-  // current resume; non-stop: running as far as GDB knows).
-  bool resumed = false;
-  ThreadAction action;               // what GDB's resume asked of it
+  GdbView gdb;    // as GDB sees it (gdb_view.hpp)
   std::optional<PendingStop> pending;  // stopped with this to report (pending_events.hpp)
-  int reported_signal = 0;           // the signal of its stop GDB heard of, until it runs again
-  int stop_signal_for_gdb = -1;      // non-stop vCont;t / vCtrlC: report our SIGSTOP as this
-  bool from_gdb_resume = false;      // GDB resumed it where it stopped: an int3 of ours at its
-                                     // pc is stepped over, not hit (unless GDB moved the pc)
   Addr stop_pc = 0;                  // pc at its last stop (after a breakpoint's rewind)
   // Stopped inside a syscall: the exec stop of a launch, where GDB first sees the program. The
   // kernel reports a single-step from here at the syscall's exit, as a SIGTRAP (TRAP_BRKPT)
@@ -45,14 +39,10 @@ struct LinuxThread {
   // gdbserver.)
   bool in_syscall_stop = false;
   std::optional<Addr> step_from_syscall_stop;
-  bool paused_for_step_over = false; // stopped by the core for another thread's step-over
   bool in_vfork = false;             // waiting in vfork for its child: cannot stop until vforkdone
   int step_over_signal = 0;          // the signal the step-over delivers
   Addr out_of_line_from = 0;         // stopped before running its slot: pc shows the breakpoint
   Addr range_stop = 0;               // runs to our int3 here, in place of stepping its range
-  std::deque<int> held_signals;      // GDB resumed it with these, but it never ran (another
-                                     // thread's event was reported first): delivered, oldest
-                                     // first, each time it runs from now on
   DrValues dr;                       // debug registers as last written to it
   RegisterCache regs;                // its registers at this stop (forgotten when it runs)
 

@@ -105,3 +105,33 @@ TEST_CASE("a connection that ends closes the files GDB opened and forgets setfs"
   CHECK(f.host.open_fds.empty());
   CHECK(f.host.setfs_pid == 0);
 }
+
+TEST_CASE("non-stop: a wildcard resume leaves alone the threads and fork children of stops GDB "
+          "has not pulled yet", "[session]") {
+  SessionFixture f;
+  f.exchange(protocol::encode_packet("QStartNoAckMode"));
+  REQUIRE(f.exchange(protocol::encode_packet("QNonStop:1")) == protocol::encode_packet("OK"));
+  REQUIRE(f.exchange(protocol::encode_packet("vCont;c")) == protocol::encode_packet("OK"));
+  tracer::StopEvent fork;
+  fork.reason = tracer::StopReason::Fork;
+  fork.pid = 100;
+  fork.tid = 101;
+  fork.signal = 5;
+  fork.child_pid = 200;
+  f.target.pending.push_back(fork);
+  f.out.clear();
+  f.session.on_target_event();
+  INFO(f.out);
+  REQUIRE(f.out.starts_with("%Stop:T05"));
+  // GDB resumes everything with the notification still on its way (as GDB does when it
+  // passes another thread's signal): not the forking thread, not its child.
+  REQUIRE(f.exchange(protocol::encode_packet("vCont;C14:p64.66;c")) == protocol::encode_packet("OK"));
+  REQUIRE_FALSE(f.target.resumes.empty());
+  CHECK(f.target.resumes.back().unannounced_threads == std::set<tracer::Tid>{101});
+  CHECK(f.target.resumes.back().unannounced_children == std::set<tracer::Pid>{200});
+  // Pulled: the next wildcard is for everyone.
+  CHECK(f.exchange(protocol::encode_packet("vStopped")) == protocol::encode_packet("OK"));
+  REQUIRE(f.exchange(protocol::encode_packet("vCont;c")) == protocol::encode_packet("OK"));
+  CHECK(f.target.resumes.back().unannounced_threads.empty());
+  CHECK(f.target.resumes.back().unannounced_children.empty());
+}
