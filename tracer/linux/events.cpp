@@ -70,6 +70,7 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   }
   const int sig = WSTOPSIG(status);
   const int event = status >> 16;
+  t.run.stopped_with(event == 0 && sig != (SIGTRAP | 0x80) ? sig : 0);
   if (sig == SIGTRAP && event == 0 && step_on_past_syscall_exit(t)) {
     t.run.stop_undone(seen);
     return;
@@ -162,7 +163,7 @@ void LinuxTarget::handle_signal(Process& p, LinuxThread& t, int sig) {
     return;
   }
   if (sig != SIGTRAP) {  // (a SIGTRAP's siginfo is read by classify_trap, when needed)
-    if (auto si = kernel_.get_siginfo(t.tid); si && delivered_before(*si)) {
+    if (auto si = kernel_.get_siginfo(t.tid); si && delivered_before(t, *si)) {
       t.gdb.deliver_later(sig);
       keep_going(p, t);
       return;
@@ -289,7 +290,7 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
       return end_of_step(p, t, *pc);
     }
     ev.reason = StopReason::SingleStep;
-  } else if (delivered_before(*si)) {
+  } else if (delivered_before(t, *si)) {
     t.gdb.deliver_later(SIGTRAP);
     return std::nullopt;
   }
@@ -300,8 +301,8 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
 // after our SIGSTOP), and the thread blocked it (glibc blocks every signal around clone3 in
 // pthread_create): the kernel queued it again, as sent by its tracer, and it stops the thread
 // once unblocked. GDB has had its say: it is delivered, not reported a second time.
-bool LinuxTarget::delivered_before(const siginfo_t& si) const {
-  return si.si_code == SI_USER && si.si_pid == ::getpid();
+bool LinuxTarget::delivered_before(LinuxThread& t, const siginfo_t& si) {
+  return si.si_code == SI_USER && si.si_pid == ::getpid() && t.run.took_injected(si.si_signo);
 }
 
 // The step a thread began inside a syscall stop was reported at the syscall's exit, where

@@ -146,7 +146,7 @@ class LinuxTarget final : public Target {
   void step_over_stopped(Process& p, LinuxThread& t, int sig, int event);
   std::optional<StopEvent> classify_trap(Process& p, LinuxThread& t);
   bool step_on_past_syscall_exit(LinuxThread& t);
-  bool delivered_before(const siginfo_t& si) const;
+  bool delivered_before(LinuxThread& t, const siginfo_t& si);
   // --- breakpoint conditions and commands (breakpoint_agent.cpp): a hit that is to be reported ---
   bool condition_holds(Process& p, LinuxThread& t, Addr addr);
   // Runs the commands of GDB's breakpoint at addr; false if it has none (the hit is GDB's).

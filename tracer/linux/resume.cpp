@@ -181,6 +181,7 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   drop_stale_range_stops(p);
   sync_debug_registers(p, t);
   sig = t.gdb.runs_with(sig);
+  t.run.runs_delivering(sig);
   const bool step = t.gdb.stepping();
   bool collector_step = false;
   // Branches are performed in the server while the thread stands on one (up to a budget, so

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <csignal>
+#include <cstdint>
 
 namespace tracer {
 
@@ -98,6 +99,23 @@ class ThreadRun {
     sigstop_expected_ = false;
     return true;
   }
+  // The stop was a signal-delivery-stop for sig (0: another kind of stop).
+  void stopped_with(int sig) { stop_signal_ = sig; }
+  int stop_signal() const { return stop_signal_; }
+  // It runs delivering sig in place of its stop's own: should the thread block sig, the
+  // kernel queues it again as sent by the tracer, and it comes back as a stop of its own.
+  void runs_delivering(int sig) {
+    if (sig > 0 && sig < 64 && sig != stop_signal_) {
+      injected_ |= 1ull << sig;
+    }
+  }
+  // sig, sent by the tracer, is one of those coming back (once).
+  bool took_injected(int sig) {
+    const std::uint64_t bit = sig > 0 && sig < 64 ? 1ull << sig : 0;
+    const bool was = (injected_ & bit) != 0;
+    injected_ &= ~bit;
+    return was;
+  }
   // A leader that exited while its threads live: never stops again.
   void became_zombie() { state_ = ThreadState::Zombie; }
   // Its process ended while GDB has not heard: shown stopped until then.
@@ -111,6 +129,8 @@ class ThreadRun {
   bool sigstop_expected_ = false;
   bool stepping_ = false;
   bool collector_step_ = false;
+  int stop_signal_ = 0;
+  std::uint64_t injected_ = 0;  // bit n: signal n delivered in place of another
 };
 
 }  // namespace tracer
