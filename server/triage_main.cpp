@@ -16,6 +16,7 @@
 #include "server/triage/runner.hpp"
 #include "server/triage/writers.hpp"
 #include "tracer/linux/host_io.hpp"
+#include "tracer/linux/procfs.hpp"
 
 namespace server {
 namespace {
@@ -68,6 +69,25 @@ void log_recorded_threads(triage::Recorded& run, tracer::EventLog& log) {
   }
 }
 
+// A followed child, or a process that exec'd since it started, is named as /proc names it
+// while it is stopped at its end: the program that crashed, not the one triage started.
+void name_program(triage::TriageReport& r, const tracer::EventLog& log) {
+  bool execd = false;
+  for (const auto& e : log.events()) {
+    execd = execd || (e.kind == "exec" && e.pid == r.pid);
+  }
+  if (r.pid == r.root_pid && !execd) {
+    return;
+  }
+  auto argv = tracer::procfs::command_line(r.pid);
+  const std::string exe = tracer::procfs::executable(r.pid);
+  if (argv.empty() && exe.empty()) {
+    return;  // gone: the name it was started with is all there is
+  }
+  r.program = !exe.empty() ? exe : argv.front();
+  r.args.assign(argv.size() > 1 ? argv.begin() + 1 : argv.end(), argv.end());
+}
+
 triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o, const triage::Ending& end,
                                  tracer::EventLog& log) {
   triage::TriageReport r;
@@ -75,6 +95,7 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   r.args.assign(o.program.begin() + 1, o.program.end());
   r.root_pid = run.pid;
   r.pid = end.stop.pid != 0 ? end.stop.pid : run.pid;  // a followed child, when that is what died
+  name_program(r, log);
   r.outcome = end.outcome;
   r.tracer.backend = std::string(tracer::backend_name(run.backend));
   r.tracer.not_used = run.not_used;

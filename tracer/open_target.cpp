@@ -28,7 +28,10 @@ Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest
   target->set_btrace_backend(backend);
   target->set_btrace_scope(request.scope);
   if (request.follow_forks) {
-    target->set_report_forks(true, false);
+    // Children of fork and of vfork (how shells and posix_spawn start programs), and execs:
+    // a vfork child is recorded from its exec on (before it, it runs in its parent's memory).
+    target->set_report_forks(true, true);
+    target->set_report_exec(true);
   }
   return std::unique_ptr<Target>(std::move(target));
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <utility>
 
 #include "server/triage/library_watch.hpp"
@@ -109,6 +110,7 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
   libraries.start(target, run.pid, log);
   run.maps = read_maps(run.pid);
   std::optional<tracer::StopEvent> carried;  // a stop that came while stepping over the watch
+  std::set<tracer::Pid> record_after_exec;   // vfork children, not recording until they exec
   if (auto ok = target.resume(continue_all()); !ok) {
     end.outcome.kind = Outcome::Kind::Exit;
     end.outcome.exit_status = kExitTriageFailed;
@@ -175,6 +177,12 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
       deliver = ev->signal;
     } else if (ev->reason == tracer::StopReason::Fork && o.follow_fork) {
       (void)target.enable_btrace(ev->child_pid, tracer::BtraceConfig{o.ring_bytes});
+    } else if (ev->reason == tracer::StopReason::VFork && o.follow_fork) {
+      // It runs in its parent's memory until it execs or exits: a collector planting int3s
+      // there would plant them in the parent. Recorded from its exec on.
+      record_after_exec.insert(ev->child_pid);
+    } else if (ev->reason == tracer::StopReason::Exec && record_after_exec.erase(ev->pid) != 0) {
+      (void)target.enable_btrace(ev->pid, tracer::BtraceConfig{o.ring_bytes});
     }
     (void)target.resume(continue_all(ev->tid, deliver));
   }

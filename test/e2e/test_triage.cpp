@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -70,7 +71,7 @@ Triage run_triage(const std::vector<std::string>& flags, const std::string& prog
   for (const auto& f : flags) {
     command += " '" + f + "'";
   }
-  command += " --json='" + json_path + "' -- '" + e2e::prog_path(prog) + "'";
+  command += " --json='" + json_path + "' -- '" + (prog.starts_with("/") ? prog : e2e::prog_path(prog)) + "'";
   for (const auto& a : args) {
     command += " '" + a + "'";
   }
@@ -389,6 +390,48 @@ TEST_CASE("triage --follow-fork under each ptrace collector; under dbt, refused 
   CHECK(t.report["program"]["pid"] != t.report["program"]["root_pid"]);
   CHECK(call_functions(crashed_thread(t)).back() == "consume");
   check_call_times(t);
+}
+
+TEST_CASE("triage --follow-fork: a vfork child that execs runs as it does natively", "[e2e][triage]") {
+  // The child returns from vfork through the code its parent returns to, in the same memory:
+  // an int3 a collector planted there would kill it with SIGTRAP (it did, under soft).
+  const std::string collector = GENERATE(as<std::string>{}, "soft", "step");
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  // (A race: the child passes there before or after the int3 is planted. Before the fix about
+  // one run in six died of SIGTRAP: several runs.)
+  for (int run = 0; run < 6; ++run) {
+    auto t = run_triage({"--btrace=" + collector, "--follow-fork"}, "forks", {"vfork", e2e::prog_path("crash")});
+    INFO(t.transcript());
+    CHECK_THAT(t.out, ContainsRegex("child [0-9]+ status 111"));  // 100 + SIGSEGV, as natively
+  }
+}
+
+TEST_CASE("triage --follow-fork: a crash in a program a shell starts (vfork, exec) is reported under "
+          "that program's name", "[e2e][triage]") {
+  const std::string collector = GENERATE(as<std::string>{}, "soft", "step");
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  const std::string crash = e2e::prog_path("crash");
+  auto t = run_triage({"--btrace=" + collector, "--follow-fork"}, "/bin/sh", {"-c", crash + " one two; echo after $?"});
+  INFO(t.transcript());
+  CHECK_THAT(t.out, Contains("after 139"));  // the shell goes on as it would natively
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["program"]["path"] == std::filesystem::canonical(crash).string());
+  CHECK(t.report["program"]["args"] == json::array({"one", "two"}));
+  CHECK(t.report["program"]["pid"] != t.report["program"]["root_pid"]);
+  CHECK(t.report["outcome"]["signal"] == "SIGSEGV");
+  std::set<std::string> kinds;
+  for (const auto& e : t.report["events"]) {
+    const int pid = t.report["program"]["pid"].get<int>();
+    if (e.value("pid", 0) == pid || e.value("number", 0) == pid) {
+      kinds.insert(e["kind"].get<std::string>());
+    }
+  }
+  CHECK(kinds.count("exec") == 1);
+  CHECK(kinds.count("signal") == 1);
+  CHECK(!crashed_thread(t)["backtrace"].empty());
 }
 
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {

@@ -2,6 +2,7 @@
 #include "tracer/linux/procfs.hpp"
 
 #include <charconv>
+#include <utility>
 #include <string_view>
 
 #include <dirent.h>
@@ -186,6 +187,26 @@ std::string executable(Pid pid) {
   const ssize_t n = ::readlink(link.c_str(), buf.data(), buf.size());
   buf.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   return buf;
+}
+
+std::vector<std::string> command_line(Pid pid) {
+  std::vector<std::string> out;
+  auto bytes = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+  if (!bytes) {
+    return out;
+  }
+  std::string arg;
+  for (const std::uint8_t c : *bytes) {
+    if (c == 0) {
+      out.push_back(std::exchange(arg, {}));
+    } else {
+      arg.push_back(static_cast<char>(c));
+    }
+  }
+  if (!arg.empty()) {
+    out.push_back(arg);
+  }
+  return out;
 }
 
 base::Result<MappedObject> mapping_at(Pid pid, Addr addr) {

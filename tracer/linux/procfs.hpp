@@ -28,6 +28,8 @@ std::optional<TaskStat> parse_stat(const std::string& text);
 std::optional<TaskStat> task_stat(Pid pid, Tid tid);
 // /proc/PID/exe: the file the process runs; empty when unreadable.
 std::string executable(Pid pid);
+// Its argv, from /proc/PID/cmdline (empty when it is gone, or a zombie).
+std::vector<std::string> command_line(Pid pid);
 // The line of /proc/PID/maps that maps addr: its range and file (empty: anonymous).
 base::Result<MappedObject> mapping_at(Pid pid, Addr addr);
 // Every line of /proc/PID/maps text; and of the live file (empty when unreadable).

@@ -185,8 +185,11 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   const bool step = t.gdb.stepping();
   bool collector_step = false;
   // Branches are performed in the server while the thread stands on one (up to a budget, so
-  // that `jmp .` cannot hold the server); then its collector may plant ahead or step it.
-  for (int budget = kPerformedPerRun; p.collector; --budget) {
+  // that `jmp .` cannot hold the server); then its collector may plant ahead or step it. Not
+  // while it waits in vfork: the child runs in this memory, through the very code the thread
+  // returns to (an int3 planted there would kill a child nobody traces); it plants again once
+  // the child has exec'd or exited.
+  for (int budget = kPerformedPerRun; p.collector && !t.in_vfork; --budget) {
     const SitePass pass = pass_collector_site(p, t, sig);
     if (pass == SitePass::Held) {
       return base::success();
