@@ -14,6 +14,7 @@
 #include "server/triage/collect.hpp"
 #include "server/triage/options.hpp"
 #include "server/triage/runner.hpp"
+#include "server/triage/signature.hpp"
 #include "server/triage/writers.hpp"
 #include "tracer/linux/host_io.hpp"
 #include "tracer/linux/procfs.hpp"
@@ -119,6 +120,9 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   }
   if (!r.threads.empty()) {
     r.sources = triage::collect_sources(r.threads.front(), 8);
+    if (r.threads.front().crashed) {
+      r.signature = triage::crash_signature(r.outcome, r.threads.front().backtrace);
+    }
   }
   log_recorded_threads(run, log);
   r.events = log.events();

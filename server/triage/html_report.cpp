@@ -49,6 +49,9 @@ const name = f => f.function || "??";
 document.getElementById("verdict").textContent =
   report.program.path + " (pid " + report.program.pid + ") " + report.outcome.summary;
 document.title = "triage: " + report.program.path + " " + report.outcome.kind;
+if (report.outcome.signature)
+  document.getElementById("tracer").before(el("p", {id: "signature"}, "signature " + report.outcome.signature +
+    " (" + report.outcome.signature_frames.join(" < ") + ")"));
 const crashed = report.threads.find(t => t.crashed) || report.threads[0];
 if (crashed && crashed.backtrace.length) document.getElementById("crash-function").textContent = name(crashed.backtrace[0]);
 else if (crashed && crashed.ended && crashed.history.calls.length) {  // killed from outside: where it was last seen

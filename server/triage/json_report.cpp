@@ -28,6 +28,14 @@ json location(const tracer::SourceLocation& where) {
   return j;
 }
 
+json with_signature(json j, const CrashSignature& s) {
+  if (!s.hash.empty()) {
+    j["signature"] = s.hash;
+    j["signature_frames"] = s.frames;
+  }
+  return j;
+}
+
 json outcome(const Outcome& o) {
   json j{{"kind", kind_name(o.kind)}, {"exit_status", o.exit_status}, {"summary", o.summary()}};
   if (o.kind == Outcome::Kind::Signal) {
@@ -104,7 +112,7 @@ std::string json_report(const TriageReport& r) {
   json doc{
       {"schema", "hindsight-triage/1"},
       {"program", {{"path", r.program}, {"args", r.args}, {"pid", r.pid}, {"root_pid", r.root_pid}}},
-      {"outcome", outcome(r.outcome)},
+      {"outcome", with_signature(outcome(r.outcome), r.signature)},
       {"tracer",
        {{"backend", r.tracer.backend},
         {"branches_recorded", r.tracer.branches_recorded},

@@ -59,12 +59,19 @@ struct SourceExcerpt {
   int marked_line = 0;
 };
 
+// A crash's signature (signature.hpp).
+struct CrashSignature {
+  std::string hash;                 // 12 hex digits; empty when there is no signal
+  std::vector<std::string> frames;  // "module!function", innermost first, what was hashed
+};
+
 struct TriageReport {
   std::string program;
   std::vector<std::string> args;
   tracer::Pid pid = 0;       // the process the report is about
   tracer::Pid root_pid = 0;  // the one triage started (differs for a --follow-fork child)
   Outcome outcome;
+  CrashSignature signature;
   TracerReport tracer;
   std::vector<ThreadReport> threads;  // the crashing thread first
   std::vector<tracer::TraceEvent> events;

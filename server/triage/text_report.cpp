@@ -117,6 +117,13 @@ std::string text_report(const TriageReport& r, bool colour) {
   for (const auto& why : r.tracer.not_used) {
     out += "  not used: " + why + "\n";
   }
+  if (!r.signature.hash.empty()) {
+    std::string frames;
+    for (const auto& f : r.signature.frames) {
+      frames += (frames.empty() ? "" : " < ") + f;
+    }
+    out += fmt::format("  signature {} ({})\n", r.signature.hash, frames);
+  }
   if (!r.sources.empty()) {
     const SourceExcerpt& ex = r.sources.front();
     out += "\n  " + s.bold(ex.function.empty() ? "??" : ex.function) + " at " + ex.file + ":" +

@@ -434,6 +434,31 @@ TEST_CASE("triage --follow-fork: a crash in a program a shell starts (vfork, exe
   CHECK(!crashed_thread(t)["backtrace"].empty());
 }
 
+TEST_CASE("triage: a crash's signature is the same across runs and rebuilds, and differs elsewhere",
+          "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(collectors()));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto signature = [&](const std::string& prog, const std::string& mode) {
+    auto t = run_triage({"--btrace=" + collector}, prog, {mode});
+    INFO(t.transcript());
+    REQUIRE(t.report.is_object());
+    check_schema(t.report);
+    const std::string hash = t.report["outcome"].value("signature", "");
+    CHECK_THAT(t.err, Contains("signature " + hash));
+    return std::make_pair(hash, t.report["outcome"].value("signature_frames", json::array()));
+  };
+  const auto first = signature("triage_cases", "returned");
+  CHECK(first.first.size() == 12);
+  CHECK(first.second == json::array({"triage_cases!consume", "triage_cases!crash_after_return", "triage_cases!main"}));
+  CHECK(signature("triage_cases", "returned").first == first.first);  // another run: other addresses
+  // Rebuilt with other code first: every address moved, the names did not.
+  CHECK(signature("moved/triage_cases", "returned") == first);
+  const auto aborted = signature("triage_cases", "abort");
+  CHECK(aborted.first != first.first);
+  CHECK(aborted.second[0].get<std::string>().starts_with("triage_cases!"));  // past abort() and raise()
+}
+
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);

@@ -24,6 +24,20 @@
 static int* slot;
 static int table[4] = {1, 2, 3, 4};
 
+#ifdef HS_MOVED_CODE
+/* triage_cases_moved: this code comes first, so every function below lies elsewhere. */
+__attribute__((used, noinline)) int moved_code(int x) {
+  volatile int acc = x;
+  for (int i = 0; i < 64; ++i) {
+    acc = acc * 31 + i;
+    if (acc % 7 == 3) {
+      acc ^= 0x55aa;
+    }
+  }
+  return acc;
+}
+#endif
+
 /* Picks where consume() will write: a bad choice, made and forgotten. */
 static void prepare(int which) {
   if (which > 3) {

@@ -1,0 +1,70 @@
+#include "server/triage/signature.hpp"
+
+#include <cstdint>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "server/triage/signal_facts.hpp"
+
+namespace server::triage {
+namespace {
+
+constexpr std::size_t kFramesHashed = 3;
+
+bool c_runtime(const std::string& module_name) {
+  for (const char* prefix : {"libc.so", "libc-", "ld-linux", "libpthread", "libgcc_s"}) {
+    if (module_name.starts_with(prefix)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// FNV-1a, 64 bits: stable everywhere (std::hash is not).
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char c : text) {
+    h = (h ^ c) * 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string frame_name(const FrameReport& f) {
+  const std::string module = std::filesystem::path(f.where.module).filename().string();
+  return (module.empty() ? "??" : module) + "!" + (f.where.function.empty() ? "??" : f.where.function);
+}
+
+}  // namespace
+
+CrashSignature crash_signature(const Outcome& outcome, const std::vector<FrameReport>& backtrace) {
+  CrashSignature sig;
+  if (outcome.kind != Outcome::Kind::Signal) {
+    return sig;
+  }
+  std::vector<const FrameReport*> frames;
+  for (const auto& f : backtrace) {
+    if (!f.signal_frame) {
+      frames.push_back(&f);
+    }
+  }
+  std::size_t first = 0;
+  while (first < frames.size() &&
+         c_runtime(std::filesystem::path(frames[first]->where.module).filename().string())) {
+    ++first;
+  }
+  if (first == frames.size()) {
+    first = 0;  // it all happened inside the runtime: name those frames
+  }
+  for (std::size_t i = first; i < frames.size() && sig.frames.size() < kFramesHashed; ++i) {
+    sig.frames.push_back(frame_name(*frames[i]));
+  }
+  std::string text = signal_name(outcome.signo);
+  for (const auto& f : sig.frames) {
+    text += "\n" + f;
+  }
+  sig.hash = fmt::format("{:012x}", fnv1a(text) & 0xffffffffffffull);
+  return sig;
+}
+
+}  // namespace server::triage
