@@ -131,6 +131,11 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   return r;
 }
 
+bool env_is(const char* name, std::string_view value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && value == v;
+}
+
 // Keeps the program stopped at the fault and lets GDB in, history included.
 int serve(triage::Recorded& run, const triage::Options& o, const triage::Ending& end) {
   auto endpoint = parse_comm(o.serve);
@@ -194,6 +199,12 @@ int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib
   bool written = options->output.empty() ? std::fputs(text.c_str(), stderr) >= 0 : write_file(options->output, text);
   written = (options->json.empty() || write_file(options->json, triage::json_report(r))) && written;
   written = (options->html.empty() || write_file(options->html, triage::html_report(r))) && written;
+  if (options->github_annotations || env_is("GITHUB_ACTIONS", "true")) {
+    const char* workspace = std::getenv("GITHUB_WORKSPACE");
+    std::fflush(stdout);
+    std::fputs(triage::github_annotation(r, workspace != nullptr ? workspace : "").c_str(), stdout);
+    std::fflush(stdout);
+  }
   if (!options->serve.empty() && run->target->has_process()) {
     return serve(*run, *options, end);
   }

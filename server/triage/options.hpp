@@ -28,6 +28,7 @@ struct Options {
   double serve_timeout = 0;          // seconds to wait for GDB (0: as long as it takes)
   double timeout = 0;                // seconds before a hung program is stopped (0: never)
   bool follow_fork = false;
+  bool github_annotations = false;   // also on when GITHUB_ACTIONS=true
   std::string color = "auto";        // auto, always, never
   std::uint64_t ring_bytes = 4u << 20;  // branch history per thread
   std::optional<std::string> text;   // --help: print this and exit 0

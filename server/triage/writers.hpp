@@ -1,5 +1,6 @@
 // The report written three ways: text for a person at a terminal or in a CI log, JSON for
-// scripts (schema: docs/triage-report.schema.json), HTML for a CI artifact.
+// scripts (schema: docs/triage-report.schema.json), HTML for a CI artifact; and as a GitHub
+// Actions annotation.
 #pragma once
 
 #include <string>
@@ -11,6 +12,9 @@ namespace server::triage {
 std::string text_report(const TriageReport& report, bool colour);
 std::string json_report(const TriageReport& report);
 std::string html_report(const TriageReport& report);
+// One GitHub Actions `::error` line at the faulting source line (a path inside workspace, the
+// checkout, is made relative to it).
+std::string github_annotation(const TriageReport& report, const std::string& workspace);
 
 std::string hex(std::uint64_t value);  // "0x401136"
 

@@ -459,6 +459,30 @@ TEST_CASE("triage: a crash's signature is the same across runs and rebuilds, and
   CHECK(aborted.second[0].get<std::string>().starts_with("triage_cases!"));  // past abort() and raise()
 }
 
+TEST_CASE("triage --github-annotations (and GITHUB_ACTIONS=true): an ::error line at the crash's source line",
+          "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("soft"));
+  auto flagged = run_triage({"--btrace=soft", "--github-annotations"}, "triage_cases", {"returned"});
+  INFO(flagged.transcript());
+  REQUIRE(flagged.report.is_object());
+  const int line = flagged.report["sources"][0]["line"].get<int>();
+  const std::string expected = "::error file=" + flagged.report["sources"][0]["file"].get<std::string>() +
+                               ",line=" + std::to_string(line) + ",title=crash in consume [" +
+                               flagged.report["outcome"]["signature"].get<std::string>() + "]::";
+  CHECK_THAT(flagged.out, Contains(expected));
+  // On GitHub's runners without the flag, the path relative to the checkout.
+  e2e::Child child({.argv = {"/usr/bin/env", "GITHUB_ACTIONS=true", "GITHUB_WORKSPACE=" HS_SOURCE_DIR, e2e::server_path(),
+                             "triage", "--btrace=soft", "--", e2e::prog_path("triage_cases"), "returned"}});
+  auto status = child.wait(e2e::Clock::now() + std::chrono::seconds(120));
+  INFO(child.out() << child.err());
+  CHECK(e2e::exit_code(status) == 139);
+  CHECK_THAT(child.out(), Contains("::error file=test/progs/triage_cases.c,line=" + std::to_string(line) + ","));
+  if (const char* gha = std::getenv("GITHUB_ACTIONS"); gha == nullptr || std::string(gha) != "true") {
+    auto plain = run_triage({"--btrace=soft"}, "triage_cases", {"returned"});
+    CHECK_THAT(plain.out, !Contains("::error"));
+  }
+}
+
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);

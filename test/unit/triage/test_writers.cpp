@@ -114,3 +114,17 @@ TEST_CASE("writers: a process killed outright; no siginfo, threads with their hi
   CHECK(text.find("-> consume prog.c:17  [3 branches]   <== last recorded") != std::string::npos);
   CHECK(text.find("registers:") == std::string::npos);
 }
+
+TEST_CASE("github_annotation: one ::error line at the faulting line, escaped, relative to the checkout",
+          "[triage][report]") {
+  TriageReport r = sample();
+  r.sources = {SourceExcerpt{"consume", "/work/repo/src/a,b:c.c", 16, {"x", "y", "z"}, 18}};
+  r.signature.hash = "0123456789ab";
+  const std::string line = github_annotation(r, "/work/repo");
+  CHECK(line == "::error file=src/a%2Cb%3Ac.c,line=18,title=crash in consume [0123456789ab]::/abs/prog (pid 42) "
+                "died of SIGSEGV (SEGV_MAPERR: address not mapped to object) at address 0x0%0Asignature 0123456789ab\n");
+  // Outside the checkout (a system library), the path stays absolute; no source: no file.
+  CHECK(github_annotation(r, "/elsewhere").starts_with("::error file=/work/repo/src/a%2Cb%3Ac.c,line=18,"));
+  r.sources.clear();
+  CHECK(github_annotation(r, "/work/repo").starts_with("::error title=crash [0123456789ab]::"));
+}
