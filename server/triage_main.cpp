@@ -97,6 +97,7 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   r.root_pid = run.pid;
   r.pid = end.stop.pid != 0 ? end.stop.pid : run.pid;  // a followed child, when that is what died
   name_program(r, log);
+  r.tree = triage::tree_path(log.events(), run.pid, o.program.front(), r.pid);
   r.outcome = end.outcome;
   r.tracer.backend = std::string(tracer::backend_name(run.backend));
   r.tracer.not_used = run.not_used;
@@ -124,17 +125,43 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
       r.signature = triage::crash_signature(r.outcome, r.threads.front().backtrace);
     }
   }
-  log_recorded_threads(run, log);
-  r.events = log.events();
-  r.wall_ms = log.elapsed_ms();
   r.start_ns = log.start_ns();
   return r;
+}
+
+// The whole run's log in every report, once the run is over.
+void finish_reports(std::vector<triage::TriageReport>& reports, triage::Recorded& run, tracer::EventLog& log) {
+  log_recorded_threads(run, log);
+  for (auto& r : reports) {
+    r.events = log.events();
+    r.wall_ms = log.elapsed_ms();
+  }
 }
 
 bool env_is(const char* name, std::string_view value) {
   const char* v = std::getenv(name);
   return v != nullptr && value == v;
 }
+
+// Every crash, first first: text (stderr or --output), JSON, HTML, GitHub annotations.
+bool write_reports(const std::vector<triage::TriageReport>& reports, const triage::Options& o) {
+  const bool colour = o.color == "always" || (o.color == "auto" && o.output.empty() && ::isatty(STDERR_FILENO) != 0 &&
+                                              std::getenv("NO_COLOR") == nullptr);
+  const std::string text = triage::text_report(reports, colour);
+  bool written = o.output.empty() ? std::fputs(text.c_str(), stderr) >= 0 : write_file(o.output, text);
+  written = (o.json.empty() || write_file(o.json, triage::json_report(reports))) && written;
+  written = (o.html.empty() || write_file(o.html, triage::html_report(reports.front()))) && written;
+  if (o.github_annotations || env_is("GITHUB_ACTIONS", "true")) {
+    const char* workspace = std::getenv("GITHUB_WORKSPACE");
+    std::fflush(stdout);
+    for (const auto& r : reports) {
+      std::fputs(triage::github_annotation(r, workspace != nullptr ? workspace : "").c_str(), stdout);
+    }
+    std::fflush(stdout);
+  }
+  return written;
+}
+
 
 // Keeps the program stopped at the fault and lets GDB in, history included.
 int serve(triage::Recorded& run, const triage::Options& o, const triage::Ending& end) {
@@ -183,32 +210,33 @@ int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib
   if (!run) {
     return fail(run.error().message());
   }
-  triage::Ending end = triage::run_to_end(*run, *options, log, g_stop_requested);
+  // Crashes of followed descendants are reported as they happen and the run goes on (not when
+  // serving GDB: then the first crash anywhere is where GDB comes in).
+  std::vector<triage::TriageReport> reports;
+  triage::DescendantCrash on_descendant_crash;
+  if (options->serve.empty()) {
+    on_descendant_crash = [&](const triage::Ending& crash) { reports.push_back(make_report(*run, *options, crash, log)); };
+  }
+  triage::Ending end = triage::run_to_end(*run, *options, log, g_stop_requested, on_descendant_crash);
   if (end.interrupted) {
     (void)run->target->kill();
     return 128 + end.stop_signal;
   }
-  const bool report = end.outcome.kind != triage::Outcome::Kind::Exit;
-  if (!report) {
+  if (end.outcome.kind != triage::Outcome::Kind::Exit) {
+    reports.push_back(make_report(*run, *options, end, log));
+  }
+  if (reports.empty()) {
     return end.outcome.exit_status;
   }
-  triage::TriageReport r = make_report(*run, *options, end, log);
-  const bool colour = options->color == "always" || (options->color == "auto" && options->output.empty() &&
-                                                      ::isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr);
-  const std::string text = triage::text_report(r, colour);
-  bool written = options->output.empty() ? std::fputs(text.c_str(), stderr) >= 0 : write_file(options->output, text);
-  written = (options->json.empty() || write_file(options->json, triage::json_report(r))) && written;
-  written = (options->html.empty() || write_file(options->html, triage::html_report(r))) && written;
-  if (options->github_annotations || env_is("GITHUB_ACTIONS", "true")) {
-    const char* workspace = std::getenv("GITHUB_WORKSPACE");
-    std::fflush(stdout);
-    std::fputs(triage::github_annotation(r, workspace != nullptr ? workspace : "").c_str(), stdout);
-    std::fflush(stdout);
-  }
   if (!options->serve.empty() && run->target->has_process()) {
+    finish_reports(reports, *run, log);
+    (void)write_reports(reports, *options);
     return serve(*run, *options, end);
   }
-  triage::finish(*run, end);
+  triage::finish(*run, end);  // the started program ends as it would have
+  finish_reports(reports, *run, log);
+  const bool written = write_reports(reports, *options);
+  // The started program's own status, whatever its descendants died of.
   return written ? end.outcome.exit_status : triage::kExitTriageFailed;
 }
 

@@ -87,9 +87,15 @@ json thread(const TriageReport& r, const ThreadReport& t) {
               {"registers", regs}, {"backtrace", frames}, {"history", history}};
 }
 
-}  // namespace
+json program(const TriageReport& r) {
+  json tree = json::array();
+  for (const auto& step : r.tree) {
+    tree.push_back(json{{"name", step.name}, {"pid", step.pid}});
+  }
+  return json{{"path", r.program}, {"args", r.args}, {"pid", r.pid}, {"root_pid", r.root_pid}, {"tree", std::move(tree)}};
+}
 
-std::string json_report(const TriageReport& r) {
+json document(const TriageReport& r) {
   json threads = json::array();
   for (const auto& t : r.threads) {
     threads.push_back(thread(r, t));
@@ -111,7 +117,7 @@ std::string json_report(const TriageReport& r) {
   }
   json doc{
       {"schema", "hindsight-triage/1"},
-      {"program", {{"path", r.program}, {"args", r.args}, {"pid", r.pid}, {"root_pid", r.root_pid}}},
+      {"program", program(r)},
       {"outcome", with_signature(outcome(r.outcome), r.signature)},
       {"tracer",
        {{"backend", r.tracer.backend},
@@ -124,6 +130,22 @@ std::string json_report(const TriageReport& r) {
       {"events", std::move(events)},
       {"sources", std::move(sources)},
   };
+  return doc;
+}
+
+}  // namespace
+
+std::string json_report(const TriageReport& r) { return document(r).dump(2) + "\n"; }
+
+std::string json_report(const std::vector<TriageReport>& reports) {
+  json doc = document(reports.front());
+  json processes = json::array();
+  for (const auto& r : reports) {
+    json one = document(r);
+    processes.push_back(json{{"program", one["program"]}, {"outcome", one["outcome"]}, {"threads", one["threads"]},
+                             {"sources", one["sources"]}});
+  }
+  doc["processes"] = std::move(processes);
   return doc.dump(2) + "\n";
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/triage/process_tree.hpp"
 #include "tracer/event_log.hpp"
 #include "tracer/symbols/call_history.hpp"
 
@@ -70,6 +71,7 @@ struct TriageReport {
   std::vector<std::string> args;
   tracer::Pid pid = 0;       // the process the report is about
   tracer::Pid root_pid = 0;  // the one triage started (differs for a --follow-fork child)
+  std::vector<TreeStep> tree;  // from the started program to this one (process_tree.hpp)
   Outcome outcome;
   CrashSignature signature;
   TracerReport tracer;

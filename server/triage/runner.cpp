@@ -98,7 +98,8 @@ base::Result<Recorded> start_recorded(const Options& o, const std::string& dbt_l
   return run;
 }
 
-Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const volatile std::sig_atomic_t& stop_requested) {
+Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const volatile std::sig_atomic_t& stop_requested,
+                  const DescendantCrash& on_descendant_crash) {
   tracer::Target& target = *run.target;
   Ending end;
   const auto deadline = o.timeout > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -172,7 +173,11 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
       if (signal_kills(target.signal_action(ev->tid, ev->signal), ev->signal, from_fault)) {
         end.outcome = signal_outcome(*ev, info);
         end.stop = *ev;
-        return end;
+        if (ev->pid == run.pid || !on_descendant_crash) {
+          return end;
+        }
+        on_descendant_crash(end);  // reported; it dies as it would have, the run goes on
+        end = Ending{};
       }
       deliver = ev->signal;
     } else if (ev->reason == tracer::StopReason::Fork && o.follow_fork) {

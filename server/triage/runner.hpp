@@ -4,6 +4,7 @@
 #pragma once
 
 #include <csignal>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,9 +37,15 @@ struct Ending {
   int stop_signal = 0;
 };
 
-// Runs to the end. `stop_requested` is set (to the signal) by triage's SIGINT/SIGTERM handler.
+// A followed descendant (--follow-fork) died of a signal: it is stopped there for the report,
+// then gets its signal and the run goes on.
+using DescendantCrash = std::function<void(const Ending&)>;
+
+// Runs to the end of the program triage started (or its crash, or the first crash anywhere
+// when on_descendant_crash is empty). `stop_requested` is set (to the signal) by triage's
+// SIGINT/SIGTERM handler.
 Ending run_to_end(Recorded& run, const Options& options, tracer::EventLog& log,
-                  const volatile std::sig_atomic_t& stop_requested);
+                  const volatile std::sig_atomic_t& stop_requested, const DescendantCrash& on_descendant_crash = {});
 
 // After the report: lets the fatal signal end the program as it would have (a core dump where
 // the system makes one), or kills it (timeout, or when that does not end it).

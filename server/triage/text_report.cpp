@@ -117,6 +117,9 @@ std::string text_report(const TriageReport& r, bool colour) {
   for (const auto& why : r.tracer.not_used) {
     out += "  not used: " + why + "\n";
   }
+  if (r.tree.size() > 1) {
+    out += "  process tree: " + tree_text(r.tree) + "\n";
+  }
   if (!r.signature.hash.empty()) {
     std::string frames;
     for (const auto& f : r.signature.frames) {
@@ -140,10 +143,25 @@ std::string text_report(const TriageReport& r, bool colour) {
   for (const auto& t : r.threads) {
     thread_section(out, r, t, s);
   }
+  if (r.events.empty()) {
+    return out;
+  }
   out += "\n" + s.bold("Events") + " (ms since start):\n";
   for (const auto& e : r.events) {
     out += fmt::format("  {:>10.3f}  {:<14} pid {} tid {}{}{}\n", e.t_ms, e.kind, e.pid, e.tid,
                        e.detail.empty() ? "" : "  " + e.detail, e.number != 0 ? fmt::format("  ({})", e.number) : "");
+  }
+  return out;
+}
+
+std::string text_report(const std::vector<TriageReport>& reports, bool colour) {
+  std::string out;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    TriageReport r = reports[i];
+    if (i + 1 < reports.size()) {
+      r.events.clear();  // the run's events once, after the last
+    }
+    out += (i == 0 ? "" : "\n") + text_report(r, colour);
   }
   return out;
 }

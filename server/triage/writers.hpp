@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "server/triage/report.hpp"
 
@@ -11,6 +12,11 @@ namespace server::triage {
 
 std::string text_report(const TriageReport& report, bool colour);
 std::string json_report(const TriageReport& report);
+// Several crashes of one run (followed descendants, then the started program), first first:
+// one after the other, the run's events after the last; JSON: the first's document (what
+// readers of a single report know) with all of them in `processes`.
+std::string text_report(const std::vector<TriageReport>& reports, bool colour);
+std::string json_report(const std::vector<TriageReport>& reports);
 std::string html_report(const TriageReport& report);
 // One GitHub Actions `::error` line at the faulting source line (a path inside workspace, the
 // checkout, is made relative to it).
