@@ -162,7 +162,9 @@ void LinuxTarget::handle_signal(Process& p, LinuxThread& t, int sig) {
     keep_going(p, t);
     return;
   }
-  if (sig != SIGTRAP) {  // (a SIGTRAP's siginfo is read by classify_trap, when needed)
+  // (A SIGTRAP's siginfo is read by classify_trap, when needed; other signals cost a ptrace
+  // call only when one we delivered in place of another may be coming back.)
+  if (sig != SIGTRAP && t.run.injected(sig)) {
     if (auto si = kernel_.get_siginfo(t.tid); si && delivered_before(t, *si)) {
       t.gdb.deliver_later(sig);
       keep_going(p, t);

@@ -109,6 +109,8 @@ class ThreadRun {
       injected_ |= 1ull << sig;
     }
   }
+  // sig may be one of those (no question asked of the kernel otherwise).
+  bool injected(int sig) const { return sig > 0 && sig < 64 && (injected_ & (1ull << sig)) != 0; }
   // sig, sent by the tracer, is one of those coming back (once).
   bool took_injected(int sig) {
     const std::uint64_t bit = sig > 0 && sig < 64 ? 1ull << sig : 0;
