@@ -72,7 +72,12 @@ void log_recorded_threads(triage::Recorded& run, tracer::EventLog& log) {
 
 // A followed child, or a process that exec'd since it started, is named as /proc names it
 // while it is stopped at its end: the program that crashed, not the one triage started.
-void name_program(triage::TriageReport& r, const tracer::EventLog& log) {
+void name_program(triage::TriageReport& r, const triage::Ending& end, const tracer::EventLog& log) {
+  if (!end.command.empty()) {
+    r.program = end.command.front();  // as the collector saw it started
+    r.args.assign(end.command.begin() + 1, end.command.end());
+    return;
+  }
   bool execd = false;
   for (const auto& e : log.events()) {
     execd = execd || (e.kind == "exec" && e.pid == r.pid);
@@ -96,13 +101,13 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   r.args.assign(o.program.begin() + 1, o.program.end());
   r.root_pid = run.pid;
   r.pid = end.stop.pid != 0 ? end.stop.pid : run.pid;  // a followed child, when that is what died
-  name_program(r, log);
+  name_program(r, end, log);
   r.tree = triage::tree_path(log.events(), run.pid, o.program.front(), r.pid);
   r.outcome = end.outcome;
   r.tracer.backend = std::string(tracer::backend_name(run.backend));
   r.tracer.not_used = run.not_used;
   r.tracer.slowdown_hint = slowdown_hint(run.backend);
-  tracer::Target& target = *run.target;
+  tracer::Target& target = triage::target_of(run, end);
   const tracer::Pid pid = end.stop.pid != 0 ? end.stop.pid : run.pid;
   if (target.has_process() && target.process_of(end.stop.tid) != 0) {
     for (const auto& t : target.threads()) {
@@ -169,19 +174,22 @@ int serve(triage::Recorded& run, const triage::Options& o, const triage::Ending&
   if (!endpoint) {
     return fail("bad --serve '" + o.serve + "': " + endpoint.error().message());
   }
-  run.target->hand_over_history();
+  tracer::Target& target = triage::target_of(run, end);  // the process that crashed
+  target.hand_over_history();
   ServerOptions options;
   options.btrace_backend = run.backend;
   ServerState state;
   state.last_stop = end.stop;
   options.first_connection_timeout = o.serve_timeout;
   tracer::LinuxHostIo host;
-  Server srv(*run.target, host, options, state, *endpoint, /*once=*/true);
+  Server srv(target, host, options, state, *endpoint, /*once=*/true);
   std::fprintf(stderr, "hindsight triage: %s is stopped at the fault; in GDB: target remote %s\n", o.program.front().c_str(),
                o.serve.c_str());
   (void)srv.run();
-  if (run.target->has_process()) {
-    (void)run.target->kill();  // GDB left it, or never came
+  for (tracer::Target* t : {&target, run.target.get()}) {
+    if (t->has_process()) {
+      (void)t->kill();  // GDB left it, or never came; the rest of the tree with it
+    }
   }
   return end.outcome.exit_status;
 }
@@ -228,7 +236,7 @@ int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib
   if (reports.empty()) {
     return end.outcome.exit_status;
   }
-  if (!options->serve.empty() && run->target->has_process()) {
+  if (!options->serve.empty() && triage::target_of(*run, end).has_process()) {
     finish_reports(reports, *run, log);
     (void)write_reports(reports, *options);
     return serve(*run, *options, end);

@@ -22,7 +22,9 @@ Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest
     if (request.dbt_lib.empty()) {
       return base::make_error(base::Errc::unsupported, "the recorder is not built (Valgrind's headers were missing)");
     }
-    return std::unique_ptr<Target>(std::make_unique<ValgrindTarget>(DbtOptions{request.dbt_lib, request.ring_bytes}));
+    // Unattended (triage), following forks is following the whole tree: the recorder does it.
+    const bool tree = request.unattended && request.follow_forks;
+    return std::unique_ptr<Target>(std::make_unique<ValgrindTarget>(DbtOptions{request.dbt_lib, request.ring_bytes, tree}));
   }
   auto target = std::make_unique<LinuxTarget>();
   target->set_btrace_backend(backend);
@@ -66,7 +68,7 @@ Result<BackendChain> backend_chain(const TargetRequest& request) {
   BackendChain chain;
   const bool launches = request.launch.has_value();
   if (request.backend == Backend::Dbt) {
-    if (request.follow_forks) {
+    if (request.follow_forks && !request.unattended) {
       return base::make_error(base::Errc::unsupported,
                               "--follow-fork needs a ptrace collector (soft or step): under dbt, Valgrind's "
                               "gdbserver serves one process");
@@ -82,9 +84,7 @@ Result<BackendChain> backend_chain(const TargetRequest& request) {
     chain.tries = {request.backend};  // a session's auto: BTS or soft, chosen as each thread starts recording
     return chain;
   }
-  if (request.follow_forks) {
-    chain.passed_over.push_back({Backend::Dbt, "--follow-fork needs a ptrace collector (Valgrind's gdbserver serves one process)"});
-  } else if (launches) {
+  if (launches) {
     chain.tries.push_back(Backend::Dbt);
   }
   chain.tries.push_back(Backend::Soft);

@@ -20,7 +20,7 @@ struct TargetRequest {
   // Triage: nobody is there to ask, so auto takes the recorder first, every thread records
   // from the first instruction, and what a process recorded outlives it.
   bool unattended = false;
-  bool follow_forks = false;          // record fork children too (only a ptrace collector can)
+  bool follow_forks = false;          // record fork children too (soft, step; dbt when unattended: the whole tree)
   std::optional<LaunchSpec> launch;   // start this program now (dbt must: it starts under the recorder)
   std::uint64_t ring_bytes = 0;       // each thread's ring under dbt, and when unattended
   BtraceScope scope;                  // what SoftEmulate records

@@ -2,6 +2,7 @@
 // test/support/fake_target.hpp implements it for handler tests. No Asio, no wire format here.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -43,6 +44,16 @@ struct Capabilities {
             .breakpoint_commands = true,
             .branch_tracing = true};
   }
+};
+
+class Target;
+
+// A descendant the target records by itself (the dbt recorder follows the whole tree) that a
+// signal is about to kill: it waits there, linked to a Target of its own.
+struct DyingDescendant {
+  std::unique_ptr<Target> target;
+  StopEvent stop;                    // the signal, and the thread it came to
+  std::vector<std::string> command;  // its program and arguments, as it was started
 };
 
 class Target {
@@ -279,6 +290,12 @@ class Target {
     (void)pid;
     return {};
   }
+  // --- a process tree recorded by the target itself (the dbt recorder) ------------------
+  // Readable when a descendant may have begun to wait at a fatal signal (-1: none follows).
+  virtual int descendants_fd() const { return -1; }
+  // The next such descendant, stopped there; its target lets it die (resume with the signal).
+  virtual std::optional<DyingDescendant> take_dying_descendant() { return std::nullopt; }
+
   // Why the last enable could not use Intel BTS (the kernel's answer and what to do), empty
   // when it could or did not try: with --btrace=auto, why it recorded in software instead.
   virtual std::string bts_problem() const { return {}; }

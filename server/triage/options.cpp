@@ -26,7 +26,9 @@ base::Result<Options> parse_options(const std::vector<std::string>& args) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--timeout", o.timeout, "Stop a program still running after S seconds and report every thread")
       ->check(CLI::NonNegativeNumber);
-  app.add_flag("--follow-fork", o.follow_fork, "Record child processes too, and report their crashes");
+  app.add_flag("--follow-fork,!--no-follow-fork", o.follow_fork,
+               "Record every descendant (fork, exec) and report its crashes (the default); --no-follow-fork: the "
+               "started program alone");
   app.add_flag("--github-annotations", o.github_annotations,
                "Print a GitHub Actions ::error line at the crash's source line (on by itself when GITHUB_ACTIONS=true)");
   app.add_option("--color", o.color, "Colour the text report: auto (on a terminal), always, never")

@@ -27,7 +27,7 @@ struct Options {
   std::string serve;                 // [HOST]:PORT: serve GDB at the crash instead of exiting
   double serve_timeout = 0;          // seconds to wait for GDB (0: as long as it takes)
   double timeout = 0;                // seconds before a hung program is stopped (0: never)
-  bool follow_fork = false;
+  bool follow_fork = true;  // every descendant (--no-follow-fork: the started program alone)
   bool github_annotations = false;   // also on when GITHUB_ACTIONS=true
   std::string color = "auto";        // auto, always, never
   std::uint64_t ring_bytes = 4u << 20;  // branch history per thread

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -64,16 +65,50 @@ tracer::ResumePlan continue_all(tracer::Tid tid = 0, int signal = 0) {
   return plan;
 }
 
-// Waits up to `wait` for the target's next stop.
+// Waits up to `wait` for the target's next stop, or for a descendant that may be dying.
 std::optional<tracer::StopEvent> next_stop(tracer::Target& target, std::chrono::milliseconds wait) {
   if (auto ev = target.poll()) {
     return ev;
   }
-  pollfd fd{target.event_fd(), POLLIN, 0};
-  if (fd.fd >= 0 && ::poll(&fd, 1, static_cast<int>(wait.count())) > 0) {
+  pollfd fds[2] = {{target.event_fd(), POLLIN, 0}, {target.descendants_fd(), POLLIN, 0}};
+  if (::poll(fds, 2, static_cast<int>(wait.count())) > 0 && fds[0].revents != 0) {
     return target.poll();
   }
   return std::nullopt;
+}
+
+// Resumes the thread that stopped with signo, delivering it, and waits (up to 10 s) for the
+// process to end of it; kills it when it does not.
+void let_it_die(tracer::Target& target, tracer::Pid pid, tracer::Tid tid, int signo) {
+  if (target.resume(continue_all(tid, signo))) {
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (Clock::now() < deadline && target.has_process()) {
+      auto ev = next_stop(target, std::chrono::milliseconds(100));
+      if (ev && (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) &&
+          ev->pid == pid) {
+        return;
+      }
+      if (ev) {
+        (void)target.resume(continue_all(ev->tid, ev->reason == tracer::StopReason::Signal ? ev->signal : 0));
+      }
+    }
+  }
+  if (target.has_process()) {
+    (void)target.kill();
+  }
+}
+
+// A descendant the collector followed by itself, stopped where a signal kills it.
+Ending dying_descendant_ending(tracer::DyingDescendant& dying, tracer::EventLog& log) {
+  Ending end;
+  const tracer::StopEvent& ev = dying.stop;
+  end.stopped_ns = tracer::monotonic_ns();  // (it stopped earlier: no branch is later)
+  log.add("signal", ev.pid, ev.tid, signal_name(ev.signal), ev.signal);
+  end.outcome = signal_outcome(ev, signal_info(*dying.target, ev.tid));
+  end.stop = ev;
+  end.own_target = std::move(dying.target);
+  end.command = std::move(dying.command);
+  return end;
 }
 
 }  // namespace
@@ -128,6 +163,14 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
       (void)target.interrupt();
     }
     auto ev = carried ? std::exchange(carried, std::nullopt) : next_stop(target, std::chrono::milliseconds(50));
+    while (auto dying = target.take_dying_descendant()) {
+      Ending crash = dying_descendant_ending(*dying, log);
+      if (crash.stop.pid == run.pid || !on_descendant_crash) {
+        return crash;  // the started program itself (after an exec), or the first crash anywhere
+      }
+      on_descendant_crash(crash);  // reported; it dies as it would have, the run goes on
+      let_it_die(*crash.own_target, crash.stop.pid, crash.stop.tid, crash.outcome.signo);
+    }
     if (!ev) {
       continue;
     }
@@ -194,25 +237,21 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
 }
 
 void finish(Recorded& run, const Ending& ending) {
-  tracer::Target& target = *run.target;
-  if (!target.has_process()) {
-    return;
-  }
-  if (ending.outcome.kind == Outcome::Kind::Signal && !ending.interrupted &&
-      target.resume(continue_all(ending.stop.tid, ending.outcome.signo))) {
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (Clock::now() < deadline) {
-      auto ev = next_stop(target, std::chrono::milliseconds(100));
-      if (ev && (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) &&
-          ev->pid == run.pid) {
-        return;
-      }
-      if (ev) {
-        (void)target.resume(continue_all(ev->tid, ev->reason == tracer::StopReason::Signal ? ev->signal : 0));
-      }
+  tracer::Target& target = target_of(run, ending);
+  if (target.has_process()) {
+    if (ending.outcome.kind == Outcome::Kind::Signal && !ending.interrupted) {
+      let_it_die(target, ending.stop.pid, ending.stop.tid, ending.outcome.signo);
+    } else {
+      (void)target.kill();
     }
   }
-  (void)target.kill();
+  if (ending.own_target && ending.stop.pid == run.pid) {
+    // The started program, unlinked since its exec, is the process that died: reaped here.
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (run.target->has_process() && !run.target->poll() && Clock::now() < deadline) {
+      ::usleep(10000);
+    }
+  }
 }
 
 }  // namespace server::triage

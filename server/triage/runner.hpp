@@ -32,6 +32,10 @@ base::Result<Recorded> start_recorded(const Options& options, const std::string&
 struct Ending {
   Outcome outcome;
   tracer::StopEvent stop;  // Signal/Timeout: where the process stands now, stopped
+  // A process the collector followed by itself (dbt: any of the tree) is stopped in a target
+  // of its own, and named by the command it was started with.
+  std::unique_ptr<tracer::Target> own_target;
+  std::vector<std::string> command;
   std::uint64_t stopped_ns = 0;  // CLOCK_MONOTONIC when that stop came: no branch is later
   bool interrupted = false;  // triage itself got SIGINT or SIGTERM (stop_signal)
   int stop_signal = 0;
@@ -50,5 +54,10 @@ Ending run_to_end(Recorded& run, const Options& options, tracer::EventLog& log,
 // After the report: lets the fatal signal end the program as it would have (a core dump where
 // the system makes one), or kills it (timeout, or when that does not end it).
 void finish(Recorded& run, const Ending& ending);
+
+// The target the ending process stands in: its own, or the run's.
+inline tracer::Target& target_of(Recorded& run, const Ending& ending) {
+  return ending.own_target ? *ending.own_target : *run.target;
+}
 
 }  // namespace server::triage

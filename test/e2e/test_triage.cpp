@@ -345,15 +345,14 @@ TEST_CASE("triage: the event log has libraries loaded and unloaded, in order", "
   CHECK(seen == std::vector<std::string>{"library_load libc", "library_load libm", "library_unload libm", "signal SIGSEGV"});
 }
 
-TEST_CASE("triage --follow-fork: a child's crash is reported; without it, children are not followed", "[e2e][triage]") {
-  SKIP_UNLESS_COLLECTOR(std::string("soft"));
-  auto followed = run_triage({"--follow-fork"}, "triage_cases", {"fork"});
+TEST_CASE("triage follows children by itself (auto: dbt, the whole tree); --no-follow-fork: not", "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("dbt"));
+  auto followed = run_triage({}, "triage_cases", {"fork"});
   INFO(followed.transcript());
   CHECK(followed.status == 0);  // the parent's own status: it waited for its child and went on
   REQUIRE(followed.report.is_object());
   check_schema(followed.report);
-  CHECK(followed.report["tracer"]["backend"] == "soft");  // auto: dbt cannot follow, said so
-  CHECK_THAT(followed.report["tracer"]["not_used"][0].get<std::string>(), Contains("--follow-fork"));
+  CHECK(followed.report["tracer"]["backend"] == "dbt");
   CHECK(followed.report["program"]["pid"] != followed.report["program"]["root_pid"]);
   CHECK(call_functions(crashed_thread(followed)).back() == "consume");
   bool forked = false;
@@ -362,40 +361,34 @@ TEST_CASE("triage --follow-fork: a child's crash is reported; without it, childr
   }
   CHECK(forked);
   for (const std::string collector : {"soft", "dbt"}) {
-    if (collector == "dbt" && !HS_DBT_BUILT) {
-      continue;
-    }
-    auto alone = run_triage({"--btrace=" + collector}, "triage_cases", {"fork"});
+    auto alone = run_triage({"--btrace=" + collector, "--no-follow-fork"}, "triage_cases", {"fork"});
     INFO(alone.transcript());
     CHECK(alone.status == 0);
     CHECK(alone.report.is_null());
   }
 }
 
-TEST_CASE("triage --follow-fork under each ptrace collector; under dbt, refused with the reason", "[e2e][triage]") {
+TEST_CASE("triage: a forked child's crash under each collector", "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   auto t = run_triage({"--btrace=" + collector, "--follow-fork"}, "triage_cases", {"fork"});
   INFO(t.transcript());
-  if (collector == "dbt") {
-    CHECK(t.status == 125);
-    CHECK_THAT(t.err, Contains("--follow-fork needs a ptrace collector (soft or step)"));
-    return;
-  }
   CHECK(t.status == 0);
   REQUIRE(t.report.is_object());
   check_schema(t.report);
   CHECK(t.report["tracer"]["backend"] == collector);
   CHECK(t.report["program"]["pid"] != t.report["program"]["root_pid"]);
+  CHECK(t.report["program"]["tree"].size() == 2);
   CHECK(call_functions(crashed_thread(t)).back() == "consume");
+  CHECK(t.report["sources"][0]["line"] == std::stoi(line_of("/* the crash */")));
   check_call_times(t);
 }
 
 TEST_CASE("triage --follow-fork: a vfork child that execs runs as it does natively", "[e2e][triage]") {
   // The child returns from vfork through the code its parent returns to, in the same memory:
   // an int3 a collector planted there would kill it with SIGTRAP (it did, under soft).
-  const std::string collector = GENERATE(as<std::string>{}, "soft", "step");
+  const std::string collector = GENERATE(as<std::string>{}, "soft", "step", "dbt");
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   // (A race: the child passes there before or after the int3 is planted. Before the fix about
@@ -409,7 +402,7 @@ TEST_CASE("triage --follow-fork: a vfork child that execs runs as it does native
 
 TEST_CASE("triage --follow-fork: a crash in a program a shell starts (vfork, exec) is reported under "
           "that program's name", "[e2e][triage]") {
-  const std::string collector = GENERATE(as<std::string>{}, "soft", "step");
+  const std::string collector = GENERATE(as<std::string>{}, "soft", "step", "dbt");
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   const std::string crash = e2e::prog_path("crash");
@@ -489,7 +482,7 @@ TEST_CASE("triage --github-annotations (and GITHUB_ACTIONS=true): an ::error lin
 
 TEST_CASE("triage --follow-fork: a driver whose children crash: every crash reported, first first; the "
           "driver's output and status untouched", "[e2e][triage]") {
-  const std::string collector = GENERATE(as<std::string>{}, "soft", "step");
+  const std::string collector = GENERATE(as<std::string>{}, "soft", "step", "dbt");
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   const std::string script = "for p in simple crash simple crash; do " + std::string(HS_TEST_PROGS_DIR) +
@@ -516,6 +509,73 @@ TEST_CASE("triage --follow-fork: a driver whose children crash: every crash repo
     ++headlines;
   }
   CHECK(headlines == 2);
+}
+
+TEST_CASE("triage: after an exec, the report names the program that crashed", "[e2e][triage]") {
+  const std::string collector = GENERATE(as<std::string>{}, "soft", "step", "dbt");
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  const std::string crash = e2e::prog_path("crash");
+  auto t = run_triage({"--btrace=" + collector}, "/bin/sh", {"-c", "exec " + crash + " one"});
+  INFO(t.transcript());
+  CHECK(t.status == 139);
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["program"]["pid"] == t.report["program"]["root_pid"]);  // the same process, another program
+  CHECK(t.report["program"]["path"] == std::filesystem::canonical(crash).string());
+  CHECK(t.report["program"]["args"] == json::array({"one"}));
+  CHECK_THAT(t.err, Contains("crash (pid "));
+  CHECK(call_functions(crashed_thread(t)).back() == "store");
+}
+
+TEST_CASE("triage: a driver running five test binaries, the third crashing in a grandchild: its report, "
+          "its tree path; the driver untouched", "[e2e][triage]") {
+  // dbt and soft in ./test.sh's time; step too (the slowest: each binary is small).
+  const std::string collector = GENERATE(as<std::string>{}, "dbt", "soft", "step");
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  const std::string dir = HS_TEST_PROGS_DIR;
+  const std::string script = "for t in simple simple triage_cases simple simple; do m=; [ $t = triage_cases ] && m=fork; " +
+                             dir + "/$t $m > /dev/null; echo \"$t $?\"; done; exit 3";
+  auto t = run_triage({"--btrace=" + collector}, "/bin/sh", {"-c", script});
+  INFO(t.transcript());
+  CHECK(t.out == "simple 7\nsimple 7\ntriage_cases 0\nsimple 7\nsimple 7\n");
+  CHECK(t.status == 3);
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["processes"].size() == 1);
+  const auto& tree = t.report["program"]["tree"];
+  REQUIRE(tree.size() == 3);  // sh -> triage_cases -> triage_cases (its forked child)
+  CHECK(tree[0]["name"] == "sh");
+  CHECK(tree[1]["name"] == "triage_cases");
+  CHECK(tree[2]["name"] == "triage_cases");
+  CHECK(tree[2]["pid"] == t.report["program"]["pid"]);
+  CHECK(t.report["program"]["path"].get<std::string>().ends_with("/triage_cases"));
+  CHECK(t.report["sources"][0]["line"] == std::stoi(line_of("/* the crash */")));
+  const auto calls = call_functions(crashed_thread(t));
+  CHECK(calls.back() == "consume");
+  CHECK(std::find(calls.begin(), calls.end(), "prepare") != calls.end());  // the cause, long returned
+  CHECK_THAT(t.err, Contains("process tree: sh "));
+}
+
+TEST_CASE("triage: python3 running a crashing child (subprocess), under auto: done in seconds", "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("dbt"));
+  const std::string crash = e2e::prog_path("crash");
+  const auto begun = e2e::Clock::now();
+  auto t = run_triage({}, "/usr/bin/python3",
+                      {"-c", "import subprocess, sys; r = subprocess.run([\"" + crash +
+                                 "\", \"x\"]); print(\"child\", r.returncode); sys.exit(4)"});
+  const auto seconds = std::chrono::duration<double>(e2e::Clock::now() - begun).count();
+  INFO(t.transcript() << "\n" << seconds << " s");
+  CHECK(t.out == "about to crash\nchild -11\n");
+  CHECK(t.status == 4);
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["tracer"]["backend"] == "dbt");
+  CHECK(t.report["program"]["path"] == std::filesystem::canonical(crash).string());
+  CHECK(t.report["program"]["tree"][0]["name"] == "python3");
+  CHECK(call_functions(crashed_thread(t)).back() == "store");
+  CHECK(seconds < 60);  // it took over 10 minutes under soft; a few seconds under dbt
 }
 
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {

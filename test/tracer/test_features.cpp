@@ -130,7 +130,7 @@ TEST_CASE("features: the Linux target serves what it announces", "[features]") {
 }
 
 TEST_CASE("features: the dbt target serves what it announces (no non-stop, forks or agent)", "[features]") {
-  tracer::ValgrindTarget target({});
+  tracer::ValgrindTarget target(tracer::DbtOptions{});
   const auto can = target.capabilities();
   CHECK_FALSE(can.non_stop);
   CHECK_FALSE(can.fork_events);

@@ -52,14 +52,14 @@ TEST_CASE("backend chain: triage", "[backend]") {
   CHECK(tries(request(Backend::Auto, true)) == std::vector{Backend::Dbt, Backend::Soft, Backend::Step});
   CHECK(tries(request(Backend::Dbt, true)) == std::vector{Backend::Dbt});
   CHECK(tries(request(Backend::Step, true)) == std::vector{Backend::Step});
-  // --follow-fork: the recorder is passed over, and why.
+  // Following forks (triage's default): the recorder follows the whole tree by itself.
   auto followed = tracer::backend_chain(request(Backend::Auto, true, true, true));
   REQUIRE(followed);
-  CHECK(followed->tries == std::vector{Backend::Soft, Backend::Step});
-  REQUIRE(followed->passed_over.size() == 1);
-  CHECK(followed->passed_over[0].backend == Backend::Dbt);
-  CHECK_THAT(followed->passed_over[0].why, Catch::Contains("--follow-fork"));
-  auto refused = tracer::backend_chain(request(Backend::Dbt, true, true, true));
+  CHECK(followed->tries == std::vector{Backend::Dbt, Backend::Soft, Backend::Step});
+  CHECK(followed->passed_over.empty());
+  CHECK(tries(request(Backend::Dbt, true, true, true)) == std::vector{Backend::Dbt});
+  // A GDB session's fork following needs ptrace: the recorder serves one process to GDB.
+  auto refused = tracer::backend_chain(request(Backend::Dbt, false, true, true));
   REQUIRE_FALSE(refused);
   CHECK_THAT(refused.error().message(), Catch::Contains("--follow-fork needs a ptrace collector (soft or step)"));
 }

@@ -6,6 +6,8 @@
  *   DIR/hsdbt.PID.TID      header (128 bytes), then `capacity` samples of {from, to}, then
  *                          `marks_capacity` time marks of {position, t_ns}
  *   DIR/hsdbt.PID.signals  what the program does with each signal now (its sigactions)
+ *   DIR/hsdbt.events       with --follow-tree: every process's start, fork, exec and end, appended
+ *   DIR/hsdbt.first        with --follow-tree: the pid of the process Valgrind started first
  *
  * Sample n lives at n % capacity. The recorder writes a sample, then head = n + 1 (one thread
  * writes a ring; x86 keeps stores in order). A reader copies the samples it wants and reads
@@ -74,6 +76,31 @@ struct hs_dbt_signals {
   uint8_t action[HS_DBT_SIGNALS_COUNT]; /* enum hs_dbt_signal_action, by signal number */
 };
 
+/* With --follow-tree the recorder follows every descendant (Valgrind's --trace-children) and
+ * appends what happens to processes to DIR/hsdbt.events, one record each (O_APPEND: records of
+ * different processes never mix). Only the first process waits for a debugger at its start;
+ * every other (and the first after an exec) waits for one at a fatal signal instead, and a
+ * process drops its rings when it ends (the first one's before an exec excepted). */
+#define HS_DBT_EVENTS_NAME "hsdbt.events"
+#define HS_DBT_FIRST_NAME "hsdbt.first"
+enum hs_dbt_process_event_kind {
+  HS_DBT_PROCESS_START = 1,  /* the first process began (command: its program and arguments) */
+  HS_DBT_PROCESS_FORK = 2,   /* pid was forked by parent */
+  HS_DBT_PROCESS_EXEC = 3,   /* pid exec'd command (its image and arguments) */
+  HS_DBT_PROCESS_EXIT = 4,   /* pid exited with status */
+  HS_DBT_PROCESS_KILLED = 5, /* pid ended without exiting: a signal killed it */
+};
+#define HS_DBT_COMMAND_BYTES 232u
+struct hs_dbt_process_event {
+  uint32_t kind;   /* enum hs_dbt_process_event_kind */
+  uint32_t pid;
+  uint32_t parent; /* the parent's pid (fork, start, exec) */
+  int32_t status;  /* exit: the status the process passed to exit */
+  uint64_t t_ns;   /* CLOCK_MONOTONIC */
+  char command[HS_DBT_COMMAND_BYTES]; /* start, exec: the program, then its arguments, each
+                                       * ended by a NUL (as /proc/PID/cmdline), cut to fit */
+};
+
 /* A taken branch: from the branch instruction to its target. from == 0: a gap, the thread was
  * next seen at `to` (the same convention as the other collectors' samples). */
 struct hs_dbt_sample {
@@ -86,6 +113,7 @@ static_assert(sizeof(struct hs_dbt_ring_header) == HS_DBT_RING_HEADER_SIZE, "rin
 static_assert(sizeof(struct hs_dbt_sample) == 16, "sample layout");
 static_assert(sizeof(struct hs_dbt_time_mark) == 16, "time mark layout");
 static_assert(sizeof(struct hs_dbt_signals) == 88, "signals layout");
+static_assert(sizeof(struct hs_dbt_process_event) == 256, "process event layout");
 #endif
 
 #endif /* HINDSIGHT_DBT_RING_H */

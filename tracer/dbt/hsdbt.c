@@ -5,7 +5,11 @@
  * stores per branch, no helper call); control transfers the translated code does not show
  * (signal delivery, sigreturn) are recorded when the thread next runs.
  *
- *   valgrind --tool=hsdbt [--ring-dir=DIR] [--ring-size=BYTES] PROG ARGS
+ *   valgrind --tool=hsdbt [--ring-dir=DIR] [--ring-size=BYTES] [--follow-tree=yes] PROG ARGS
+ *
+ * --follow-tree=yes (with Valgrind's --trace-children=yes --vgdb=yes --vgdb-error=0): the
+ * whole process tree, as dbt_ring.h says: the first process waits for a debugger at its start,
+ * every other one at a fatal signal; what happens to processes goes to DIR/hsdbt.events.
  *
  * Copyright (C) 2026 the Hindsight authors. This program is free software; you can
  * redistribute it and/or modify it under the terms of the GNU General Public License as
@@ -13,6 +17,7 @@
  * option) any later version. See tracer/dbt/LICENSE. */
 
 #include "pub_tool_basics.h"
+#include "pub_tool_clientstate.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
@@ -24,6 +29,7 @@
 #include "pub_tool_tooliface.h"
 #include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
+#include "pub_tool_xarray.h"
 #include "pub_tool_mallocfree.h"
 #include "libvex_guest_amd64.h"
 
@@ -38,10 +44,12 @@ extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, I
 
 static const HChar* clo_ring_dir = NULL;      /* default: VG_(tmpdir)() */
 static ULong clo_ring_size = 8ull << 20;      /* bytes of samples per thread */
+static Bool clo_follow_tree = False;
 
 static Bool hs_process_cmd_line_option(const HChar* arg) {
   if VG_STR_CLO (arg, "--ring-dir", clo_ring_dir) {
   } else if VG_BINT_CLO (arg, "--ring-size", clo_ring_size, 4096, 1ull << 34) {
+  } else if VG_BOOL_CLO (arg, "--follow-tree", clo_follow_tree) {
   } else {
     return False;
   }
@@ -50,7 +58,8 @@ static Bool hs_process_cmd_line_option(const HChar* arg) {
 
 static void hs_print_usage(void) {
   VG_(printf)("    --ring-dir=DIR            where the rings go: DIR/hsdbt.PID.TID [$TMPDIR]\n"
-              "    --ring-size=BYTES         samples per thread, in bytes (16 each) [8M]\n");
+              "    --ring-size=BYTES         samples per thread, in bytes (16 each) [8M]\n"
+              "    --follow-tree=yes|no      every descendant: events, a wait at fatal signals [no]\n");
 }
 
 static void hs_print_debug_usage(void) {}
@@ -138,11 +147,32 @@ static void push_gap(struct hs_dbt_ring_header* h, Addr found_at) {
 
 /* DIR/hsdbt.PID.NAME, created zero-filled with `length` bytes and mapped shared; NULL (and a
  * message) when that fails. */
+static const HChar* ring_dir(void) { return clo_ring_dir != NULL ? clo_ring_dir : VG_(tmpdir)(); }
+
+/* The files this process made (by their names after DIR/hsdbt.PID.), dropped when it ends
+ * under --follow-tree. */
+static HChar** made_files;
+static Int made_count;
+
+static void remember_file(const HChar* name) {
+  made_files = VG_(realloc)("hsdbt.made", made_files, (made_count + 1) * sizeof *made_files);
+  made_files[made_count++] = VG_(strdup)("hsdbt.made", name);
+}
+
+static void drop_made_files(void) {
+  HChar path[VKI_PATH_MAX];
+  for (Int i = 0; i < made_count; ++i) {
+    VG_(snprintf)(path, sizeof path, "%s/%s%d.%s", ring_dir(), HS_DBT_RING_PREFIX, VG_(getpid)(), made_files[i]);
+    VG_(unlink)(path);
+  }
+}
+
 static void* open_shared_file(const HChar* name, SizeT length) {
   const Int pid = VG_(getpid)();
-  const HChar* dir = clo_ring_dir != NULL ? clo_ring_dir : VG_(tmpdir)();
   HChar path[VKI_PATH_MAX];
-  VG_(snprintf)(path, sizeof path, "%s/%s%d.%s", dir, HS_DBT_RING_PREFIX, pid, name);
+  VG_(snprintf)(path, sizeof path, "%s/%s%d.%s", ring_dir(), HS_DBT_RING_PREFIX, pid, name);
+  /* A new file, never the one of the same name before an exec: a reader may have that mapped. */
+  VG_(unlink)(path);
   SysRes fd = VG_(open)(path, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_RDWR, 0600);
   if (sr_isError(fd)) {
     VG_(umsg)("hsdbt: cannot create %s\n", path);
@@ -158,6 +188,7 @@ static void* open_shared_file(const HChar* name, SizeT length) {
     VG_(umsg)("hsdbt: cannot map %s (%lu bytes)\n", path, (unsigned long)length);
     return NULL;
   }
+  remember_file(name);
   return (void*)sr_Res(map);
 }
 
@@ -215,6 +246,87 @@ static void note_sigaction(UWord* args, SysRes res) {
                                                         : HS_DBT_SIGNAL_HANDLER;
 }
 
+/* ---- the process tree (--follow-tree) ------------------------------------------------------ */
+
+static Bool first_process;      /* Valgrind started this one first, and it has not exec'd */
+static Bool arm_at_first_run;   /* wait for a debugger at a fatal signal once client code runs */
+static Bool exiting;            /* it called exit_group ... */
+static Int exit_status;         /* ... with this */
+
+static void append_event(UInt kind, Int pid, Int parent, Int status, Bool with_command) {
+  struct hs_dbt_process_event e;
+  VG_(memset)(&e, 0, sizeof e);
+  e.kind = kind;
+  e.pid = pid;
+  e.parent = parent;
+  e.status = status;
+  e.t_ns = monotonic_ns();
+  if (with_command) {
+    /* The program, then its arguments, NUL after each, cut to fit (the last NUL stays). */
+    UInt used = 0;
+    const Word count = VG_(args_for_client) != NULL ? VG_(sizeXA)(VG_(args_for_client)) : 0;
+    for (Word i = -1; i < count && used + 1 < sizeof e.command; ++i) {
+      const HChar* word = i < 0 ? VG_(args_the_exename) : *(HChar**)VG_(indexXA)(VG_(args_for_client), i);
+      for (const HChar* c = word; c != NULL && *c != 0 && used + 1 < sizeof e.command; ++c) {
+        e.command[used++] = *c;
+      }
+      e.command[used++] = 0;
+    }
+  }
+  HChar path[VKI_PATH_MAX];
+  VG_(snprintf)(path, sizeof path, "%s/%s", ring_dir(), HS_DBT_EVENTS_NAME);
+  SysRes fd = VG_(open)(path, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_APPEND, 0600);
+  if (!sr_isError(fd)) {
+    VG_(write)(sr_Res(fd), &e, sizeof e);
+    VG_(close)(sr_Res(fd));
+  }
+}
+
+/* Whether this process is the first Valgrind started: the first to make DIR/hsdbt.first
+ * (which says its pid), or the one named there before it exec'd (then no more). */
+static Bool claim_first(void) {
+  HChar path[VKI_PATH_MAX];
+  VG_(snprintf)(path, sizeof path, "%s/%s", ring_dir(), HS_DBT_FIRST_NAME);
+  const Int pid = VG_(getpid)();
+  SysRes fd = VG_(open)(path, VKI_O_CREAT | VKI_O_EXCL | VKI_O_WRONLY, 0600);
+  if (!sr_isError(fd)) {
+    VG_(write)(sr_Res(fd), &pid, sizeof pid);
+    VG_(close)(sr_Res(fd));
+    return True;
+  }
+  return False;
+}
+
+/* A process other than the first: no wait at its start (nobody is there to come), a wait at a
+ * fatal signal once it runs (Valgrind's gdbserver waits there when vgdb-error is 0), so the
+ * debugger that follows the tree can read it where it dies. */
+static void wait_only_at_fatal_signal(void) {
+  VG_(clo_vgdb_error) = 0x7fffffff;
+  arm_at_first_run = True;
+}
+
+static void tree_start(void) {
+  first_process = claim_first();
+  append_event(first_process ? HS_DBT_PROCESS_START : HS_DBT_PROCESS_EXEC, VG_(getpid)(), VG_(getppid)(), 0, True);
+  if (!first_process) {
+    wait_only_at_fatal_signal();
+  }
+}
+
+static void tree_fork_child(void) {
+  first_process = False;
+  exiting = False;
+  append_event(HS_DBT_PROCESS_FORK, VG_(getpid)(), VG_(getppid)(), 0, False);
+  wait_only_at_fatal_signal();
+}
+
+static void tree_end(void) {
+  append_event(exiting ? HS_DBT_PROCESS_EXIT : HS_DBT_PROCESS_KILLED, VG_(getpid)(), 0, exit_status, False);
+  if (!first_process) {
+    drop_made_files(); /* read already, where it died; nobody asks for them after a clean end */
+  }
+}
+
 /* ---- transfers the translated code does not show ----------------------------------------- */
 
 /* The thread moved while it was off the CPU (a signal handler entered, a sigreturn): record
@@ -246,6 +358,10 @@ static void catch_up(ThreadId tid, ThreadRing* r) {
 
 static void hs_start_client_code(ThreadId tid, ULong blocks_done) {
   (void)blocks_done;
+  if (arm_at_first_run) {
+    arm_at_first_run = False; /* past Valgrind's start-up action, which reads it too */
+    VG_(clo_vgdb_error) = 0;
+  }
   ThreadRing* r = &rings[tid];
   if (r->header == NULL) {
     r->header = open_ring();
@@ -273,9 +389,11 @@ static void hs_stop_client_code(ThreadId tid, ULong blocks_done) {
 
 /* The thread left the CPU for a system call (the guest pc is past the 2-byte `syscall`). */
 static void hs_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs) {
-  (void)sysno;
-  (void)args;
   (void)nargs;
+  if (sysno == __NR_exit_group) { /* exit() ends with it: the process's own end */
+    exiting = True;
+    exit_status = (Int)(args[0] & 0xff);
+  }
   ThreadRing* r = &rings[tid];
   r->was_in_syscall = True;
   r->syscall_at = VG_(get_IP)(tid) - 2;
@@ -328,6 +446,7 @@ static void hs_thread_exit(ThreadId tid) {
 
 /* A fork child: its thread gets a ring of its own; the parent's rings are not its to write. */
 static void hs_fork_child(ThreadId tid) {
+  made_count = 0; /* the parent's files stay the parent's */
   for (ThreadId t = 0; t < VG_N_THREADS; ++t) {
     rings[t].header = NULL;
   }
@@ -338,9 +457,13 @@ static void hs_fork_child(ThreadId tid) {
     mark_time_at(rings[tid].header, rings[tid].header->born_ns);
   }
   hs_current = ring_or_scratch(&rings[tid]);
-  /* No debugger follows the child: it must not wait for one at a fatal signal (Valgrind's
-   * gdbserver would, with --vgdb-error=0), it dies as it would natively. */
-  VG_(clo_vgdb_error) = 0x7fffffff;
+  if (clo_follow_tree) {
+    tree_fork_child();
+  } else {
+    /* No debugger follows the child: it must not wait for one at a fatal signal (Valgrind's
+     * gdbserver would, with --vgdb-error=0), it dies as it would natively. */
+    VG_(clo_vgdb_error) = 0x7fffffff;
+  }
   struct hs_dbt_signals* parent = signals;
   open_signals(); /* the child's own, starting from what it inherited */
   if (signals != NULL && parent != NULL) {
@@ -477,6 +600,9 @@ static void hs_post_clo_init(void) {
   VG_(clo_vex_control).iropt_unroll_thresh = 0;
   hs_current = &hs_scratch.header;
   hs_scratch.header.capacity = 1;
+  if (clo_follow_tree) {
+    tree_start();
+  }
 }
 
 static void hs_fini(Int exitcode) {
@@ -486,6 +612,9 @@ static void hs_fini(Int exitcode) {
       rings[t].header->exited_ns = monotonic_ns();
       rings[t].header->state = HS_DBT_RING_EXITED;
     }
+  }
+  if (clo_follow_tree) {
+    tree_end();
   }
 }
 

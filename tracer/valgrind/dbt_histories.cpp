@@ -27,7 +27,7 @@ base::Result<void> DbtHistories::enable(const std::string& dir, Pid pid, Tid tid
       recording_threads_.insert(t.tid);
     }
   }
-  const bool born_since = recording_threads_.count(tid) == 0;
+  const bool born_since = from_birth_ || recording_threads_.count(tid) == 0;
   tracers_[tid] = std::make_unique<DbtTracer>(std::move(ring).value(), born_since);
   return base::success();
 }

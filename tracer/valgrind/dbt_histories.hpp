@@ -27,6 +27,8 @@ class DbtHistories {
   // The next GDB's Qbtrace:bts for a thread traced already keeps its history.
   void hand_over();
   void keep_ended() { keep_ended_ = true; }
+  // Every thread's history goes back to its birth (triage of a process met where it dies).
+  void read_from_birth() { from_birth_ = true; }
   // pid ended: its rings are kept (mapped before the directory goes) if keep_ended(); every
   // tracer of the live process goes.
   void process_ended(const std::string& dir, Pid pid);
@@ -39,6 +41,7 @@ class DbtHistories {
   std::set<Tid> handed_over_;        // traced before GDB came: its enable keeps the history
   std::set<Tid> recording_threads_;  // the threads there when recording began
   bool keep_ended_ = false;
+  bool from_birth_ = false;
   std::map<Pid, std::map<Tid, std::unique_ptr<DbtTracer>>> ended_;  // every ring of an ended process
 };
 

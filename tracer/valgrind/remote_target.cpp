@@ -30,16 +30,17 @@ protocol::ThreadId wire(Tid tid) { return protocol::ThreadId{0, static_cast<std:
 
 }  // namespace
 
-Result<void> RemoteTarget::connect(RspLink link, Pid pid) {
+Result<StopEvent> RemoteTarget::connect(RspLink link, Pid pid) {
   link_.emplace(std::move(link));
   pid_ = pid;
   running_ = false;
   auto first = ask("?");
   if (!first || !first->starts_with("T")) {
-    return base::make_error(base::Errc::system, "the program did not stop at its start");
+    return base::make_error(base::Errc::system, "the program did not stop");
   }
-  selected_ = stop_from_reply(*first).tid;
-  return base::success();
+  StopEvent stop = stop_from_reply(*first);
+  selected_ = stop.tid;
+  return stop;
 }
 
 void RemoteTarget::disconnect() {
@@ -151,7 +152,7 @@ std::optional<StopEvent> RemoteTarget::poll() {
   for (;;) {
     auto packet = link_->take_packet();
     if (!packet) {
-      return link_->closed() ? std::optional<StopEvent>(ended_unannounced()) : std::nullopt;
+      return link_->closed() ? ended_unannounced() : std::nullopt;
     }
     if (packet->starts_with("O") && packet->size() > 1) {
       continue;  // the stub's console output: not the program's stop

@@ -53,16 +53,16 @@ class RemoteTarget : public Target {
   Result<void> write_siginfo(Tid tid, const Bytes& data) override;
 
  protected:
-  // The stub of process pid answers on link; the program is stopped (its first stop is asked).
-  Result<void> connect(RspLink link, Pid pid);
+  // The stub of process pid answers on link; the program is stopped: how (asked with `?`).
+  Result<StopEvent> connect(RspLink link, Pid pid);
   // The link goes (the stub with it); nothing is asked any more.
   void disconnect();
   // A packet to the stub and its reply, while the program is stopped.
   Result<std::string> ask(const std::string& packet);
   // A stop reply the program stopped with (after its own hook below).
   virtual void stopped(StopEvent& event) { (void)event; }
-  // The link closed with no stop reply: how the process ended.
-  virtual StopEvent ended_unannounced() = 0;
+  // The link closed with no stop reply: how the process ended (nothing: it goes on unlinked).
+  virtual std::optional<StopEvent> ended_unannounced() = 0;
   // The process ended (its last stop is reported next).
   virtual void process_ended() { disconnect(); }
 

@@ -49,7 +49,14 @@ base::Result<RspLink> RspLink::spawn(std::vector<std::string> argv, std::chrono:
   ::close(fds[1]);
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
   RspLink link(child, fds[0]);
+  // A stub may have a stop to say before it reads anything (Valgrind's, in a process forked
+  // from one that was linked and running): an ack first lets it say it once, and every stop
+  // before the answer to QStartNoAckMode is that one (asked again with `?` later).
+  (void)link.write_all("+");
   auto ok = link.request("QStartNoAckMode", timeout);
+  for (int i = 0; i < 8 && ok && (ok->starts_with("T") || ok->starts_with("S")); ++i) {
+    ok = link.wait_packet(timeout);
+  }
   if (!ok) {
     return std::move(ok).error();
   }

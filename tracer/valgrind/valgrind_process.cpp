@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "tracer/btrace/dbt_ring.h"
 #include "tracer/linux/exec_child.hpp"
@@ -47,13 +46,8 @@ void ValgrindProcess::remove_work_dir() {
   }
 }
 
-std::string ValgrindProcess::read_log() const {
-  std::ifstream in(dir_ + "/valgrind.log");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-std::string ValgrindProcess::valgrind_log() const {
-  std::string text = read_log();
+std::string ValgrindProcess::valgrind_log() {
+  std::string text = log_.text();
   if (text.empty()) {
     return {};
   }
@@ -63,9 +57,9 @@ std::string ValgrindProcess::valgrind_log() const {
   return "; Valgrind said:\n" + text;
 }
 
-void ValgrindProcess::explain_sigill() const {
+void ValgrindProcess::explain_sigill() {
   // Valgrind logs the bytes it could not translate, then gives the program SIGILL.
-  const std::string text = read_log();
+  const std::string text = log_.text();
   const auto at = text.find("unhandled instruction bytes");
   if (at == std::string::npos) {
     return;
@@ -91,6 +85,14 @@ base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& 
     return base::sys_error("cannot make a directory for the recorder's rings");
   }
   const std::string prefix = dir_ + "/vgdb";
+  const std::string log_path = dir_ + "/valgrind.log";
+  if (options_.follow_tree) {
+    if (auto ok = log_.use_fifo(log_path); !ok) {
+      return std::move(ok).error();
+    }
+  } else {
+    log_.use_file(log_path);
+  }
   std::vector<std::string> argv{"valgrind",
                                 "--tool=hsdbt",
                                 "--vgdb=yes",
@@ -100,8 +102,11 @@ base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& 
                                 "--ring-size=" + std::to_string(options_.ring_bytes),
                                 // Valgrind's own messages (its banner for GDB among them) go
                                 // to a file, quoted when something goes wrong.
-                                "--log-file=" + dir_ + "/valgrind.log",
-                                spec.program};
+                                "--log-file=" + log_path};
+  if (options_.follow_tree) {
+    argv.insert(argv.end(), {"--trace-children=yes", "--follow-tree=yes"});
+  }
+  argv.push_back(spec.program);
   argv.insert(argv.end(), spec.args.begin(), spec.args.end());
   const std::vector<char*> exec_args = exec_argv(argv);
   const pid_t pid = ::fork();
@@ -120,8 +125,7 @@ base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& 
     std::fprintf(stderr, "cannot run valgrind: %s\n", std::strerror(errno));
     ::_exit(127);
   }
-  auto link = RspLink::spawn({"vgdb", "--vgdb-prefix=" + prefix, "--pid=" + std::to_string(pid), "--wait=30"},
-                             std::chrono::seconds(40));
+  auto link = this->link(pid);
   if (!link) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
@@ -129,6 +133,11 @@ base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& 
                                                     spec.program + "): " + link.error().message() + valgrind_log());
   }
   return Started{pid, std::move(link).value()};
+}
+
+base::Result<RspLink> ValgrindProcess::link(Pid pid) const {
+  return RspLink::spawn({"vgdb", "--vgdb-prefix=" + dir_ + "/vgdb", "--pid=" + std::to_string(pid), "--wait=30"},
+                        std::chrono::seconds(40));
 }
 
 void ValgrindProcess::reap(Pid pid, bool wait) {

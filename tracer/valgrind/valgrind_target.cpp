@@ -7,9 +7,23 @@
 #include <csignal>
 #include <filesystem>
 
+#include "tracer/btrace/dbt_ring.h"
 #include "tracer/linux/procfs.hpp"
 
 namespace tracer {
+namespace {
+
+std::string thread_name_for(const std::string& program) {
+  return std::filesystem::path(program).filename().string().substr(0, 15);
+}
+
+}  // namespace
+
+ValgrindTarget::ValgrindTarget(DbtOptions options) : valgrind_(std::make_shared<ValgrindProcess>(std::move(options))) {}
+
+ValgrindTarget::ValgrindTarget(std::shared_ptr<ValgrindProcess> valgrind) : valgrind_(std::move(valgrind)) {
+  histories_.read_from_birth();
+}
 
 ValgrindTarget::~ValgrindTarget() {
   if (has_process()) {
@@ -21,12 +35,15 @@ Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
   if (has_process()) {
     return base::make_error(base::Errc::invalid, "the dbt recorder runs one process at a time");
   }
-  auto started = valgrind_.start(spec);
+  auto started = valgrind_->start(spec);
   if (!started) {
     return std::move(started).error();
   }
   const Pid pid = started->pid;
-  program_name_ = std::filesystem::path(spec.program).filename().string().substr(0, 15);
+  program_name_ = thread_name_for(spec.program);
+  if (valgrind_->follows_tree()) {
+    tree_events_ = std::make_unique<TreeEvents>(valgrind_->dir() + "/" + HS_DBT_EVENTS_NAME);
+  }
   if (auto ok = connect(std::move(started->link), pid); !ok) {
     (void)kill();
     return base::make_error(base::Errc::system, "the program under the dbt recorder did not stop at its start");
@@ -40,7 +57,7 @@ Result<void> ValgrindTarget::attach(Pid) {
 }
 
 Result<void> ValgrindTarget::detach() {
-  if (!has_process()) {
+  if (!RemoteTarget::has_process()) {
     return base::make_error(base::Errc::no_process, "no process");
   }
   auto reply = ask("D");
@@ -53,15 +70,47 @@ Result<void> ValgrindTarget::kill() {
     return base::make_error(base::Errc::no_process, "no process");
   }
   ::kill(pid(), SIGKILL);
+  if (unlinked_) {
+    (void)unlinked_end(true);
+    return base::success();
+  }
   forget_process(true);
   return base::success();
 }
 
 void ValgrindTarget::forget_process(bool wait) {
   const Pid gone = pid();
-  histories_.process_ended(valgrind_.dir(), gone);
+  histories_.process_ended(valgrind_->dir(), gone);
   disconnect();  // vgdb goes with its input
-  valgrind_.reap(gone, wait);
+  valgrind_->reap(gone, wait);
+}
+
+std::optional<StopEvent> ValgrindTarget::poll() {
+  log_tree();
+  if (unlinked_) {
+    return unlinked_end(false);
+  }
+  return RemoteTarget::poll();
+}
+
+std::optional<StopEvent> ValgrindTarget::unlinked_end(bool wait) {
+  int status = 0;
+  const pid_t got = ::waitpid(pid(), &status, wait ? 0 : WNOHANG);
+  if (got == 0) {
+    return std::nullopt;
+  }
+  unlinked_ = false;
+  log_tree();
+  histories_.process_ended(valgrind_->dir(), pid());
+  StopEvent ev{StopReason::Killed, pid(), pid(), SIGKILL};
+  if (got == pid() && WIFEXITED(status)) {
+    ev.reason = StopReason::Exited;
+    ev.signal = 0;
+    ev.status = WEXITSTATUS(status);
+  } else if (got == pid() && WIFSIGNALED(status)) {
+    ev.signal = WTERMSIG(status);
+  }
+  return ev;
 }
 
 std::vector<ThreadInfo> ValgrindTarget::threads() {
@@ -77,17 +126,24 @@ std::vector<ThreadInfo> ValgrindTarget::threads() {
 
 void ValgrindTarget::stopped(StopEvent& event) {
   if (event.signal == SIGILL) {
-    valgrind_.explain_sigill();
+    valgrind_->explain_sigill();
   }
 }
 
-StopEvent ValgrindTarget::ended_unannounced() {
-  // vgdb left without a stop reply: the program died where Valgrind could say nothing (SIGKILL
-  // from outside), or vgdb itself went and the program cannot be driven any more.
+std::optional<StopEvent> ValgrindTarget::ended_unannounced() {
+  // vgdb left without a stop reply: the program exec'd (Valgrind ends its gdbserver there; the
+  // new image is one of the tree), died where Valgrind could say nothing (SIGKILL from
+  // outside), or vgdb itself went and the program cannot be driven any more.
   const Pid gone = pid();
   int status = 0;
   pid_t got = 0;
   for (int i = 0; i < 100 && (got = ::waitpid(gone, &status, WNOHANG)) == 0; ++i) {
+    if (valgrind_->follows_tree() && ::kill(gone, 0) == 0) {
+      histories_.process_ended(valgrind_->dir(), gone);
+      disconnect();
+      unlinked_ = true;  // it goes on; its end comes with its exit status
+      return std::nullopt;
+    }
     ::usleep(10000);
   }
   if (got == 0) {
@@ -102,18 +158,50 @@ StopEvent ValgrindTarget::ended_unannounced() {
   } else if (got == gone && WIFSIGNALED(status)) {
     ev.signal = WTERMSIG(status);
   }
-  histories_.process_ended(valgrind_.dir(), gone);
+  histories_.process_ended(valgrind_->dir(), gone);
   disconnect();  // reaped already: nothing to wait for
   return ev;
 }
 
-SignalAction ValgrindTarget::signal_action(Tid, int sig) { return valgrind_.signal_action(pid(), sig); }
+void ValgrindTarget::log_tree() {
+  if (!tree_events_) {
+    return;
+  }
+  auto events = tree_events_->read_new();
+  if (log_ != nullptr) {
+    log_tree_events(events, pid(), *log_);
+  }
+}
+
+std::optional<DyingDescendant> ValgrindTarget::take_dying_descendant() {
+  if (!valgrind_->follows_tree()) {
+    return std::nullopt;
+  }
+  for (const Pid pid : valgrind_->take_fatal_waits()) {
+    auto link = valgrind_->link(pid);
+    if (!link) {
+      continue;  // gone already (killed meanwhile): its end is in the tree's events
+    }
+    auto target = std::unique_ptr<ValgrindTarget>(new ValgrindTarget(valgrind_));
+    auto stop = target->connect(std::move(link).value(), pid);
+    if (!stop) {
+      continue;
+    }
+    log_tree();  // its fork and exec, before its report names it
+    auto command = tree_events_ ? tree_events_->command_of(pid) : std::vector<std::string>{};
+    target->program_name_ = thread_name_for(command.empty() ? std::string() : command.front());
+    return DyingDescendant{std::move(target), *stop, std::move(command)};
+  }
+  return std::nullopt;
+}
+
+SignalAction ValgrindTarget::signal_action(Tid, int sig) { return valgrind_->signal_action(pid(), sig); }
 
 Result<void> ValgrindTarget::enable_btrace(Tid tid, const BtraceConfig&) {
-  if (!has_process()) {
+  if (!RemoteTarget::has_process()) {
     return base::make_error(base::Errc::no_process, "no process");
   }
-  return histories_.enable(valgrind_.dir(), pid(), tid, [this] { return threads(); });
+  return histories_.enable(valgrind_->dir(), pid(), tid, [this] { return threads(); });
 }
 
 Result<void> ValgrindTarget::disable_btrace(Tid tid) { return histories_.disable(tid); }

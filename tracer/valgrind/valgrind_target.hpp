@@ -4,17 +4,25 @@
 // a ValgrindProcess, with branch history from the recorder's rings (DbtHistories) and libraries
 // from the dynamic linker's list read through memory. One process, all-stop: no attach, fork
 // following or non-stop (capabilities() says so, and the server refuses their packets).
+//
+// Following a tree (DbtOptions::follow_tree, triage): the recorder follows every descendant by
+// itself; one about to die of a signal comes as a DyingDescendant, a ValgrindTarget of its own
+// linked to it. The started program keeps its link until it execs; after that it is one of the
+// tree like the others, and its end comes from its exit status.
 #pragma once
+
+#include <memory>
 
 #include "tracer/valgrind/dbt_histories.hpp"
 #include "tracer/valgrind/remote_target.hpp"
+#include "tracer/valgrind/tree_events.hpp"
 #include "tracer/valgrind/valgrind_process.hpp"
 
 namespace tracer {
 
 class ValgrindTarget final : public RemoteTarget {
  public:
-  explicit ValgrindTarget(DbtOptions options) : valgrind_(std::move(options)) {}
+  explicit ValgrindTarget(DbtOptions options);
   ~ValgrindTarget() override;
 
   // Valgrind's gdbserver catches syscalls; the recorder is the branch history.
@@ -23,9 +31,12 @@ class ValgrindTarget final : public RemoteTarget {
   Result<void> attach(Pid pid) override;
   Result<void> detach() override;
   Result<void> kill() override;
+  bool has_process() const override { return RemoteTarget::has_process() || unlinked_; }
+  std::optional<StopEvent> poll() override;
 
   std::vector<ThreadInfo> threads() override;  // with the names the kernel would have given
   SignalAction signal_action(Tid tid, int sig) override;
+  void set_event_log(EventLog* log) override { log_ = log; }
 
   Result<void> enable_btrace(Tid tid, const BtraceConfig& config) override;
   Result<void> disable_btrace(Tid tid) override;
@@ -34,19 +45,31 @@ class ValgrindTarget final : public RemoteTarget {
   void keep_ended_histories() override { histories_.keep_ended(); }
   std::vector<std::pair<Tid, BranchTracer*>> ended_histories(Pid pid) override { return histories_.ended(pid); }
   std::vector<ThreadLife> thread_lives() const override {
-    return DbtHistories::thread_lives(valgrind_.dir(), pid());
+    return DbtHistories::thread_lives(valgrind_->dir(), pid());
   }
 
+  int descendants_fd() const override { return valgrind_->tree_log_fd(); }
+  std::optional<DyingDescendant> take_dying_descendant() override;
+
  private:
+  // A process of the tree valgrind runs, to be linked to it where it waits (a descendant).
+  explicit ValgrindTarget(std::shared_ptr<ValgrindProcess> valgrind);
   void stopped(StopEvent& event) override;
-  StopEvent ended_unannounced() override;
+  std::optional<StopEvent> ended_unannounced() override;
   void process_ended() override { forget_process(true); }
   // The rings kept if asked, the link gone, the program reaped (wait) or left to run on.
   void forget_process(bool wait);
+  // The started program's end, once it went on unlinked (after an exec): its exit status.
+  std::optional<StopEvent> unlinked_end(bool wait);
+  // What the recorder wrote about the tree since last time, into the event log.
+  void log_tree();
 
-  ValgrindProcess valgrind_;
+  std::shared_ptr<ValgrindProcess> valgrind_;
+  std::unique_ptr<TreeEvents> tree_events_;  // the started program's target reads them
   DbtHistories histories_;
   std::string program_name_;  // a thread's name where Valgrind's shows
+  EventLog* log_ = nullptr;
+  bool unlinked_ = false;     // the started program runs on without a link (it exec'd)
 };
 
 }  // namespace tracer
