@@ -4,6 +4,7 @@
 // exit statuses, and --serve with a real GDB.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -576,6 +577,27 @@ TEST_CASE("triage: python3 running a crashing child (subprocess), under auto: do
   CHECK(t.report["program"]["tree"][0]["name"] == "python3");
   CHECK(call_functions(crashed_thread(t)).back() == "store");
   CHECK(seconds < 60);  // it took over 10 minutes under soft; a few seconds under dbt
+}
+
+TEST_CASE("triage under dbt: a setuid program in the tree runs natively, as it must, and the log says so",
+          "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("dbt"));
+  const std::string setuid = "/bin/mount";  // util-linux, setuid root on Debian
+  struct stat st {};
+  if (::stat(setuid.c_str(), &st) != 0 || (st.st_mode & S_ISUID) == 0) {
+    HS_SKIP(setuid + " is not a setuid program here");
+  }
+  auto t = run_triage({"--btrace=dbt"}, "/bin/sh", {"-c", setuid + " --version > /dev/null; echo status $?; " +
+                                                              e2e::prog_path("crash")});
+  INFO(t.transcript());
+  CHECK_THAT(t.out, Contains("status 0"));  // Valgrind would have refused the exec (EACCES)
+  REQUIRE(t.report.is_object());
+  bool unrecorded = false;
+  for (const auto& e : t.report["events"]) {
+    unrecorded = unrecorded || (e["kind"] == "unrecorded" && e.value("detail", "").find("setuid") != std::string::npos);
+  }
+  CHECK(unrecorded);
+  CHECK(t.report["program"]["path"].get<std::string>().ends_with("/crash"));  // what comes after is recorded
 }
 
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {

@@ -64,6 +64,14 @@ TEST_CASE("tree events in the event log: forks and execs of all, ends of all but
   CHECK(logged[2].kind == "exit");
   CHECK(logged[2].pid == 101);
   CHECK(logged[2].number == 2);
+  // A setuid program exec'd natively: an exec, and why nothing of it is recorded.
+  tracer::EventLog native;
+  tracer::log_tree_events(tracer::parse_tree_events(record(HS_DBT_PROCESS_NATIVE, 102, 100, 0, 10, "/bin/mount\0"s)), 100,
+                          native);
+  REQUIRE(native.events().size() == 2);
+  CHECK(native.events()[0].kind == "exec");
+  CHECK(native.events()[0].detail == "/bin/mount");
+  CHECK(native.events()[1].kind == "unrecorded");
 }
 
 TEST_CASE("tree events: read as the file grows; a process's command follows fork and exec", "[dbt_tree]") {

@@ -89,6 +89,8 @@ enum hs_dbt_process_event_kind {
   HS_DBT_PROCESS_EXEC = 3,   /* pid exec'd command (its image and arguments) */
   HS_DBT_PROCESS_EXIT = 4,   /* pid exited with status */
   HS_DBT_PROCESS_KILLED = 5, /* pid ended without exiting: a signal killed it */
+  HS_DBT_PROCESS_NATIVE = 6, /* pid exec'd command natively, unrecorded (setuid or setgid: Valgrind
+                              * cannot run it with its privileges); nothing more is known of it */
 };
 #define HS_DBT_COMMAND_BYTES 232u
 struct hs_dbt_process_event {

@@ -39,6 +39,8 @@
  * mapping of a file in Valgrind's own part of the address space (the core uses it for the
  * memory it shares with vgdb). */
 extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd, Off64T offset);
+/* Valgrind's --trace-children-skip patterns (pub_core_options.h), read at each exec. */
+extern const HChar* VG_(clo_trace_children_skip);
 
 /* ---- options ---------------------------------------------------------------------------- */
 
@@ -253,6 +255,28 @@ static Bool arm_at_first_run;   /* wait for a debugger at a fatal signal once cl
 static Bool exiting;            /* it called exit_group ... */
 static Int exit_status;         /* ... with this */
 
+static void write_event(const struct hs_dbt_process_event* e) {
+  HChar path[VKI_PATH_MAX];
+  VG_(snprintf)(path, sizeof path, "%s/%s", ring_dir(), HS_DBT_EVENTS_NAME);
+  SysRes fd = VG_(open)(path, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_APPEND, 0600);
+  if (!sr_isError(fd)) {
+    VG_(write)(sr_Res(fd), e, sizeof *e);
+    VG_(close)(sr_Res(fd));
+  }
+}
+
+/* The exec of path about to run natively (its arguments are not known here). */
+static void append_native(const HChar* path) {
+  struct hs_dbt_process_event e;
+  VG_(memset)(&e, 0, sizeof e);
+  e.kind = HS_DBT_PROCESS_NATIVE;
+  e.pid = VG_(getpid)();
+  e.parent = VG_(getppid)();
+  e.t_ns = monotonic_ns();
+  VG_(strncpy)(e.command, path, sizeof e.command - 1);
+  write_event(&e);
+}
+
 static void append_event(UInt kind, Int pid, Int parent, Int status, Bool with_command) {
   struct hs_dbt_process_event e;
   VG_(memset)(&e, 0, sizeof e);
@@ -273,13 +297,7 @@ static void append_event(UInt kind, Int pid, Int parent, Int status, Bool with_c
       e.command[used++] = 0;
     }
   }
-  HChar path[VKI_PATH_MAX];
-  VG_(snprintf)(path, sizeof path, "%s/%s", ring_dir(), HS_DBT_EVENTS_NAME);
-  SysRes fd = VG_(open)(path, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_APPEND, 0600);
-  if (!sr_isError(fd)) {
-    VG_(write)(sr_Res(fd), &e, sizeof e);
-    VG_(close)(sr_Res(fd));
-  }
+  write_event(&e);
 }
 
 /* Whether this process is the first Valgrind started: the first to make DIR/hsdbt.first
@@ -318,6 +336,38 @@ static void tree_fork_child(void) {
   exiting = False;
   append_event(HS_DBT_PROCESS_FORK, VG_(getpid)(), VG_(getppid)(), 0, False);
   wait_only_at_fatal_signal();
+}
+
+/* Valgrind cannot give a setuid or setgid program its privileges, and tracing children it
+ * refuses to exec one (EACCES): the program would not do what it does natively. Such an exec
+ * runs the program natively, unrecorded (a --trace-children-skip pattern for that path alone,
+ * while the exec is tried). */
+static HChar native_path[VKI_PATH_MAX];
+static const HChar* skip_patterns;  /* the user's, put back if the exec fails */
+static Bool skipping;
+
+static Bool needs_privileges(const HChar* path) {
+  struct vg_stat st;
+  return !sr_isError(VG_(stat)(path, &st)) && (st.mode & (VKI_S_ISUID | VKI_S_ISGID)) != 0;
+}
+
+static void tree_before_exec(const HChar* path) {
+  if (path == NULL || skipping || VG_(clo_trace_children_skip) != NULL || VG_(strlen)(path) >= sizeof native_path ||
+      VG_(strchr)(path, ',') != NULL || !needs_privileges(path)) {
+    return;
+  }
+  VG_(strcpy)(native_path, path);
+  skip_patterns = VG_(clo_trace_children_skip);
+  VG_(clo_trace_children_skip) = native_path;
+  skipping = True;
+  append_native(path);
+}
+
+static void tree_exec_failed(void) {
+  if (skipping) {
+    VG_(clo_trace_children_skip) = skip_patterns;
+    skipping = False;
+  }
 }
 
 static void tree_end(void) {
@@ -393,6 +443,8 @@ static void hs_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs) {
   if (sysno == __NR_exit_group) { /* exit() ends with it: the process's own end */
     exiting = True;
     exit_status = (Int)(args[0] & 0xff);
+  } else if (sysno == __NR_execve && clo_follow_tree) {
+    tree_before_exec((const HChar*)args[0]);
   }
   ThreadRing* r = &rings[tid];
   r->was_in_syscall = True;
@@ -404,6 +456,8 @@ static void hs_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, S
   (void)nargs;
   if (sysno == __NR_rt_sigaction) {
     note_sigaction(args, res);
+  } else if (sysno == __NR_execve && clo_follow_tree) {
+    tree_exec_failed(); /* (a successful exec never returns here) */
   }
 }
 

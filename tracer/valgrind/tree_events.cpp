@@ -40,6 +40,7 @@ std::vector<TreeEvent> parse_tree_events(std::string_view bytes) {
       case HS_DBT_PROCESS_EXEC: e.kind = TreeEvent::Kind::Exec; break;
       case HS_DBT_PROCESS_EXIT: e.kind = TreeEvent::Kind::Exit; break;
       case HS_DBT_PROCESS_KILLED: e.kind = TreeEvent::Kind::Killed; break;
+      case HS_DBT_PROCESS_NATIVE: e.kind = TreeEvent::Kind::Native; break;
       default: continue;
     }
     e.pid = static_cast<Pid>(raw.pid);
@@ -74,6 +75,11 @@ void log_tree_events(const std::vector<TreeEvent>& events, Pid root, EventLog& l
           log.add_at(when, "killed", e.pid, e.pid);
         }
         break;
+      case TreeEvent::Kind::Native:
+        log.add_at(when, "exec", e.pid, e.pid, e.command.empty() ? std::string() : e.command.front());
+        log.add_at(when, "unrecorded", e.pid, e.pid,
+                   "setuid or setgid: Valgrind cannot run it with its privileges, so it runs natively, unrecorded");
+        break;
     }
   }
 }
@@ -94,7 +100,7 @@ std::vector<TreeEvent> TreeEvents::read_new() {
   offset_ += whole;
   auto events = parse_tree_events(std::string_view(bytes).substr(0, whole));
   for (const auto& e : events) {
-    if (e.kind == TreeEvent::Kind::Start || e.kind == TreeEvent::Kind::Exec) {
+    if (e.kind == TreeEvent::Kind::Start || e.kind == TreeEvent::Kind::Exec || e.kind == TreeEvent::Kind::Native) {
       commands_[e.pid] = e.command;
     } else if (e.kind == TreeEvent::Kind::Fork) {
       auto parent = commands_.find(e.parent);

@@ -13,7 +13,7 @@
 namespace tracer {
 
 struct TreeEvent {
-  enum class Kind { Start, Fork, Exec, Exit, Killed } kind = Kind::Start;
+  enum class Kind { Start, Fork, Exec, Exit, Killed, Native } kind = Kind::Start;
   Pid pid = 0;
   Pid parent = 0;
   int status = 0;
@@ -25,7 +25,8 @@ struct TreeEvent {
 std::vector<TreeEvent> parse_tree_events(std::string_view bytes);
 
 // Into the log: forks and execs of every process, ends of all but `root` (whose end the
-// caller logs from its exit status).
+// caller logs from its exit status); an exec that runs natively is an `exec` and an
+// `unrecorded` event saying why.
 void log_tree_events(const std::vector<TreeEvent>& events, Pid root, EventLog& log);
 
 class TreeEvents {
