@@ -4,16 +4,26 @@
 # of $RUNS; the slow collectors run once, capped at $CAP seconds).
 #   C:      bench/progs/qsort.c sorting $N ints (a test binary doing real work)
 #   Python: python3 -m unittest bench/progs/test_sample.py
+# Process trees (triage follows every descendant), each beside Valgrind's own floor
+# (valgrind --tool=none --trace-children=yes: the start-up every process under Valgrind pays):
+#   driver: a shell running $DRIVER short test binaries (qsort of 1000 ints) one after another
+#   spawn:  python3 -m unittest bench/progs/test_spawning.py (tests that start programs)
+#   many:   a shell running $MANY short binaries: wall time, and the peak space the rings take
+#           in the recorder's directory (sampled every 0.1 s)
 #
 #   bench/triage_bench.sh [PATH_TO_HINDSIGHT]      (default: build/server/hindsight)
-# Environment: N (20000), RUNS (3), CAP (300), COLLECTORS ("dbt soft step"), WORKLOADS ("c python").
+# Environment: N (20000), RUNS (3), CAP (300), COLLECTORS ("dbt soft step"),
+# WORKLOADS ("c python driver spawn many"), DRIVER (200), MANY (2000), TREE_COLLECTORS ("dbt").
 set -u
 source "$(dirname "$0")/common.sh"
 N=${N:-20000}
 RUNS=${RUNS:-3}
 CAP=${CAP:-300}
 COLLECTORS=${COLLECTORS:-dbt soft step}
-WORKLOADS=${WORKLOADS:-c python}
+WORKLOADS=${WORKLOADS:-c python driver spawn many}
+DRIVER=${DRIVER:-200}
+MANY=${MANY:-2000}
+TREE_COLLECTORS=${TREE_COLLECTORS:-dbt}
 
 WORK=$(mktemp -d /tmp/hindsight-triage-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
@@ -56,3 +66,63 @@ row() {  # LABEL CMD...
 echo "triage_bench: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 [[ " $WORKLOADS " == *" c "* ]] && row "C qsort of $N ints" "$WORK/qsort" "$N"
 [[ " $WORKLOADS " == *" python "* ]] && row "python3 -m unittest (3 tests)" /usr/bin/python3 -m unittest "$HERE/progs/test_sample.py"
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }'; }
+
+tree_row() {  # LABEL CMD...: native, Valgrind's floor, triage under each tree collector
+  local label=$1
+  shift
+  local native floor
+  native=$(median_of "$RUNS" "$@")
+  floor=$(median_of "$RUNS" valgrind -q --tool=none --trace-children=yes "$@")
+  printf "%-40s %10s s\n" "$label: native" "$native"
+  printf "%-40s %10s s  %8sx native\n" "$label: valgrind --tool=none (floor)" "$floor" "$(ratio "$floor" "$native")"
+  for c in $TREE_COLLECTORS; do
+    local t
+    t=$(median_of "$RUNS" "$HINDSIGHT" triage --btrace="$c" -- "$@")
+    if [ "$t" = cap ]; then
+      printf "%-40s %10s   (not done in %s s)\n" "$label: triage --btrace=$c" ">$CAP" "$CAP"
+    else
+      printf "%-40s %10s s  %8sx native  %6sx the floor\n" "$label: triage --btrace=$c" "$t" "$(ratio "$t" "$native")" \
+        "$(ratio "$t" "$floor")"
+    fi
+  done
+}
+
+# The peak of what the recorder's directories hold (KiB) while CMD runs under triage.
+peak_ring_kib() {
+  local before peak=0 pid now
+  before=$(ls -d /dev/shm/hindsight-dbt.* 2>/dev/null)
+  "$@" >/dev/null 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    now=0
+    for d in /dev/shm/hindsight-dbt.*; do
+      [ -d "$d" ] || continue
+      case " $before " in *" $d "*) continue ;; esac
+      now=$((now + $(du -sk "$d" 2>/dev/null | cut -f1)))
+    done
+    [ "$now" -gt "$peak" ] && peak=$now
+    sleep 0.1
+  done
+  wait "$pid"
+  echo "$peak"
+}
+
+if [[ " $WORKLOADS " == *" driver "* || " $WORKLOADS " == *" spawn "* || " $WORKLOADS " == *" many "* ]]; then
+  cc -O2 -g -o "$WORK/unit" "$HERE/progs/qsort.c" || exit 1
+fi
+[[ " $WORKLOADS " == *" driver "* ]] &&
+  tree_row "driver of $DRIVER test binaries" /bin/sh -c "for i in \$(seq $DRIVER); do $WORK/unit 1000 >/dev/null || exit 1; done"
+[[ " $WORKLOADS " == *" spawn "* ]] &&
+  SPAWN_PROG="$WORK/unit" tree_row "python3 -m unittest (spawning tests)" /usr/bin/python3 -m unittest "$HERE/progs/test_spawning.py"
+if [[ " $WORKLOADS " == *" many "* ]]; then
+  many=(/bin/sh -c "for i in \$(seq $MANY); do $WORK/unit 100 >/dev/null || exit 1; done")
+  native=$(seconds "${many[@]}")
+  start=$(date +%s.%N)
+  peak=$(peak_ring_kib "$HINDSIGHT" triage --btrace=dbt -- "${many[@]}")
+  wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+  printf "%-40s %10s s\n" "$MANY short processes: native" "$native"
+  printf "%-40s %10s s  %8sx native  peak ring space %s KiB\n" "$MANY short processes: triage --btrace=dbt" "$wall" \
+    "$(ratio "$wall" "$native")" "$peak"
+fi

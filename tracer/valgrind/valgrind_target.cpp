@@ -13,6 +13,19 @@
 namespace tracer {
 namespace {
 
+// How pid ended, from what waitpid gave (got: its result; SIGKILL when it gave nothing).
+StopEvent end_of(Pid pid, pid_t got, int status) {
+  StopEvent ev{StopReason::Killed, pid, pid, SIGKILL};
+  if (got == pid && WIFEXITED(status)) {
+    ev.reason = StopReason::Exited;
+    ev.signal = 0;
+    ev.status = WEXITSTATUS(status);
+  } else if (got == pid && WIFSIGNALED(status)) {
+    ev.signal = WTERMSIG(status);
+  }
+  return ev;
+}
+
 std::string thread_name_for(const std::string& program) {
   return std::filesystem::path(program).filename().string().substr(0, 15);
 }
@@ -102,15 +115,7 @@ std::optional<StopEvent> ValgrindTarget::unlinked_end(bool wait) {
   unlinked_ = false;
   log_tree();
   histories_.process_ended(valgrind_->dir(), pid());
-  StopEvent ev{StopReason::Killed, pid(), pid(), SIGKILL};
-  if (got == pid() && WIFEXITED(status)) {
-    ev.reason = StopReason::Exited;
-    ev.signal = 0;
-    ev.status = WEXITSTATUS(status);
-  } else if (got == pid() && WIFSIGNALED(status)) {
-    ev.signal = WTERMSIG(status);
-  }
-  return ev;
+  return end_of(pid(), got, status);
 }
 
 std::vector<ThreadInfo> ValgrindTarget::threads() {
@@ -150,17 +155,9 @@ std::optional<StopEvent> ValgrindTarget::ended_unannounced() {
     ::kill(gone, SIGKILL);
     got = ::waitpid(gone, &status, 0);
   }
-  StopEvent ev{StopReason::Killed, gone, gone, SIGKILL};
-  if (got == gone && WIFEXITED(status)) {
-    ev.reason = StopReason::Exited;
-    ev.signal = 0;
-    ev.status = WEXITSTATUS(status);
-  } else if (got == gone && WIFSIGNALED(status)) {
-    ev.signal = WTERMSIG(status);
-  }
   histories_.process_ended(valgrind_->dir(), gone);
   disconnect();  // reaped already: nothing to wait for
-  return ev;
+  return end_of(gone, got, status);
 }
 
 void ValgrindTarget::log_tree() {
