@@ -4,12 +4,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "server/triage/signal_facts.hpp"
 #include "server/triage/writers.hpp"
 
 namespace server::triage {
 namespace {
+
+// Events shown whole; a longer log is cut to the processes on the way to a crash.
+constexpr std::size_t kEventsShownWhole = 200;
 
 struct Style {
   bool on;
@@ -108,7 +112,19 @@ std::string Outcome::summary() const {
 
 std::string hex(std::uint64_t value) { return fmt::format("{:#x}", value); }
 
-std::string text_report(const TriageReport& r, bool colour) {
+namespace {
+
+// The processes on the way to r's crash: the started program to the one that crashed.
+std::set<tracer::Pid> way_to(const TriageReport& r) {
+  std::set<tracer::Pid> out{r.pid, r.root_pid};
+  for (const auto& step : r.tree) {
+    out.insert(step.pid);
+  }
+  return out;
+}
+
+// shown: whose events a long log keeps.
+std::string report_text(const TriageReport& r, bool colour, const std::set<tracer::Pid>& shown) {
   const Style s{colour};
   std::string out;
   out += s.red(fmt::format("hindsight triage: {} (pid {}) {}", r.program, r.pid, r.outcome.summary())) + "\n";
@@ -147,21 +163,44 @@ std::string text_report(const TriageReport& r, bool colour) {
     return out;
   }
   out += "\n" + s.bold("Events") + " (ms since start):\n";
+  // A long run's log (a test suite's thousands of processes) is cut to the processes on the
+  // way to each crash; the JSON has all of it.
+  const bool cut = r.events.size() > kEventsShownWhole;
+  std::set<tracer::Pid> others;
+  std::size_t left_out = 0;
   for (const auto& e : r.events) {
+    if (cut && shown.count(e.pid) == 0) {
+      others.insert(e.pid);
+      ++left_out;
+      continue;
+    }
     out += fmt::format("  {:>10.3f}  {:<14} pid {} tid {}{}{}\n", e.t_ms, e.kind, e.pid, e.tid,
                        e.detail.empty() ? "" : "  " + e.detail, e.number != 0 ? fmt::format("  ({})", e.number) : "");
+  }
+  if (left_out != 0) {
+    out += s.dim(fmt::format("  ({} events of {} other processes left out: the JSON report has them)\n", left_out,
+                             others.size()));
   }
   return out;
 }
 
+}  // namespace
+
+std::string text_report(const TriageReport& r, bool colour) { return report_text(r, colour, way_to(r)); }
+
 std::string text_report(const std::vector<TriageReport>& reports, bool colour) {
+  std::set<tracer::Pid> shown;  // every crashed process's way there
+  for (const auto& r : reports) {
+    const auto way = way_to(r);
+    shown.insert(way.begin(), way.end());
+  }
   std::string out;
   for (std::size_t i = 0; i < reports.size(); ++i) {
     TriageReport r = reports[i];
     if (i + 1 < reports.size()) {
       r.events.clear();  // the run's events once, after the last
     }
-    out += (i == 0 ? "" : "\n") + text_report(r, colour);
+    out += (i == 0 ? "" : "\n") + report_text(r, colour, shown);
   }
   return out;
 }

@@ -83,6 +83,34 @@ TEST_CASE("text_report: the verdict first, colour only when asked", "[triage][re
   CHECK(text_report(sample(), true).find("\033[") != std::string::npos);
 }
 
+TEST_CASE("text_report: a long event log keeps the processes on the way to each crash, and says what it left out",
+          "[triage][report]") {
+  TriageReport r = sample();  // pid 42
+  r.root_pid = 10;
+  r.tree = {TreeStep{"sh", 10}, TreeStep{"prog", 42}};
+  r.events.clear();
+  for (int pid = 1000; pid < 1300; ++pid) {  // 300 other processes: a fork and an exit each
+    r.events.push_back(tracer::TraceEvent{1.0, "fork", 10, 10, {}, pid});
+    r.events.push_back(tracer::TraceEvent{2.0, "exit", pid, pid, {}, 0});
+  }
+  r.events.push_back(tracer::TraceEvent{3.0, "signal", 42, 42, "SIGSEGV", 11});
+  const std::string text = text_report(r, false);
+  CHECK(text.find("exit           pid 1000") == std::string::npos);
+  CHECK(text.find("fork           pid 10 tid 10  (1000)") != std::string::npos);  // the started program's own
+  CHECK(text.find("signal         pid 42") != std::string::npos);
+  CHECK(text.find("(300 events of 300 other processes left out: the JSON report has them)") != std::string::npos);
+  // A second crash elsewhere keeps its own way too.
+  TriageReport other = r;
+  other.pid = 1100;
+  other.tree = {TreeStep{"sh", 10}, TreeStep{"prog", 1100}};
+  const std::string both = text_report(std::vector<TriageReport>{r, other}, false);
+  CHECK(both.find("exit           pid 1100") != std::string::npos);
+  CHECK(both.find("exit           pid 1001") == std::string::npos);
+  // A short log is shown whole.
+  r.events.resize(20);
+  CHECK(text_report(r, false).find("exit           pid 1000") != std::string::npos);
+}
+
 TEST_CASE("html_report: self-contained, the data cannot end the script early", "[triage][report]") {
   const std::string page = html_report(sample());
   CHECK(page.find("</script><b>x") == std::string::npos);
