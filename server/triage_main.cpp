@@ -155,7 +155,7 @@ bool write_reports(const std::vector<triage::TriageReport>& reports, const triag
   const std::string text = triage::text_report(reports, colour);
   bool written = o.output.empty() ? std::fputs(text.c_str(), stderr) >= 0 : write_file(o.output, text);
   written = (o.json.empty() || write_file(o.json, triage::json_report(reports))) && written;
-  written = (o.html.empty() || write_file(o.html, triage::html_report(reports.front()))) && written;
+  written = (o.html.empty() || write_file(o.html, triage::html_report(reports))) && written;
   if (o.github_annotations || env_is("GITHUB_ACTIONS", "true")) {
     const char* workspace = std::getenv("GITHUB_WORKSPACE");
     std::fflush(stdout);

@@ -1,7 +1,8 @@
 // The report as one self-contained HTML page (no network): the JSON report embedded, drawn by
 // a small script: the verdict, each thread's calls before the crash as a timeline (depth
 // against time where the collector kept it, else call order; the faulting call marked), its
-// backtrace, source excerpts, the events.
+// backtrace, source excerpts, the events. Several crashed processes: a list of them on top, each
+// drawn in turn (#process-N).
 #include <string>
 
 #include "server/triage/writers.hpp"
@@ -22,6 +23,7 @@ tr:nth-child(even){background:#f6f6f6}.crash{color:#b00020;font-weight:bold}.dim
 pre.src{background:#f6f6f6;padding:.5em;overflow:auto}pre.src .mark{background:#ffd7d7;display:block}
 svg{background:#fbfbfb;border:1px solid #ddd}svg text{font:11px ui-monospace,monospace}
 </style></head><body>
+<div id="processes"></div>
 <h1 id="verdict">hindsight triage</h1>
 <p><span id="crash-label">Crashing function:</span> <code id="crash-function" class="crash">(unknown)</code></p>
 <p id="tracer" class="dim"></p>
@@ -31,13 +33,29 @@ svg{background:#fbfbfb;border:1px solid #ddd}svg text{font:11px ui-monospace,mon
 <script type="application/json" id="report">@REPORT@</script>
 <script>
 "use strict";
-const report = JSON.parse(document.getElementById("report").textContent);
+const doc = JSON.parse(document.getElementById("report").textContent);
 const el = (tag, attrs, ...kids) => {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
   for (const k of kids) e.append(k);
   return e;
 };
+// Every process that died of a signal, first first; the one drawn is chosen by #process-N (the
+// run's events and collector are the top level's).
+const all = doc.processes || [doc];
+const chosen = Math.min(all.length - 1, Number((location.hash.match(/^#process-(\d+)$/) || [0, 0])[1]));
+const report = Object.assign({}, doc, all[chosen]);
+if (all.length > 1) {
+  window.addEventListener("hashchange", () => location.reload());
+  const list = el("table", {id: "process-list"}, el("tr", {}, el("th", {}, "#"), el("th", {}, "process"), el("th", {}, "tree"),
+                                                   el("th", {}, "outcome"), el("th", {}, "signature")));
+  all.forEach((p, i) => list.append(el("tr", i === chosen ? {class: "crash"} : {},
+    el("td", {}, String(i + 1)),
+    el("td", {class: "mono"}, el("a", {href: "#process-" + i}, p.program.path.split("/").pop() + " (pid " + p.program.pid + ")")),
+    el("td", {class: "mono"}, (p.program.tree || []).map(s => s.name + " " + s.pid).join(" \u2192 ")),
+    el("td", {}, p.outcome.summary), el("td", {class: "mono"}, p.outcome.signature || ""))));
+  document.getElementById("processes").append(el("h2", {}, all.length + " processes crashed"), list);
+}
 const svgEl = (tag, attrs) => {
   const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
@@ -156,8 +174,8 @@ for (const e of report.events) {
 
 }  // namespace
 
-std::string html_report(const TriageReport& report) {
-  std::string data = json_report(report);
+std::string html_report(const std::vector<TriageReport>& reports) {
+  std::string data = json_report(reports);
   // Inside <script>, "</" could end the element early: JSON allows "<\/" for it.
   for (std::size_t at = data.find("</"); at != std::string::npos; at = data.find("</", at + 3)) {
     data.replace(at, 2, "<\\/");
@@ -166,5 +184,7 @@ std::string html_report(const TriageReport& report) {
   page.replace(page.find("@REPORT@"), 8, data);
   return page;
 }
+
+std::string html_report(const TriageReport& report) { return html_report(std::vector<TriageReport>{report}); }
 
 }  // namespace server::triage

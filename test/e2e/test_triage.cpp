@@ -746,6 +746,31 @@ TEST_CASE("triage --html: the page loads in a headless browser without script er
   std::filesystem::remove(broken);
 }
 
+TEST_CASE("triage --html: several crashed processes: a list on top, each drawn in turn", "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("dbt"));
+  if (!std::filesystem::exists(kBrowser)) {
+    HS_SKIP("no headless browser (Debian's chromium-headless-shell) installed");
+  }
+  const std::string page = temp_path("tree.html");
+  const std::string script = "for p in crash simple crash; do " + std::string(HS_TEST_PROGS_DIR) + "/$p > /dev/null; done; exit 0";
+  auto t = run_triage({"--btrace=dbt", "--html=" + page}, "/bin/sh", {"-c", script});
+  INFO(t.transcript());
+  REQUIRE(t.report.is_object());
+  REQUIRE(t.report["processes"].size() == 2);
+  const std::string second = std::to_string(t.report["processes"][1]["program"]["pid"].get<int>());
+  std::string dom, log;
+  REQUIRE(load_page(page, &dom, &log));
+  INFO(log);
+  CHECK_THAT(log, !Contains("Uncaught"));
+  CHECK_THAT(dom, Contains("2 processes crashed"));
+  CHECK_THAT(dom, Contains("href=\"#process-1\""));
+  CHECK_THAT(dom, ContainsRegex(R"(id="crash-function"[^>]*>store<)"));
+  REQUIRE(load_page(page + "#process-1", &dom, &log));
+  CHECK_THAT(log, !Contains("Uncaught"));
+  CHECK_THAT(dom, ContainsRegex("id=\"verdict\"[^>]*>[^<]*crash \\(pid " + second + "\\)"));
+  std::filesystem::remove(page);
+}
+
 TEST_CASE("triage --serve: GDB connects at the crash with the history already recorded", "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
