@@ -106,7 +106,7 @@ peak_ring_kib() {
     sleep 0.1
   done
   wait "$pid"
-  echo "$peak"
+  echo "$peak $?"
 }
 
 if [[ " $WORKLOADS " == *" driver "* || " $WORKLOADS " == *" spawn "* || " $WORKLOADS " == *" many "* ]]; then
@@ -117,12 +117,17 @@ fi
 [[ " $WORKLOADS " == *" spawn "* ]] &&
   SPAWN_PROG="$WORK/unit" tree_row "python3 -m unittest (spawning tests)" /usr/bin/python3 -m unittest "$HERE/progs/test_spawning.py"
 if [[ " $WORKLOADS " == *" many "* ]]; then
-  many=(/bin/sh -c "for i in \$(seq $MANY); do $WORK/unit 100 >/dev/null || exit 1; done")
+  many=(/bin/sh -c "for i in \$(seq $MANY); do $WORK/unit 100 >/dev/null || { echo \$i > $WORK/failed; exit 1; }; done")
   native=$(seconds "${many[@]}")
   start=$(date +%s.%N)
-  peak=$(peak_ring_kib "$HINDSIGHT" triage --btrace=dbt -- "${many[@]}")
+  read -r peak status < <(peak_ring_kib "$HINDSIGHT" triage --btrace=dbt -- "${many[@]}")
   wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
   printf "%-40s %10s s\n" "$MANY short processes: native" "$native"
-  printf "%-40s %10s s  %8sx native  peak ring space %s KiB\n" "$MANY short processes: triage --btrace=dbt" "$wall" \
-    "$(ratio "$wall" "$native")" "$peak"
+  if [ "$status" != 0 ]; then
+    printf "%-40s   failed (status %s, at process %s)\n" "$MANY short processes: triage --btrace=dbt" "$status" \
+      "$(cat "$WORK/failed" 2>/dev/null)"
+  else
+    printf "%-40s %10s s  %8sx native  peak ring space %s KiB\n" "$MANY short processes: triage --btrace=dbt" "$wall" \
+      "$(ratio "$wall" "$native")" "$peak"
+  fi
 fi

@@ -88,7 +88,14 @@ void name_program(triage::TriageReport& r, const triage::Ending& end, const trac
   auto argv = tracer::procfs::command_line(r.pid);
   const std::string exe = tracer::procfs::executable(r.pid);
   if (argv.empty() && exe.empty()) {
-    return;  // gone: the name it was started with is all there is
+    // Gone (killed outright): the program it last exec'd, else the name it was started with.
+    for (const auto& e : log.events()) {
+      if (e.kind == "exec" && e.pid == r.pid && !e.detail.empty()) {
+        r.program = e.detail;
+        r.args.clear();
+      }
+    }
+    return;
   }
   r.program = !exe.empty() ? exe : argv.front();
   r.args.assign(argv.size() > 1 ? argv.begin() + 1 : argv.end(), argv.end());
@@ -118,7 +125,8 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
     r.threads = triage::collect_threads(target, pid, end.stop.tid, o.history, end.stopped_ns);
   } else if (end.outcome.kind == triage::Outcome::Kind::Signal) {
     // Killed from outside (SIGKILL: no stop comes first): what it recorded is all there is.
-    r.threads = triage::collect_ended_threads(target, run.pid, run.maps, o.history, end.stopped_ns);
+    r.threads = triage::collect_ended_threads(target, pid, end.maps.empty() ? run.maps : end.maps, o.history,
+                                              end.stopped_ns);
   }
   for (const auto& t : r.threads) {
     r.tracer.branches_recorded += t.branches_recorded;

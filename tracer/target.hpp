@@ -52,8 +52,10 @@ class Target;
 // signal is about to kill: it waits there, linked to a Target of its own.
 struct DyingDescendant {
   std::unique_ptr<Target> target;
-  StopEvent stop;                    // the signal, and the thread it came to
+  StopEvent stop;                    // the signal, and the thread it came to; Killed: it is
+                                     // gone (SIGKILL), target has only its ended_histories
   std::vector<std::string> command;  // its program and arguments, as it was started
+  std::string maps;                  // Killed: its /proc/PID/maps as its code last changed
 };
 
 class Target {
@@ -294,6 +296,7 @@ class Target {
   // Readable when a descendant may have begun to wait at a fatal signal (-1: none follows).
   virtual int descendants_fd() const { return -1; }
   // The next such descendant, stopped there; its target lets it die (resume with the signal).
+  // One killed outright (SIGKILL) comes too, once its parent reaped it, with what it recorded.
   virtual std::optional<DyingDescendant> take_dying_descendant() { return std::nullopt; }
 
   // Why the last enable could not use Intel BTS (the kernel's answer and what to do), empty

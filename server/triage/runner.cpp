@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -103,11 +104,18 @@ Ending dying_descendant_ending(tracer::DyingDescendant& dying, tracer::EventLog&
   Ending end;
   const tracer::StopEvent& ev = dying.stop;
   end.stopped_ns = tracer::monotonic_ns();  // (it stopped earlier: no branch is later)
-  log.add("signal", ev.pid, ev.tid, signal_name(ev.signal), ev.signal);
-  end.outcome = signal_outcome(ev, signal_info(*dying.target, ev.tid));
+  if (ev.reason == tracer::StopReason::Killed) {
+    end.outcome.kind = Outcome::Kind::Signal;  // gone: no siginfo, nothing to let die
+    end.outcome.signo = ev.signal;
+    end.outcome.exit_status = 128 + ev.signal;
+  } else {
+    log.add("signal", ev.pid, ev.tid, signal_name(ev.signal), ev.signal);
+    end.outcome = signal_outcome(ev, signal_info(*dying.target, ev.tid));
+  }
   end.stop = ev;
   end.own_target = std::move(dying.target);
   end.command = std::move(dying.command);
+  end.maps = std::move(dying.maps);
   return end;
 }
 
@@ -147,6 +155,7 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
   run.maps = read_maps(run.pid);
   std::optional<tracer::StopEvent> carried;  // a stop that came while stepping over the watch
   std::set<tracer::Pid> record_after_exec;   // vfork children, not recording until they exec
+  std::map<tracer::Pid, std::string> child_maps;  // followed descendants' maps as last seen
   if (auto ok = target.resume(continue_all()); !ok) {
     end.outcome.kind = Outcome::Kind::Exit;
     end.outcome.exit_status = kExitTriageFailed;
@@ -169,7 +178,9 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
         return crash;  // the started program itself (after an exec), or the first crash anywhere
       }
       on_descendant_crash(crash);  // reported; it dies as it would have, the run goes on
-      let_it_die(*crash.own_target, crash.stop.pid, crash.stop.tid, crash.outcome.signo);
+      if (crash.own_target->has_process()) {
+        let_it_die(*crash.own_target, crash.stop.pid, crash.stop.tid, crash.outcome.signo);
+      }
     }
     if (!ev) {
       continue;
@@ -186,6 +197,19 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
         end.stop = *ev;
         return end;
       }
+      if (ev->reason == tracer::StopReason::Killed && ev->signal == SIGKILL && on_descendant_crash) {
+        // Killed outright: no stop came first. What it recorded, named with the code it had
+        // mapped when it was last seen (its fork or exec).
+        Ending killed;
+        killed.outcome.kind = Outcome::Kind::Signal;
+        killed.outcome.signo = SIGKILL;
+        killed.outcome.exit_status = 128 + SIGKILL;
+        killed.stop = *ev;
+        killed.stopped_ns = end.stopped_ns;
+        killed.maps = child_maps[ev->pid];
+        on_descendant_crash(killed);
+      }
+      child_maps.erase(ev->pid);
       (void)target.resume(continue_all());
       continue;
     }
@@ -225,12 +249,16 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
       deliver = ev->signal;
     } else if (ev->reason == tracer::StopReason::Fork && o.follow_fork) {
       (void)target.enable_btrace(ev->child_pid, tracer::BtraceConfig{o.ring_bytes});
+      child_maps[ev->child_pid] = read_maps(ev->child_pid);
     } else if (ev->reason == tracer::StopReason::VFork && o.follow_fork) {
       // It runs in its parent's memory until it execs or exits: a collector planting int3s
       // there would plant them in the parent. Recorded from its exec on.
       record_after_exec.insert(ev->child_pid);
     } else if (ev->reason == tracer::StopReason::Exec && record_after_exec.erase(ev->pid) != 0) {
       (void)target.enable_btrace(ev->pid, tracer::BtraceConfig{o.ring_bytes});
+    }
+    if (ev->reason == tracer::StopReason::Exec && ev->pid != run.pid) {
+      child_maps[ev->pid] = read_maps(ev->pid);
     }
     (void)target.resume(continue_all(ev->tid, deliver));
   }

@@ -36,6 +36,7 @@ struct Ending {
   // of its own, and named by the command it was started with.
   std::unique_ptr<tracer::Target> own_target;
   std::vector<std::string> command;
+  std::string maps;  // one killed outright: its /proc/PID/maps as its code last changed
   std::uint64_t stopped_ns = 0;  // CLOCK_MONOTONIC when that stop came: no branch is later
   bool interrupted = false;  // triage itself got SIGINT or SIGTERM (stop_signal)
   int stop_signal = 0;

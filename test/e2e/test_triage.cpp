@@ -600,6 +600,27 @@ TEST_CASE("triage under dbt: a setuid program in the tree runs natively, as it m
   CHECK(t.report["program"]["path"].get<std::string>().ends_with("/crash"));  // what comes after is recorded
 }
 
+TEST_CASE("triage: a descendant killed from outside (SIGKILL): reported with what it recorded", "[e2e][triage]") {
+  const std::string collector = GENERATE(as<std::string>{}, "dbt", "soft");
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  const std::string script = e2e::prog_path("sleeper") + " > /dev/null & p=$!; sleep 2; kill -9 $p; wait $p; echo \"child $?\"";
+  auto t = run_triage({"--btrace=" + collector}, "/bin/sh", {"-c", script});
+  INFO(t.transcript());
+  CHECK(t.out == "child 137\n");
+  CHECK(t.status == 0);
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["processes"].size() == 1);
+  CHECK(t.report["outcome"]["signal"] == "SIGKILL");
+  CHECK(t.report["program"]["path"].get<std::string>().ends_with("/sleeper"));
+  CHECK(t.report["program"]["tree"].size() == 2);
+  REQUIRE(!t.report["threads"].empty());
+  CHECK(t.report["threads"][0]["ended"] == true);
+  const auto calls = call_functions(t.report["threads"][0]);
+  CHECK(std::find(calls.begin(), calls.end(), "tick") != calls.end());  // its own code, named
+}
+
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);

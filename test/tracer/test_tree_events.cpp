@@ -72,6 +72,13 @@ TEST_CASE("tree events in the event log: forks and execs of all, ends of all but
   CHECK(native.events()[0].kind == "exec");
   CHECK(native.events()[0].detail == "/bin/mount");
   CHECK(native.events()[1].kind == "unrecorded");
+  // A child its parent reaped after SIGKILL (it could say nothing itself): killed, SIGKILL.
+  tracer::EventLog reaped;
+  tracer::log_tree_events(tracer::parse_tree_events(record(HS_DBT_PROCESS_REAPED, 103, 100, 9, 11)), 100, reaped);
+  REQUIRE(reaped.events().size() == 1);
+  CHECK(reaped.events()[0].kind == "killed");
+  CHECK(reaped.events()[0].pid == 103);
+  CHECK(reaped.events()[0].number == 9);
 }
 
 TEST_CASE("tree events: read as the file grows; a process's command follows fork and exec", "[dbt_tree]") {

@@ -8,6 +8,7 @@
  *   DIR/hsdbt.PID.signals  what the program does with each signal now (its sigactions)
  *   DIR/hsdbt.events       with --follow-tree: every process's start, fork, exec and end, appended
  *   DIR/hsdbt.first        with --follow-tree: the pid of the process Valgrind started first
+ *   DIR/hsdbt.PID.maps     with --follow-tree: /proc/PID/maps as the process's code last changed
  *
  * Sample n lives at n % capacity. The recorder writes a sample, then head = n + 1 (one thread
  * writes a ring; x86 keeps stores in order). A reader copies the samples it wants and reads
@@ -91,6 +92,8 @@ enum hs_dbt_process_event_kind {
   HS_DBT_PROCESS_KILLED = 5, /* pid ended without exiting: a signal killed it */
   HS_DBT_PROCESS_NATIVE = 6, /* pid exec'd command natively, unrecorded (setuid or setgid: Valgrind
                               * cannot run it with its privileges); nothing more is known of it */
+  HS_DBT_PROCESS_REAPED = 7, /* parent reaped pid, which SIGKILL killed (status: the wait status):
+                              * it could say nothing itself; its rings and maps are still there */
 };
 #define HS_DBT_COMMAND_BYTES 232u
 struct hs_dbt_process_event {

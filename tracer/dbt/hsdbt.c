@@ -323,6 +323,37 @@ static void wait_only_at_fatal_signal(void) {
   arm_at_first_run = True;
 }
 
+/* /proc/self/maps into DIR/hsdbt.PID.maps (replaced whole): what names the code of a process
+ * that ends before anything can be read from it (SIGKILL). */
+static Bool maps_saved; /* (its file is among those dropped at the end) */
+
+static void tree_save_maps(void) {
+  static HChar buf[1 << 16];
+  SysRes in = VG_(open)("/proc/self/maps", VKI_O_RDONLY, 0);
+  if (sr_isError(in)) {
+    return;
+  }
+  Int used = 0, n = 0;
+  while (used < (Int)sizeof buf && (n = VG_(read)(sr_Res(in), buf + used, sizeof buf - used)) > 0) {
+    used += n;
+  }
+  VG_(close)(sr_Res(in));
+  HChar path[VKI_PATH_MAX], temp[VKI_PATH_MAX];
+  VG_(snprintf)(path, sizeof path, "%s/%s%d.maps", ring_dir(), HS_DBT_RING_PREFIX, VG_(getpid)());
+  VG_(snprintf)(temp, sizeof temp, "%s.new", path);
+  SysRes out = VG_(open)(temp, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0600);
+  if (sr_isError(out)) {
+    return;
+  }
+  VG_(write)(sr_Res(out), buf, used);
+  VG_(close)(sr_Res(out));
+  VG_(rename)(temp, path); /* a reader sees the old list or the new one, whole */
+  if (!maps_saved) {
+    maps_saved = True;
+    remember_file("maps");
+  }
+}
+
 static void tree_start(void) {
   first_process = claim_first();
   append_event(first_process ? HS_DBT_PROCESS_START : HS_DBT_PROCESS_EXEC, VG_(getpid)(), VG_(getppid)(), 0, True);
@@ -333,6 +364,8 @@ static void tree_start(void) {
 
 static void tree_fork_child(void) {
   first_process = False;
+  maps_saved = False;
+  tree_save_maps();
   exiting = False;
   append_event(HS_DBT_PROCESS_FORK, VG_(getpid)(), VG_(getppid)(), 0, False);
   wait_only_at_fatal_signal();
@@ -367,6 +400,13 @@ static void tree_exec_failed(void) {
   if (skipping) {
     VG_(clo_trace_children_skip) = skip_patterns;
     skipping = False;
+  }
+}
+
+/* A child the process reaped (wait4, waitid) that SIGKILL killed: it could not say so itself. */
+static void tree_reaped(Int child, Int status) {
+  if (child > 0 && (status & 0x7f) == VKI_SIGKILL) {
+    append_event(HS_DBT_PROCESS_REAPED, child, VG_(getpid)(), status, False);
   }
 }
 
@@ -411,6 +451,9 @@ static void hs_start_client_code(ThreadId tid, ULong blocks_done) {
   if (arm_at_first_run) {
     arm_at_first_run = False; /* past Valgrind's start-up action, which reads it too */
     VG_(clo_vgdb_error) = 0;
+  }
+  if (clo_follow_tree && !maps_saved) {
+    tree_save_maps(); /* the program and its dynamic linker, mapped by Valgrind */
   }
   ThreadRing* r = &rings[tid];
   if (r->header == NULL) {
@@ -458,6 +501,15 @@ static void hs_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, S
     note_sigaction(args, res);
   } else if (sysno == __NR_execve && clo_follow_tree) {
     tree_exec_failed(); /* (a successful exec never returns here) */
+  } else if (sysno == __NR_mmap && clo_follow_tree && !sr_isError(res) && (args[2] & VKI_PROT_EXEC) != 0) {
+    tree_save_maps(); /* a library's code */
+  } else if (sysno == __NR_wait4 && clo_follow_tree && !sr_isError(res) && args[1] != 0) {
+    tree_reaped((Int)sr_Res(res), *(Int*)args[1]);
+  } else if (sysno == __NR_waitid && clo_follow_tree && !sr_isError(res) && args[2] != 0) {
+    const vki_siginfo_t* info = (const vki_siginfo_t*)args[2];
+    if (info->si_code == 2 /* CLD_KILLED */) {
+      tree_reaped(info->_sifields._sigchld._pid, info->_sifields._sigchld._status);
+    }
   }
 }
 

@@ -41,6 +41,7 @@ std::vector<TreeEvent> parse_tree_events(std::string_view bytes) {
       case HS_DBT_PROCESS_EXIT: e.kind = TreeEvent::Kind::Exit; break;
       case HS_DBT_PROCESS_KILLED: e.kind = TreeEvent::Kind::Killed; break;
       case HS_DBT_PROCESS_NATIVE: e.kind = TreeEvent::Kind::Native; break;
+      case HS_DBT_PROCESS_REAPED: e.kind = TreeEvent::Kind::Reaped; break;
       default: continue;
     }
     e.pid = static_cast<Pid>(raw.pid);
@@ -75,6 +76,9 @@ void log_tree_events(const std::vector<TreeEvent>& events, Pid root, EventLog& l
           log.add_at(when, "killed", e.pid, e.pid);
         }
         break;
+      case TreeEvent::Kind::Reaped:  // SIGKILL: it said nothing itself
+        log.add_at(when, "killed", e.pid, e.pid, "SIGKILL", e.status & 0x7f);
+        break;
       case TreeEvent::Kind::Native:
         log.add_at(when, "exec", e.pid, e.pid, e.command.empty() ? std::string() : e.command.front());
         log.add_at(when, "unrecorded", e.pid, e.pid,
@@ -105,12 +109,14 @@ std::vector<TreeEvent> TreeEvents::read_new() {
     } else if (e.kind == TreeEvent::Kind::Fork) {
       auto parent = commands_.find(e.parent);
       commands_[e.pid] = parent != commands_.end() ? parent->second : std::vector<std::string>{};
-    } else {
+    } else if (e.kind != TreeEvent::Kind::Reaped) {  // (a killed one's is asked for after)
       commands_.erase(e.pid);
     }
   }
   return events;
 }
+
+void TreeEvents::forget(Pid pid) { commands_.erase(pid); }
 
 std::vector<std::string> TreeEvents::command_of(Pid pid) const {
   auto it = commands_.find(pid);

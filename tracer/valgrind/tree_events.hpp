@@ -13,10 +13,10 @@
 namespace tracer {
 
 struct TreeEvent {
-  enum class Kind { Start, Fork, Exec, Exit, Killed, Native } kind = Kind::Start;
+  enum class Kind { Start, Fork, Exec, Exit, Killed, Native, Reaped } kind = Kind::Start;
   Pid pid = 0;
   Pid parent = 0;
-  int status = 0;
+  int status = 0;                        // exit: its status; reaped: the wait status
   std::uint64_t t_ns = 0;                // CLOCK_MONOTONIC
   std::vector<std::string> command;      // start, exec: the program, then its arguments
 };
@@ -37,6 +37,7 @@ class TreeEvents {
   // The program and arguments pid runs (as it last exec'd, or as its parent did before the
   // fork), while it lives, as far as the records read so far say.
   std::vector<std::string> command_of(Pid pid) const;
+  void forget(Pid pid);  // a process reaped after SIGKILL, once reported
 
  private:
   std::string path_;

@@ -168,11 +168,30 @@ void ValgrindTarget::log_tree() {
   if (log_ != nullptr) {
     log_tree_events(events, pid(), *log_);
   }
+  for (const auto& e : events) {
+    if (e.kind == TreeEvent::Kind::Reaped && e.pid != pid()) {
+      killed_.push_back(e.pid);
+    }
+  }
 }
 
 std::optional<DyingDescendant> ValgrindTarget::take_dying_descendant() {
   if (!valgrind_->follows_tree()) {
     return std::nullopt;
+  }
+  log_tree();
+  if (!killed_.empty()) {
+    // Gone: what its rings hold, named with the code it had mapped.
+    const Pid pid = killed_.front();
+    killed_.erase(killed_.begin());
+    auto target = std::unique_ptr<ValgrindTarget>(new ValgrindTarget(valgrind_));
+    target->histories_.keep_ended();
+    target->histories_.process_ended(valgrind_->dir(), pid);
+    auto maps = procfs::read_file(valgrind_->dir() + "/" + HS_DBT_RING_PREFIX + std::to_string(pid) + ".maps");
+    DyingDescendant out{std::move(target), StopEvent{StopReason::Killed, pid, pid, SIGKILL}, tree_events_->command_of(pid),
+                        maps ? std::string(maps->begin(), maps->end()) : std::string()};
+    tree_events_->forget(pid);
+    return out;
   }
   for (const Pid pid : valgrind_->take_fatal_waits()) {
     auto link = valgrind_->link(pid);
@@ -184,7 +203,7 @@ std::optional<DyingDescendant> ValgrindTarget::take_dying_descendant() {
     if (!stop) {
       continue;
     }
-    log_tree();  // its fork and exec, before its report names it
+    log_tree();  // its fork and exec, before its report names it (killed ones come next time)
     auto command = tree_events_ ? tree_events_->command_of(pid) : std::vector<std::string>{};
     target->program_name_ = thread_name_for(command.empty() ? std::string() : command.front());
     return DyingDescendant{std::move(target), *stop, std::move(command)};

@@ -70,6 +70,7 @@ class ValgrindTarget final : public RemoteTarget {
   std::string program_name_;  // a thread's name where Valgrind's shows
   EventLog* log_ = nullptr;
   bool unlinked_ = false;     // the started program runs on without a link (it exec'd)
+  std::vector<Pid> killed_;   // descendants reaped after SIGKILL, not handed out yet
 };
 
 }  // namespace tracer
