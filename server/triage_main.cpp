@@ -191,7 +191,8 @@ int serve(triage::Recorded& run, const triage::Options& o, const triage::Ending&
   options.first_connection_timeout = o.serve_timeout;
   tracer::LinuxHostIo host;
   Server srv(target, host, options, state, *endpoint, /*once=*/true);
-  std::fprintf(stderr, "hindsight triage: %s is stopped at the fault; in GDB: target remote %s\n", o.program.front().c_str(),
+  const std::string& stopped = end.command.empty() ? o.program.front() : end.command.front();  // the one that crashed
+  std::fprintf(stderr, "hindsight triage: %s is stopped at the fault; in GDB: target remote %s\n", stopped.c_str(),
                o.serve.c_str());
   (void)srv.run();
   for (tracer::Target* t : {&target, run.target.get()}) {
