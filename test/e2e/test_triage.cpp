@@ -821,6 +821,28 @@ TEST_CASE("triage --serve: GDB connects at the crash with the history already re
   CHECK(WEXITSTATUS(*status) == 128 + 11);
 }
 
+TEST_CASE("triage --serve under dbt: a descendant's crash is where GDB comes in, history included", "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("dbt"));
+  e2e::Child triage({.argv = {e2e::server_path(), "triage", "--btrace=dbt", "--serve=127.0.0.1:0", "--serve-timeout=60",
+                              "--", "/bin/sh", "-c", e2e::prog_path("triage_cases") + " returned; echo after"}});
+  REQUIRE(triage.wait_for_text("Listening on port ", e2e::Clock::now() + std::chrono::seconds(60)));
+  triage.pump_until(e2e::Clock::now() + std::chrono::seconds(2),
+                    [&] { return triage.err().find('\n', triage.err().find("Listening on port ")) != std::string::npos; });
+  const int port = std::stoi(triage.err().substr(triage.err().find("Listening on port ") + 18));
+  CHECK_THAT(triage.err(), Contains("triage_cases is stopped at the fault"));
+  e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-ex", "target remote 127.0.0.1:" + std::to_string(port),
+                           "-ex", "bt", "-ex", "record function-call-history", "-ex", "kill"},
+                  .merge_stderr = true});
+  REQUIRE(gdb.wait(e2e::Clock::now() + std::chrono::seconds(120)));
+  auto status = triage.wait(e2e::Clock::now() + std::chrono::seconds(30));
+  INFO(gdb.out());
+  INFO(triage.err());
+  CHECK_THAT(gdb.out(), Contains("#0  0x"));
+  CHECK_THAT(gdb.out(), Contains(" in consume (value=30) at ../test/progs/triage_cases.c:" + line_of("*slot = value;")));
+  CHECK_THAT(gdb.out(), ContainsRegex(R"(\d+\s+prepare\n(.*\n)*\d+\s+consume\n)"));
+  REQUIRE(status);  // GDB killed the crashed process; the rest of the tree goes with it
+}
+
 TEST_CASE("triage --serve-timeout: no GDB came; triage gives up, kills the program, exits with the crash status", "[e2e][triage]") {
   SKIP_UNLESS_COLLECTOR(std::string("soft"));
   const auto start = e2e::Clock::now();
