@@ -91,7 +91,7 @@ tree_row() {  # LABEL CMD...: native, Valgrind's floor, triage under each tree c
 
 # The peak of what the recorder's directories hold (KiB) while CMD runs under triage.
 peak_ring_kib() {
-  local before peak=0 pid now
+  local before peak=0 pid now k
   before=$(ls -d /dev/shm/hindsight-dbt.* 2>/dev/null)
   "$@" >/dev/null 2>&1 &
   pid=$!
@@ -100,7 +100,8 @@ peak_ring_kib() {
     for d in /dev/shm/hindsight-dbt.*; do
       [ -d "$d" ] || continue
       case " $before " in *" $d "*) continue ;; esac
-      now=$((now + $(du -sk "$d" 2>/dev/null | cut -f1)))
+      k=$(du -sk "$d" 2>/dev/null | cut -f1)  # (gone meanwhile: nothing)
+      now=$((now + ${k:-0}))
     done
     [ "$now" -gt "$peak" ] && peak=$now
     sleep 0.1
