@@ -99,15 +99,22 @@ void let_it_die(tracer::Target& target, tracer::Pid pid, tracer::Tid tid, int si
   }
 }
 
+// A process that ended of signo with no stop first (SIGKILL): no siginfo, nothing to let die.
+Outcome killed_outright(int signo) {
+  Outcome o;
+  o.kind = Outcome::Kind::Signal;
+  o.signo = signo;
+  o.exit_status = 128 + signo;
+  return o;
+}
+
 // A descendant the collector followed by itself, stopped where a signal kills it.
 Ending dying_descendant_ending(tracer::DyingDescendant& dying, tracer::EventLog& log) {
   Ending end;
   const tracer::StopEvent& ev = dying.stop;
   end.stopped_ns = tracer::monotonic_ns();  // (it stopped earlier: no branch is later)
   if (ev.reason == tracer::StopReason::Killed) {
-    end.outcome.kind = Outcome::Kind::Signal;  // gone: no siginfo, nothing to let die
-    end.outcome.signo = ev.signal;
-    end.outcome.exit_status = 128 + ev.signal;
+    end.outcome = killed_outright(ev.signal);
   } else {
     log.add("signal", ev.pid, ev.tid, signal_name(ev.signal), ev.signal);
     end.outcome = signal_outcome(ev, signal_info(*dying.target, ev.tid));
@@ -201,9 +208,7 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
         // Killed outright: no stop came first. What it recorded, named with the code it had
         // mapped when it was last seen (its fork or exec).
         Ending killed;
-        killed.outcome.kind = Outcome::Kind::Signal;
-        killed.outcome.signo = SIGKILL;
-        killed.outcome.exit_status = 128 + SIGKILL;
+        killed.outcome = killed_outright(SIGKILL);
         killed.stop = *ev;
         killed.stopped_ns = end.stopped_ns;
         killed.maps = child_maps[ev->pid];
