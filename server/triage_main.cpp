@@ -227,6 +227,10 @@ int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib
   if (!run) {
     return fail(run.error().message());
   }
+  if (!options->keep_rings.empty() && run->backend != tracer::Backend::Dbt) {
+    std::fprintf(stderr, "hindsight triage: --keep-rings: recorded with %s, which keeps no ring files\n",
+                 std::string(tracer::backend_name(run->backend)).c_str());
+  }
   // Crashes of followed descendants are reported as they happen and the run goes on (not when
   // serving GDB: then the first crash anywhere is where GDB comes in).
   std::vector<triage::TriageReport> reports;

@@ -24,7 +24,7 @@ Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest
     }
     // Unattended (triage), following forks is following the whole tree: the recorder does it.
     const bool tree = request.unattended && request.follow_forks;
-    return std::unique_ptr<Target>(std::make_unique<ValgrindTarget>(DbtOptions{request.dbt_lib, request.ring_bytes, tree}));
+    return std::unique_ptr<Target>(std::make_unique<ValgrindTarget>(DbtOptions{request.dbt_lib, request.ring_bytes, tree, request.keep_rings_in}));
   }
   auto target = std::make_unique<LinuxTarget>();
   target->set_btrace_backend(backend);

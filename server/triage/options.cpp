@@ -36,6 +36,9 @@ base::Result<Options> parse_options(const std::vector<std::string>& args) {
   app.add_option("--ring-size", o.ring_bytes, "Branch history kept per thread, in bytes (K, M suffixes; default 4M)")
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::Range(std::uint64_t{4096}, std::uint64_t{1} << 32));
+  app.add_option("--keep-rings", o.keep_rings,
+                 "dbt: keep every process's branch rings (tracer/btrace/dbt_ring.h) in DIR, new or empty, after "
+                 "the run (default: each process's go when it ends)");
   app.footer(
       "Exit status: PROG's own when it exits; 128+N when it dies of signal N (after the report); 124 when\n"
       "--timeout stopped it; 125 when hindsight itself failed; 2 for a bad command line.");

@@ -31,6 +31,7 @@ struct Options {
   bool github_annotations = false;   // also on when GITHUB_ACTIONS=true
   std::string color = "auto";        // auto, always, never
   std::uint64_t ring_bytes = 4u << 20;  // branch history per thread
+  std::string keep_rings;               // dbt: keep every process's rings in this directory
   std::optional<std::string> text;   // --help: print this and exit 0
 };
 

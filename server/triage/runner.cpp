@@ -136,6 +136,7 @@ base::Result<Recorded> start_recorded(const Options& o, const std::string& dbt_l
   request.launch = launch_spec(o);
   request.ring_bytes = o.ring_bytes;
   request.dbt_lib = dbt_lib;
+  request.keep_rings_in = o.keep_rings;
   request.log = &log;
   auto opened = tracer::open_target(request);
   if (!opened) {

@@ -621,6 +621,34 @@ TEST_CASE("triage: a descendant killed from outside (SIGKILL): reported with wha
   CHECK(std::find(calls.begin(), calls.end(), "tick") != calls.end());  // its own code, named
 }
 
+TEST_CASE("triage --keep-rings under dbt: every process's rings stay in the directory, with the tree's events",
+          "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("dbt"));
+  const std::string dir = temp_path("rings");
+  std::filesystem::remove_all(dir);
+  const std::string simple = e2e::prog_path("simple");
+  auto t = run_triage({"--btrace=dbt", "--keep-rings=" + dir}, "/bin/sh", {"-c", simple + "; " + simple + "; exit 5"});
+  INFO(t.transcript());
+  CHECK(t.status == 5);
+  CHECK(t.report.is_null());
+  std::set<std::string> pids;
+  bool events = false;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    events = events || name == "hsdbt.events";
+    if (name.starts_with("hsdbt.") && name.find('.', 6) != std::string::npos && entry.is_regular_file()) {
+      pids.insert(name.substr(6, name.find('.', 6) - 6));
+    }
+    CHECK_FALSE(entry.is_fifo());  // Valgrind's FIFOs went
+  }
+  CHECK(events);
+  CHECK(pids.size() == 3);  // the shell and both runs of simple, which ended cleanly
+  std::filesystem::remove_all(dir);
+  auto soft = run_triage({"--btrace=soft", "--keep-rings=" + dir}, "simple", {});
+  CHECK_THAT(soft.err, Contains("--keep-rings: recorded with soft, which keeps no ring files"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);

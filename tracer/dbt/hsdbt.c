@@ -47,11 +47,13 @@ extern const HChar* VG_(clo_trace_children_skip);
 static const HChar* clo_ring_dir = NULL;      /* default: VG_(tmpdir)() */
 static ULong clo_ring_size = 8ull << 20;      /* bytes of samples per thread */
 static Bool clo_follow_tree = False;
+static Bool clo_drop_rings = True; /* with --follow-tree: a process drops its rings when it ends */
 
 static Bool hs_process_cmd_line_option(const HChar* arg) {
   if VG_STR_CLO (arg, "--ring-dir", clo_ring_dir) {
   } else if VG_BINT_CLO (arg, "--ring-size", clo_ring_size, 4096, 1ull << 34) {
   } else if VG_BOOL_CLO (arg, "--follow-tree", clo_follow_tree) {
+  } else if VG_BOOL_CLO (arg, "--drop-rings", clo_drop_rings) {
   } else {
     return False;
   }
@@ -61,7 +63,8 @@ static Bool hs_process_cmd_line_option(const HChar* arg) {
 static void hs_print_usage(void) {
   VG_(printf)("    --ring-dir=DIR            where the rings go: DIR/hsdbt.PID.TID [$TMPDIR]\n"
               "    --ring-size=BYTES         samples per thread, in bytes (16 each) [8M]\n"
-              "    --follow-tree=yes|no      every descendant: events, a wait at fatal signals [no]\n");
+              "    --follow-tree=yes|no      every descendant: events, a wait at fatal signals [no]\n"
+              "    --drop-rings=yes|no       with --follow-tree, a process drops its rings at its end [yes]\n");
 }
 
 static void hs_print_debug_usage(void) {}
@@ -412,7 +415,7 @@ static void tree_reaped(Int child, Int status) {
 
 static void tree_end(void) {
   append_event(exiting ? HS_DBT_PROCESS_EXIT : HS_DBT_PROCESS_KILLED, VG_(getpid)(), 0, exit_status, False);
-  if (!first_process) {
+  if (!first_process && clo_drop_rings) {
     drop_made_files(); /* read already, where it died; nobody asks for them after a clean end */
   }
 }

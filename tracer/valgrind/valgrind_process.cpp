@@ -39,6 +39,15 @@ ValgrindProcess::~ValgrindProcess() {
 }
 
 void ValgrindProcess::remove_work_dir() {
+  if (!dir_.empty() && !options_.keep_rings_in.empty()) {
+    std::error_code ec;  // the rings stay; Valgrind's FIFOs go
+    for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+      if (entry.is_fifo(ec)) {
+        std::filesystem::remove(entry.path(), ec);
+      }
+    }
+    dir_.clear();
+  }
   if (!dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
@@ -80,7 +89,17 @@ base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& 
     return base::make_error(base::Errc::unsupported, *why);
   }
   remove_work_dir();  // a previous run's
-  dir_ = make_work_dir();
+  if (!options_.keep_rings_in.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.keep_rings_in, ec);
+    if (ec || !std::filesystem::is_empty(options_.keep_rings_in, ec)) {
+      return base::make_error(base::Errc::invalid, "the directory to keep rings in must be new or empty: " +
+                                                       options_.keep_rings_in);
+    }
+    dir_ = std::filesystem::absolute(options_.keep_rings_in).string();
+  } else {
+    dir_ = make_work_dir();
+  }
   if (dir_.empty()) {
     return base::sys_error("cannot make a directory for the recorder's rings");
   }
@@ -105,6 +124,9 @@ base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& 
                                 "--log-file=" + log_path};
   if (options_.follow_tree) {
     argv.insert(argv.end(), {"--trace-children=yes", "--follow-tree=yes"});
+    if (!options_.keep_rings_in.empty()) {
+      argv.push_back("--drop-rings=no");
+    }
   }
   argv.push_back(spec.program);
   argv.insert(argv.end(), spec.args.begin(), spec.args.end());

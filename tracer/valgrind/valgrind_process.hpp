@@ -19,6 +19,9 @@ struct DbtOptions {
   // Every descendant too, through fork and exec: each records its own rings, and one that a
   // signal is about to kill waits there for vgdb (tracer/btrace/dbt_ring.h: --follow-tree).
   bool follow_tree = false;
+  // Where the rings go and stay after the run, every process's (empty: a directory of the
+  // run's own, removed at its end, each process's rings dropped when it ends).
+  std::string keep_rings_in;
 };
 
 class ValgrindProcess {
