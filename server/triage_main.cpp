@@ -72,7 +72,8 @@ void log_recorded_threads(triage::Recorded& run, tracer::EventLog& log) {
 
 // A followed child, or a process that exec'd since it started, is named as /proc names it
 // while it is stopped at its end: the program that crashed, not the one triage started.
-void name_program(triage::TriageReport& r, const triage::Ending& end, const tracer::EventLog& log) {
+// procfs_knows: /proc names the program (not under dbt, where it names Valgrind's tool).
+void name_program(triage::TriageReport& r, const triage::Ending& end, const tracer::EventLog& log, bool procfs_knows) {
   if (!end.command.empty()) {
     r.program = end.command.front();  // as the collector saw it started
     r.args.assign(end.command.begin() + 1, end.command.end());
@@ -85,10 +86,11 @@ void name_program(triage::TriageReport& r, const triage::Ending& end, const trac
   if (r.pid == r.root_pid && !execd) {
     return;
   }
-  auto argv = tracer::procfs::command_line(r.pid);
-  const std::string exe = tracer::procfs::executable(r.pid);
+  auto argv = procfs_knows ? tracer::procfs::command_line(r.pid) : std::vector<std::string>{};
+  const std::string exe = procfs_knows ? tracer::procfs::executable(r.pid) : std::string();
   if (argv.empty() && exe.empty()) {
-    // Gone (killed outright): the program it last exec'd, else the name it was started with.
+    // Gone (killed outright), or under dbt: the program it last exec'd, else the name it was
+    // started with.
     for (const auto& e : log.events()) {
       if (e.kind == "exec" && e.pid == r.pid && !e.detail.empty()) {
         r.program = e.detail;
@@ -108,7 +110,7 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   r.args.assign(o.program.begin() + 1, o.program.end());
   r.root_pid = run.pid;
   r.pid = end.stop.pid != 0 ? end.stop.pid : run.pid;  // a followed child, when that is what died
-  name_program(r, end, log);
+  name_program(r, end, log, run.backend != tracer::Backend::Dbt);
   r.tree = triage::tree_path(log.events(), run.pid, o.program.front(), r.pid);
   r.outcome = end.outcome;
   r.tracer.backend = std::string(tracer::backend_name(run.backend));

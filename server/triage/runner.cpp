@@ -177,7 +177,11 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
     }
     if (!timed_out && Clock::now() >= deadline) {
       timed_out = true;
-      (void)target.interrupt();
+      if (!target.interrupt()) {  // nothing to stop it through (dbt: it exec'd): ended as it is
+        end.outcome.kind = Outcome::Kind::Timeout;
+        end.outcome.exit_status = kExitTimeout;
+        return end;
+      }
     }
     auto ev = carried ? std::exchange(carried, std::nullopt) : next_stop(target, std::chrono::milliseconds(50));
     while (auto dying = target.take_dying_descendant()) {

@@ -649,6 +649,18 @@ TEST_CASE("triage --keep-rings under dbt: every process's rings stay in the dire
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("triage --timeout under dbt after the started program exec'd: it still ends, named as it is", "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("dbt"));
+  const auto begun = e2e::Clock::now();
+  auto t = run_triage({"--btrace=dbt", "--timeout=3"}, "/bin/sh", {"-c", "exec " + e2e::prog_path("sleeper") + " 60"});
+  INFO(t.transcript());
+  CHECK(t.status == 124);
+  CHECK(e2e::Clock::now() - begun < std::chrono::seconds(40));
+  REQUIRE(t.report.is_object());
+  CHECK(t.report["outcome"]["kind"] == "timeout");
+  CHECK(t.report["program"]["path"].get<std::string>().ends_with("/sleeper"));
+}
+
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);

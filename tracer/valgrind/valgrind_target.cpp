@@ -106,6 +106,13 @@ std::optional<StopEvent> ValgrindTarget::poll() {
   return RemoteTarget::poll();
 }
 
+Result<void> ValgrindTarget::interrupt() {
+  if (unlinked_) {
+    return base::make_error(base::Errc::unsupported, "the program exec'd: the recorder can no longer stop it");
+  }
+  return RemoteTarget::interrupt();
+}
+
 std::optional<StopEvent> ValgrindTarget::unlinked_end(bool wait) {
   int status = 0;
   const pid_t got = ::waitpid(pid(), &status, wait ? 0 : WNOHANG);

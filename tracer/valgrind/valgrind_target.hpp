@@ -33,6 +33,7 @@ class ValgrindTarget final : public RemoteTarget {
   Result<void> kill() override;
   bool has_process() const override { return RemoteTarget::has_process() || unlinked_; }
   std::optional<StopEvent> poll() override;
+  Result<void> interrupt() override;  // not once it runs on unlinked: nothing to stop it through
 
   std::vector<ThreadInfo> threads() override;  // with the names the kernel would have given
   SignalAction signal_action(Tid tid, int sig) override;
