@@ -647,6 +647,13 @@ TEST_CASE("triage --keep-rings under dbt: every process's rings stay in the dire
   auto soft = run_triage({"--btrace=soft", "--keep-rings=" + dir}, "simple", {});
   CHECK_THAT(soft.err, Contains("--keep-rings: recorded with soft, which keeps no ring files"));
   std::filesystem::remove_all(dir);
+  // A directory with something in it is refused, not mixed into: triage's own failure status.
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/mine") << "x";
+  auto busy = run_triage({"--btrace=dbt", "--keep-rings=" + dir}, "simple", {});
+  CHECK(busy.status == 125);
+  CHECK_THAT(busy.err, Contains("the directory to keep rings in must be new or empty"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("triage --timeout under dbt after the started program exec'd: it still ends, named as it is", "[e2e][triage]") {
