@@ -54,6 +54,14 @@ constexpr std::array<int, 32> kLinuxToGdb = {
 constexpr int kGdbPoll = 33;
 constexpr int kLinuxIo = 29;
 
+// GDB signals 0..33 by name (signals.def).
+constexpr std::array<const char*, 34> kGdbNames = {
+    "0",       "SIGHUP",  "SIGINT",  "SIGQUIT", "SIGILL",  "SIGTRAP", "SIGABRT",  "SIGEMT",   "SIGFPE",
+    "SIGKILL", "SIGBUS",  "SIGSEGV", "SIGSYS",  "SIGPIPE", "SIGALRM", "SIGTERM",  "SIGURG",   "SIGSTOP",
+    "SIGTSTP", "SIGCONT", "SIGCHLD", "SIGTTIN", "SIGTTOU", "SIGIO",   "SIGXCPU",  "SIGXFSZ",  "SIGVTALRM",
+    "SIGPROF", "SIGWINCH", "SIGLOST", "SIGUSR1", "SIGUSR2", "SIGPWR",  "SIGPOLL",
+};
+
 }  // namespace
 
 int gdb_signal_from_host(int linux_signal) {
@@ -70,6 +78,14 @@ int gdb_signal_from_host(int linux_signal) {
     return kGdbRealtime64;
   }
   return kGdbUnknown;
+}
+
+std::string gdb_signal_name(int gdb_signal) {
+  if (gdb_signal >= 0 && gdb_signal < static_cast<int>(kGdbNames.size())) {
+    return kGdbNames[static_cast<std::size_t>(gdb_signal)];
+  }
+  const int host = host_signal_from_gdb(gdb_signal);
+  return host >= kLinuxRtMin ? "SIG" + std::to_string(host) : "?";  // real-time: GDB's "SIG34"
 }
 
 int host_signal_from_gdb(int gdb_signal) {

@@ -64,6 +64,28 @@ bool attach_inferior(const server::CommandLine& cl, server::ServerState& state, 
   return true;
 }
 
+// The server goes away with processes left: the ones it started are killed, the ones it
+// attached to detached, each group said first in gdbserver's words.
+void leave_processes(tracer::Target& target) {
+  if (!target.has_process()) {
+    return;
+  }
+  std::string killing;
+  std::string detaching;
+  for (tracer::Pid pid : target.processes()) {
+    (target.attached_process(pid) ? detaching : killing) += " " + std::to_string(pid);
+  }
+  if (!killing.empty()) {
+    std::fprintf(stderr, "Killing process(es):%s\n", killing.c_str());
+  }
+  if (!detaching.empty()) {
+    std::fprintf(stderr, "Detaching process(es):%s\n", detaching.c_str());
+  }
+  for (tracer::Pid pid : target.processes()) {
+    (void)(target.attached_process(pid) ? target.detach_process(pid) : target.kill_process(pid));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,6 +148,12 @@ int main(int argc, char** argv) {
   const tracer::BtraceScope scope = *tracer::parse_btrace_scope(cl->btrace_scope);  // checked by the parser
   options.btrace_scope_name = scope.text();
 
+  // Bound before anything starts, as gdbserver: a busy port starts no program.
+  server::Server srv(*endpoint, cl->once);
+  if (!srv.listen()) {
+    return 1;
+  }
+
   // The program starts here unless GDB will run or attach (--multi) or it runs already.
   tracer::TargetRequest request;
   request.backend = cl->btrace;
@@ -157,15 +185,7 @@ int main(int argc, char** argv) {
   } else if (!attach_inferior(*cl, state, target)) {
     return 1;
   }
-  server::Server srv(target, host, options, state, *endpoint, cl->once);
-  int code = srv.run();
-  if (target.has_process()) {
-    if (target.attached()) {
-      std::fprintf(stderr, "Detaching from process %d\n", target.pid());
-      (void)target.detach();
-    } else {
-      (void)target.kill();
-    }
-  }
+  int code = srv.run(target, host, options, state);
+  leave_processes(target);
   return code;
 }

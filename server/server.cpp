@@ -48,12 +48,16 @@ void write_all(Stream& stream, std::string_view bytes) {
 }  // namespace
 
 struct Server::Impl {
-  tracer::Target& target;
-  tracer::HostIo& host;
-  const ServerOptions& options;
-  ServerState& server;
   Endpoint endpoint;
   bool once;
+  bool bound = false;
+  // What run() serves.
+  tracer::Target* target_ = nullptr;
+  tracer::HostIo* host_ = nullptr;
+  const ServerOptions* options_ = nullptr;
+  ServerState* server_ = nullptr;
+  tracer::Target& target() { return *target_; }
+  ServerState& server() { return *server_; }
 
   asio::io_context io;
   asio::posix::stream_descriptor target_events{io};
@@ -73,15 +77,14 @@ struct Server::Impl {
   int exit_code = 0;
   bool done = false;
 
-  Impl(tracer::Target& t, tracer::HostIo& h, const ServerOptions& o, ServerState& s, Endpoint e, bool one)
-      : target(t), host(h), options(o), server(s), endpoint(std::move(e)), once(one) {}
+  Impl(Endpoint e, bool one) : endpoint(std::move(e)), once(one) {}
 
   // False, said, when the process has no descriptor left for it.
   bool watch_target() {
-    if (target.event_fd() < 0 || target_events.is_open()) {
+    if (target().event_fd() < 0 || target_events.is_open()) {
       return true;
     }
-    const int fd = ::fcntl(target.event_fd(), F_DUPFD_CLOEXEC, 0);
+    const int fd = ::fcntl(target().event_fd(), F_DUPFD_CLOEXEC, 0);
     if (fd < 0) {
       say(std::string("Cannot watch the program's events: ") + std::strerror(errno) + ".");
       return false;
@@ -99,10 +102,10 @@ struct Server::Impl {
       if (session) {
         session->on_target_event();
         after_session_step();
-      } else if (auto event = target.poll()) {
+      } else if (auto event = target().poll()) {
         // No GDB connected: keep the stop for the next one's '?'.
-        server.last_stop = *event;
-        if (!target.has_process() && !server.extended) {
+        server().last_stop = *event;
+        if (!target().has_process() && !server().extended) {
           finish(0);
         }
       }
@@ -115,7 +118,7 @@ struct Server::Impl {
   void start_session(std::function<void(std::string_view)> writer, std::function<void()> closer) {
     connected_once = true;
     state = std::make_unique<SessionState>();
-    context = std::make_unique<Context>(Context{target, host, *state, options, server, {}, say});
+    context = std::make_unique<Context>(Context{target(), *host_, *state, *options_, server(), {}, say});
     session = std::make_unique<Session>(*context, std::move(writer));
     close_connection = std::move(closer);
   }
@@ -141,10 +144,12 @@ struct Server::Impl {
       close_connection = nullptr;
     }
     if (exit_server || once || endpoint.kind == Endpoint::Kind::Stdio || endpoint.kind == Endpoint::Kind::Device ||
-        (!target.has_process() && !server.extended)) {
+        (!target().has_process() && !server().extended)) {
       finish(exit_code);
       return;
     }
+    say("Remote side has terminated connection.  GDBserver will reopen the connection.");
+    announce();
     accept_next();
   }
 
@@ -233,6 +238,10 @@ struct Server::Impl {
 
   // Binds COMM. Errors are printed in gdbserver's words (test harnesses look for them).
   bool listen() {
+    if (bound) {
+      return true;
+    }
+    bound = true;
     boost::system::error_code ec;
     if (endpoint.kind == Endpoint::Kind::Tcp) {
       auto address = asio::ip::make_address(endpoint.host, ec);
@@ -266,7 +275,6 @@ struct Server::Impl {
             ": anyone who can reach this address can run code as this user. "
             "Use :PORT to listen on the loopback interface only.");
       }
-      say("Listening on port " + std::to_string(tcp_acceptor->local_endpoint().port()));
       return true;
     }
     if (endpoint.kind == Endpoint::Kind::Unix) {
@@ -290,10 +298,20 @@ struct Server::Impl {
         say("Can't bind address: " + ec.message() + ".");
         return false;
       }
-      say("Listening on " + endpoint.path);
       return true;
     }
     return true;
+  }
+
+  // Where GDB may connect, said each time the server waits for a connection (harnesses wait
+  // for these words).
+  void announce() {
+    boost::system::error_code ec;
+    if (tcp_acceptor) {
+      say("Listening on port " + std::to_string(tcp_acceptor->local_endpoint(ec).port()));
+    } else if (unix_acceptor) {
+      say("Listening on " + endpoint.path);
+    }
   }
 
   // GDB on descriptors rather than a listening socket: stdin/stdout, or a serial device.
@@ -312,22 +330,27 @@ struct Server::Impl {
     read_loop(input, std::make_shared<std::array<char, 65536>>());
   }
 
-  int run() {
+  int run(tracer::Target& t, tracer::HostIo& h, const ServerOptions& o, ServerState& s) {
+    target_ = &t;
+    host_ = &h;
+    options_ = &o;
+    server_ = &s;
     ::signal(SIGPIPE, SIG_IGN);
     // Every descriptor of our own is open before "Listening on port": from then on only
     // connections take new ones (a harness may count on that).
-    if (!watch_target() || !listen()) {
+    if (!listen() || !watch_target()) {
       return 1;
     }
+    announce();
     stop_signals.async_wait([this](boost::system::error_code ec, int signo) {
       if (!ec) {
         base::logf(base::LogCat::session, "signal {}: shutting down", signo);
         finish(128 + signo);
       }
     });
-    if (options.first_connection_timeout > 0) {
+    if (options_->first_connection_timeout > 0) {
       connection_deadline.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(options.first_connection_timeout)));
+          std::chrono::duration<double>(options_->first_connection_timeout)));
       connection_deadline.async_wait([this](boost::system::error_code ec) {
         if (!ec && !connected_once) {
           say("No GDB connected in time; giving up.");
@@ -351,12 +374,14 @@ struct Server::Impl {
   }
 };
 
-Server::Server(tracer::Target& target, tracer::HostIo& host, const ServerOptions& options, ServerState& server,
-               Endpoint endpoint, bool once)
-    : impl_(std::make_unique<Impl>(target, host, options, server, std::move(endpoint), once)) {}
+Server::Server(Endpoint endpoint, bool once) : impl_(std::make_unique<Impl>(std::move(endpoint), once)) {}
 
 Server::~Server() = default;
 
-int Server::run() { return impl_->run(); }
+bool Server::listen() { return impl_->listen(); }
+
+int Server::run(tracer::Target& target, tracer::HostIo& host, const ServerOptions& options, ServerState& state) {
+  return impl_->run(target, host, options, state);
+}
 
 }  // namespace server

@@ -11,11 +11,13 @@ namespace server {
 
 class Server {
  public:
-  Server(tracer::Target& target, tracer::HostIo& host, const ServerOptions& options, ServerState& server,
-         Endpoint endpoint, bool once);
+  Server(Endpoint endpoint, bool once);
   ~Server();
-  // Listens, serves GDB until the work is done, and returns the process exit code.
-  int run();
+  // Binds COMM, before the program starts as gdbserver does; false, said in gdbserver's words
+  // ("Can't bind address: ..."), when it cannot. run() binds when this was not called.
+  bool listen();
+  // Serves GDB for target until the work is done and returns the process exit code.
+  int run(tracer::Target& target, tracer::HostIo& host, const ServerOptions& options, ServerState& state);
 
  private:
   struct Impl;

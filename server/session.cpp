@@ -2,9 +2,12 @@
 
 #include <csignal>
 
+#include <fmt/format.h>
+
 #include "base/log.hpp"
 #include "protocol/errors.hpp"
 #include "protocol/hex.hpp"
+#include "protocol/signals.hpp"
 #include "server/dispatch.hpp"
 #include "server/handlers/handlers.hpp"
 
@@ -138,12 +141,27 @@ void Session::notify_stop(const tracer::StopEvent& event) {
   }
 }
 
+namespace {
+
+// The line gdbserver prints at its terminal when a program ends; empty for other stops.
+std::string end_notice(const tracer::StopEvent& event) {
+  if (event.reason == tracer::StopReason::Exited) {
+    return "\nChild exited with status " + std::to_string(event.status);
+  }
+  if (event.reason == tracer::StopReason::Killed) {
+    return fmt::format("\nChild terminated with signal = {:#x} ({})", event.signal,
+                       protocol::gdb_signal_name(protocol::gdb_signal_from_host(event.signal)));
+  }
+  return {};
+}
+
+}  // namespace
+
 void Session::report_stop(const tracer::StopEvent& event) {
   std::string reply = report_stop_event(cx_, event);
-  if (event.reason == tracer::StopReason::Exited) {
-    cx_.notice("\nChild exited with status " + std::to_string(event.status));
-  } else if (event.reason == tracer::StopReason::Killed) {
-    cx_.notice("\nChild terminated with signal = " + std::to_string(event.signal));
+  // Over stdio the user sees the end in GDB's own output: gdbserver says nothing there.
+  if (auto line = end_notice(event); !line.empty() && !cx_.options.stdio_is_protocol) {
+    cx_.notice(line);
   }
   if (waiting_for_stop_) {
     waiting_for_stop_ = false;

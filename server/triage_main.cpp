@@ -192,11 +192,11 @@ int serve(triage::Recorded& run, const triage::Options& o, const triage::Ending&
   state.last_stop = end.stop;
   options.first_connection_timeout = o.serve_timeout;
   tracer::LinuxHostIo host;
-  Server srv(target, host, options, state, *endpoint, /*once=*/true);
+  Server srv(*endpoint, /*once=*/true);
   const std::string& stopped = end.command.empty() ? o.program.front() : end.command.front();  // the one that crashed
   std::fprintf(stderr, "hindsight triage: %s is stopped at the fault; in GDB: target remote %s\n", stopped.c_str(),
                o.serve.c_str());
-  (void)srv.run();
+  (void)srv.run(target, host, options, state);
   for (tracer::Target* t : {&target, run.target.get()}) {
     if (t->has_process()) {
       (void)t->kill();  // GDB left it, or never came; the rest of the tree with it

@@ -117,6 +117,33 @@ TEST_CASE("interrupt stops a running loop with SIGINT, repeatedly", "[tracer][in
   CHECK_FALSE(process_exists(*pid));
 }
 
+TEST_CASE("interrupt: a signal GDB passes on silently does not swallow the ^C", "[tracer][interrupt]") {
+  REQUIRE_PTRACE();
+  tracer::LinuxTarget target;
+  // signal_loop always has a SIGALRM on the way: its stop comes before the interrupt's.
+  auto pid = target.launch({prog("signal_loop"), {"30"}, true, true});
+  REQUIRE(pid.ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(target.interrupt().ok());
+  int passed = 0;
+  std::optional<tracer::StopEvent> ev;
+  for (; passed < 100; ++passed) {
+    ev = wait_stop(target);
+    REQUIRE(ev);
+    if (ev->reason != StopReason::Signal || ev->signal != SIGALRM) {
+      break;
+    }
+    // `handle SIGALRM nostop pass`: GDB resumes at once, passing it.
+    REQUIRE(target.resume(plan_all(ResumeKind::Continue, SIGALRM)).ok());
+  }
+  INFO("SIGALRMs passed on before the interrupt's stop: " << passed);
+  CHECK(ev->reason == StopReason::Signal);
+  CHECK(ev->signal == SIGINT);
+  CHECK(passed >= 1);  // the case under test: the SIGALRM was reported first
+  REQUIRE(target.kill().ok());
+}
+
 TEST_CASE("a real SIGINT is reported as such and can be passed on", "[tracer][interrupt]") {
   REQUIRE_PTRACE();
   tracer::LinuxTarget target;

@@ -254,7 +254,10 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
     }
     ev = StopEvent{StopReason::Signal, p->pid, t != nullptr ? t->tid : p->pid, SIGINT};
   }
-  all_stop_.reported(ev.reason != StopReason::Signal && stop_waiting);
+  // A signal GDB may pass on silently (`handle SIGUSR1 nostop`) leaves the ^C waiting: GDB
+  // resumes at once and the next stop is the SIGINT, as the real one gdbserver sends would be.
+  const bool interrupt_stays = ev.reason == StopReason::Signal ? ev.signal != SIGINT : stop_waiting;
+  all_stop_.reported(interrupt_stays);
   for (auto& [pid, p] : processes_) {
     for (auto& [tid, t] : p->threads) {
       t.gdb.resume_ended();

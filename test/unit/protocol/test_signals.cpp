@@ -54,3 +54,16 @@ TEST_CASE("every Linux signal round trips", "[signals]") {
     CHECK(host_signal_from_gdb(g) == s);
   }
 }
+
+TEST_CASE("GDB's signal names, as gdbserver prints them", "[signals]") {
+  using protocol::gdb_signal_name;
+  CHECK(gdb_signal_name(gdb_signal_from_host(SIGABRT)) == "SIGABRT");
+  CHECK(gdb_signal_name(gdb_signal_from_host(SIGSEGV)) == "SIGSEGV");
+  CHECK(gdb_signal_name(gdb_signal_from_host(SIGIO)) == "SIGIO");
+  CHECK(gdb_signal_name(gdb_signal_from_host(SIGPWR)) == "SIGPWR");
+  CHECK(gdb_signal_name(gdb_signal_from_host(32)) == "SIG32");
+  CHECK(gdb_signal_name(gdb_signal_from_host(34)) == "SIG34");
+  CHECK(gdb_signal_name(gdb_signal_from_host(64)) == "SIG64");
+  CHECK(gdb_signal_name(gdb_signal_from_host(16)) == "?");  // SIGSTKFLT: GDB has none
+  CHECK(gdb_signal_name(0) == "0");
+}

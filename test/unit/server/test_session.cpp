@@ -1,6 +1,8 @@
 // The session over raw bytes: acks, no-ack mode, retransmission, interrupts, stop replies.
 #include <catch2/catch.hpp>
 
+#include <csignal>
+
 #include "protocol/framing.hpp"
 #include "protocol/hex.hpp"
 #include "server/session.hpp"
@@ -74,6 +76,19 @@ TEST_CASE("session ends after the process exits (not extended)", "[session]") {
   CHECK(f.session.ended());
   REQUIRE_FALSE(f.notices.empty());
   CHECK(f.notices.back().find("Child exited with status 7") != std::string::npos);
+}
+
+TEST_CASE("a program killed by a signal is said as gdbserver says it", "[session]") {
+  SessionFixture f;
+  f.exchange(protocol::encode_packet("QStartNoAckMode"));
+  tracer::StopEvent ev;
+  ev.pid = 100;
+  ev.reason = tracer::StopReason::Killed;
+  ev.signal = SIGABRT;
+  f.target.pending.push_back(ev);
+  CHECK(f.exchange(protocol::encode_packet("vCont;c")) == protocol::encode_packet("X06"));
+  REQUIRE_FALSE(f.notices.empty());
+  CHECK(f.notices.back() == "\nChild terminated with signal = 0x6 (SIGABRT)");
 }
 
 TEST_CASE("monitor output arrives as O packets before OK", "[session]") {
