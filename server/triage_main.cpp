@@ -124,7 +124,8 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
         (void)target.enable_btrace(t.tid, tracer::BtraceConfig{o.ring_bytes});  // recorded since birth
       }
     }
-    r.threads = triage::collect_threads(target, pid, end.stop.tid, o.history, end.stopped_ns);
+    r.threads = triage::collect_threads(target, pid, end.stop.tid, end.outcome.kind == triage::Outcome::Kind::Signal,
+                                        o.history, end.stopped_ns);
   } else if (end.outcome.kind == triage::Outcome::Kind::Signal) {
     // Killed from outside (SIGKILL: no stop comes first): what it recorded is all there is.
     r.threads = triage::collect_ended_threads(target, pid, end.maps.empty() ? run.maps : end.maps, o.history,
@@ -132,7 +133,7 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   }
   for (const auto& t : r.threads) {
     r.tracer.branches_recorded += t.branches_recorded;
-    r.tracer.branches_lost += t.branches_lost;
+    r.tracer.branches_kept += t.branches_kept;
   }
   if (!r.threads.empty()) {
     r.sources = triage::collect_sources(r.threads.front(), 8);

@@ -32,6 +32,9 @@ struct Capabilities {
   bool catch_syscalls = false;       // set_catch_syscalls: QCatchSyscalls
   bool breakpoint_commands = false;  // set_breakpoint_commands: Z0 ;cmds (an agent dprintf)
   bool branch_tracing = false;       // enable_btrace: Qbtrace, qXfer:btrace
+  // cs, ss, ds, es, fs, gs in read_registers are the thread's (the dbt recorder's simulated
+  // CPU has none: it says 0 for each).
+  bool segment_registers = false;
 
   // Every one of them (the Linux target; the fake's default).
   static constexpr Capabilities all() {
@@ -42,7 +45,8 @@ struct Capabilities {
             .no_resumed = true,
             .catch_syscalls = true,
             .breakpoint_commands = true,
-            .branch_tracing = true};
+            .branch_tracing = true,
+            .segment_registers = true};
   }
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <set>
+#include <string_view>
 
 #include "arch/x86/register_layout.hpp"
 #include "server/triage/mapped_files.hpp"
@@ -12,13 +14,18 @@ namespace server::triage {
 namespace {
 
 constexpr int kReportedRegisters = 24;  // rax ... gs: GDB's amd64 core registers
+const std::set<std::string_view> kSegmentRegisters = {"cs", "ss", "ds", "es", "fs", "gs"};
 constexpr std::size_t kLongestInstruction = 15;  // bytes an x86 instruction may span
 
-std::vector<std::pair<std::string, std::uint64_t>> named_registers(const tracer::Bytes& g) {
+// segments: whether cs ... gs are the thread's (not so under the dbt recorder: left out).
+std::vector<std::pair<std::string, std::uint64_t>> named_registers(const tracer::Bytes& g, bool segments) {
   std::vector<std::pair<std::string, std::uint64_t>> out;
   static const arch::x86::RegisterLayout layout(arch::x86::reference_geometry());  // core registers: any geometry
   for (const auto& r : layout.registers()) {
     if (r.regnum >= kReportedRegisters || r.g_offset + r.size > g.size() || r.size > 8) {
+      continue;
+    }
+    if (!segments && kSegmentRegisters.contains(std::string_view(r.name))) {
       continue;
     }
     std::uint64_t value = 0;
@@ -57,7 +64,7 @@ void add_history(tracer::BranchTracer* tracer, tracer::MemoryCache& memory, trac
   }
   const tracer::BtraceStats stats = tracer->stats();
   thread.branches_recorded = stats.recorded;
-  thread.branches_lost = stats.lost;
+  thread.branches_kept = stats.kept;
   auto classify = [&](tracer::Addr at) {
     return tracer::classify_transfer(memory.read_prefix(at, kLongestInstruction));
   };
@@ -67,13 +74,13 @@ void add_history(tracer::BranchTracer* tracer, tracer::MemoryCache& memory, trac
 
 }  // namespace
 
-std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pid, tracer::Tid crashed_tid,
-                                          std::size_t history_entries, std::uint64_t stopped_ns) {
+std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pid, tracer::Tid stopped_tid,
+                                          bool crashed, std::size_t history_entries, std::uint64_t stopped_ns) {
   std::vector<ThreadReport> out;
   auto symbols = tracer::Symbolizer::for_process(pid);
   tracer::MemoryCache memory(target);
   std::vector<tracer::ThreadInfo> threads = target.threads();
-  std::stable_partition(threads.begin(), threads.end(), [&](const auto& t) { return t.tid == crashed_tid; });
+  std::stable_partition(threads.begin(), threads.end(), [&](const auto& t) { return t.tid == stopped_tid; });
   for (const auto& info : threads) {
     if (info.pid != pid && target.process_of(info.tid) != pid) {
       continue;
@@ -81,14 +88,14 @@ std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pi
     ThreadReport thread;
     thread.tid = info.tid;
     thread.name = info.name;
-    thread.crashed = info.tid == crashed_tid;
+    thread.crashed = crashed && info.tid == stopped_tid;
     auto g = target.read_registers(info.tid);
     if (!g) {
       thread.history_problem = "its registers cannot be read: " + g.error().message();
       out.push_back(std::move(thread));
       continue;
     }
-    thread.registers = named_registers(*g);
+    thread.registers = named_registers(*g, target.capabilities().segment_registers);
     const std::uint64_t pc = target.read_pc(info.tid).value_or(0);
     if (symbols) {
       thread.backtrace = backtrace(memory, **symbols, *g);

@@ -9,10 +9,11 @@
 
 namespace server::triage {
 
-// Every thread of process pid, the one that stopped (crashed_tid) first. pid must be stopped;
-// stopped_ns: when it was (CLOCK_MONOTONIC; 0: unknown), the latest any history entry can be.
-std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pid, tracer::Tid crashed_tid,
-                                          std::size_t history_entries, std::uint64_t stopped_ns);
+// Every thread of process pid, the one that stopped (stopped_tid) first, marked crashed when
+// its stop is the crash (not so at --timeout). pid must be stopped; stopped_ns: when it was
+// (CLOCK_MONOTONIC; 0: unknown), the latest any history entry can be.
+std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pid, tracer::Tid stopped_tid,
+                                          bool crashed, std::size_t history_entries, std::uint64_t stopped_ns);
 
 // The threads of process pid, which ended before anything could be read from it (killed from
 // outside): what each had recorded, named with the code and symbols of `maps` (its

@@ -63,6 +63,7 @@ const svgEl = (tag, attrs) => {
 };
 const place = f => f.file ? f.file.split("/").pop() + ":" + f.line : (f.module || "").split("/").pop();
 const name = f => f.function || "??";
+const keptOf = (kept, recorded) => kept >= recorded ? recorded + " branches" : "kept " + kept + " of " + recorded + " branches";
 
 document.getElementById("verdict").textContent =
   report.program.path + " (pid " + report.program.pid + ") " + report.outcome.summary;
@@ -77,7 +78,7 @@ else if (crashed && crashed.ended && crashed.history.calls.length) {  // killed 
   document.getElementById("crash-function").textContent = name(crashed.history.calls[crashed.history.calls.length - 1]);
 }
 document.getElementById("tracer").textContent = "recorded with " + report.tracer.backend + ": " +
-  report.tracer.branches_recorded + " branches, " + report.tracer.branches_lost + " lost. " + report.tracer.slowdown_hint;
+  keptOf(report.tracer.branches_kept, report.tracer.branches_recorded) + ". " + report.tracer.slowdown_hint;
 
 for (const s of report.sources) {
   const pre = el("pre", {class: "src"});
@@ -143,8 +144,8 @@ for (const t of report.threads) {
   const h = t.history;
   if (h.problem) box.append(el("p", {class: "dim"}, "No history: " + h.problem));
   else {
-    box.append(el("p", {class: "dim"}, "Last " + h.calls.length + " calls and returns (" + h.branches_recorded +
-                  " branches recorded, " + h.branches_lost + " lost, " + h.gaps + " gaps)"));
+    box.append(el("p", {class: "dim"}, "Last " + h.calls.length + " calls and returns (" +
+                  keptOf(h.branches_kept, h.branches_recorded) + ", " + h.gaps + " gaps)"));
     box.append(timeline(h.calls));
     const table = el("table", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "ms"), el("th", {}, "call"), el("th", {}, "where"), el("th", {}, "branches")));
     h.calls.forEach((c, i) => table.append(el("tr", i === h.calls.length - 1 && t.crashed ? {class: "crash"} : {},

@@ -79,7 +79,9 @@ json thread(const TriageReport& r, const ThreadReport& t) {
   }
   json history{{"calls", std::move(calls)}, {"branches", t.history.branches}, {"gaps", t.history.gaps},
                {"dropped", t.history.dropped}, {"branches_recorded", t.branches_recorded},
-               {"branches_lost", t.branches_lost}};
+               {"branches_kept", t.branches_kept},
+               {"branches_overwritten", t.branches_recorded - t.branches_kept},
+               {"branches_lost", t.branches_recorded - t.branches_kept}};  // the old name of overwritten
   if (!t.history_problem.empty()) {
     history["problem"] = t.history_problem;
   }
@@ -122,7 +124,9 @@ json document(const TriageReport& r) {
       {"tracer",
        {{"backend", r.tracer.backend},
         {"branches_recorded", r.tracer.branches_recorded},
-        {"branches_lost", r.tracer.branches_lost},
+        {"branches_kept", r.tracer.branches_kept},
+        {"branches_overwritten", r.tracer.branches_recorded - r.tracer.branches_kept},
+        {"branches_lost", r.tracer.branches_recorded - r.tracer.branches_kept},  // the old name of overwritten
         {"slowdown_hint", r.tracer.slowdown_hint},
         {"not_used", r.tracer.not_used}}},
       {"wall_ms", r.wall_ms},

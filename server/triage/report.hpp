@@ -41,14 +41,14 @@ struct ThreadReport {
   tracer::CallHistory history;
   std::string history_problem;  // why there is no history (empty: there is)
   std::uint64_t branches_recorded = 0;
-  std::uint64_t branches_lost = 0;
+  std::uint64_t branches_kept = 0;  // still in the ring; the others were overwritten by newer ones
 };
 
 struct TracerReport {
   std::string backend;                // dbt, soft, step, bts
   std::vector<std::string> not_used;  // "dbt: why", for each faster backend that did not run
   std::uint64_t branches_recorded = 0;
-  std::uint64_t branches_lost = 0;
+  std::uint64_t branches_kept = 0;
   std::string slowdown_hint;
 };
 

@@ -39,6 +39,12 @@ std::string short_place(const tracer::SourceLocation& where) {
 
 std::string function_of(const tracer::SourceLocation& where) { return where.function.empty() ? "??" : where.function; }
 
+// "13320 branches", or "kept 65536 of 2470041 branches" once the ring overwrote the oldest
+// ("lost" is kept for what a collector failed to record: the gaps).
+std::string kept_of(std::uint64_t kept, std::uint64_t recorded) {
+  return kept >= recorded ? fmt::format("{} branches", recorded) : fmt::format("kept {} of {} branches", kept, recorded);
+}
+
 void thread_section(std::string& out, const TriageReport& r, const ThreadReport& t, const Style& s) {
   const std::string name = t.name.empty() ? "" : " \"" + t.name + "\"";
   out += "\n" + s.bold(fmt::format("Thread {}{}{}", t.tid, name, t.crashed ? " (crashed)" : "")) + "\n";
@@ -60,8 +66,8 @@ void thread_section(std::string& out, const TriageReport& r, const ThreadReport&
     out += "  history: " + t.history_problem + "\n";
   } else {
     const auto& h = t.history;
-    out += fmt::format("  last {} calls and returns, oldest first ({} branches recorded, {} lost{}):\n",
-                       h.entries.size(), t.branches_recorded, t.branches_lost,
+    out += fmt::format("  last {} calls and returns, oldest first ({}{}):\n", h.entries.size(),
+                       kept_of(t.branches_kept, t.branches_recorded),
                        h.gaps != 0 ? fmt::format(", {} gaps", h.gaps) : "");
     const bool timed = std::any_of(h.entries.begin(), h.entries.end(), [&](const auto& e) { return r.t_ms(e); });
     for (std::size_t i = 0; i < h.entries.size(); ++i) {
@@ -128,8 +134,8 @@ std::string report_text(const TriageReport& r, bool colour, const std::set<trace
   const Style s{colour};
   std::string out;
   out += s.red(fmt::format("hindsight triage: {} (pid {}) {}", r.program, r.pid, r.outcome.summary())) + "\n";
-  out += fmt::format("  recorded with {} ({} branches, {} lost); {:.0f} ms\n", r.tracer.backend,
-                     r.tracer.branches_recorded, r.tracer.branches_lost, r.wall_ms);
+  out += fmt::format("  recorded with {} ({}); {:.0f} ms\n", r.tracer.backend,
+                     kept_of(r.tracer.branches_kept, r.tracer.branches_recorded), r.wall_ms);
   for (const auto& why : r.tracer.not_used) {
     out += "  not used: " + why + "\n";
   }

@@ -243,6 +243,15 @@ TEST_CASE("triage: the cause returned before the crash; the history shows it, th
   CHECK(th["history"]["calls"].back()["file"].get<std::string>().ends_with("triage_cases.c"));
   CHECK(th["history"]["calls"].size() <= 64);
   check_call_times(t);
+  // Registers as the program had them; under dbt the simulated CPU has no segment registers:
+  // left out rather than shown as 0.
+  CHECK(th["registers"].contains("rip"));
+  if (collector == "dbt") {
+    CHECK_FALSE(th["registers"].contains("cs"));
+  } else {
+    CHECK(th["registers"]["cs"] == "0x33");
+    CHECK(th["registers"]["ss"] == "0x2b");
+  }
 }
 
 TEST_CASE("triage under Intel BTS: where the machine has it, every triage case runs under bts too", "[e2e][triage]") {
@@ -719,6 +728,9 @@ TEST_CASE("triage: --timeout stops a hung program and reports every thread", "[e
   CHECK(t.report["outcome"]["exit_status"] == 124);
   REQUIRE(t.report["threads"].size() == 1);
   CHECK(backtrace_has(t.report["threads"][0], "main"));
+  // Stopped at the timeout, not crashed.
+  CHECK(t.report["threads"][0]["crashed"] == false);
+  CHECK_THAT(t.err, !Contains("(crashed)"));
 }
 
 TEST_CASE("triage: a program killed from outside (SIGKILL): each thread's history up to its end", "[e2e][triage]") {
@@ -732,6 +744,14 @@ TEST_CASE("triage: a program killed from outside (SIGKILL): each thread's histor
   REQUIRE(child.wait_for_text("ready ", e2e::Clock::now() + std::chrono::seconds(120), true));
   const pid_t pid = std::stoi(child.out().substr(child.out().find("ready ") + 6));
   std::this_thread::sleep_for(std::chrono::seconds(1));  // both threads round their loops
+  // Named as it is natively, every thread (what `pgrep -x`, `ps -C` and `killall` look for),
+  // under the dbt recorder too.
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    CHECK(name == "triage_cases");
+  }
   REQUIRE(::kill(pid, SIGKILL) == 0);
   const auto status = child.wait(e2e::Clock::now() + std::chrono::seconds(60));
   Triage t{child.out(), child.err(), status && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1, json()};

@@ -41,6 +41,8 @@
 extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd, Off64T offset);
 /* Valgrind's --trace-children-skip patterns (pub_core_options.h), read at each exec. */
 extern const HChar* VG_(clo_trace_children_skip);
+/* The core's system call (pub_core_syscall.h). */
+extern SysRes VG_(do_syscall)(UWord sysno, RegWord, RegWord, RegWord, RegWord, RegWord, RegWord, RegWord, RegWord);
 
 /* ---- options ---------------------------------------------------------------------------- */
 
@@ -693,7 +695,23 @@ static IRSB* hs_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
 
 /* ---- set-up ------------------------------------------------------------------------------- */
 
+/* The process is named after the program, as it is natively (pgrep -x, ps -C, top): Valgrind's
+ * launcher named it after the tool ("hsdbt-amd64-lin"). Threads the program creates inherit
+ * the name; its own prctl(PR_SET_NAME) still renames them. */
+static void name_process(void) {
+  const HChar* exe = VG_(args_the_exename);
+  if (exe == NULL) {
+    return;
+  }
+  const HChar* slash = VG_(strrchr)(exe, '/');
+  HChar name[16]; /* the kernel's TASK_COMM_LEN */
+  VG_(strncpy)(name, slash != NULL ? slash + 1 : exe, sizeof name - 1);
+  name[sizeof name - 1] = 0;
+  (void)VG_(do_syscall)(__NR_prctl, VKI_PR_SET_NAME, (RegWord)name, 0, 0, 0, 0, 0, 0);
+}
+
 static void hs_post_clo_init(void) {
+  name_process();
   capacity = 1;
   while (capacity * 2 * sizeof(struct hs_dbt_sample) <= clo_ring_size) {
     capacity *= 2;

@@ -111,6 +111,26 @@ TEST_CASE("text_report: a long event log keeps the processes on the way to each 
   CHECK(text_report(r, false).find("exit           pid 1000") != std::string::npos);
 }
 
+TEST_CASE("writers: branches the ring overwrote are kept-of, not lost; lost is for gaps", "[triage][report]") {
+  TriageReport r = sample();
+  r.threads[0].branches_recorded = 2470041;
+  r.threads[0].branches_kept = 65536;
+  r.tracer.branches_recorded = 2470041;
+  r.tracer.branches_kept = 65536;
+  const std::string text = text_report(r, false);
+  CHECK(text.find("recorded with soft (kept 65536 of 2470041 branches)") != std::string::npos);
+  CHECK(text.find("oldest first (kept 65536 of 2470041 branches)") != std::string::npos);
+  CHECK(text.find("lost") == std::string::npos);
+  auto j = nlohmann::json::parse(json_report(r));
+  CHECK(j["tracer"]["branches_kept"] == 65536);
+  CHECK(j["tracer"]["branches_overwritten"] == 2470041 - 65536);
+  CHECK(j["threads"][0]["history"]["branches_kept"] == 65536);
+  // Nothing overwritten: the count alone.
+  r.tracer.branches_kept = r.tracer.branches_recorded;
+  CHECK(text_report(r, false).find("recorded with soft (2470041 branches)") != std::string::npos);
+  CHECK(html_report(r).find("keptOf(") != std::string::npos);
+}
+
 TEST_CASE("html_report: self-contained, the data cannot end the script early", "[triage][report]") {
   const std::string page = html_report(sample());
   CHECK(page.find("</script><b>x") == std::string::npos);
