@@ -19,7 +19,7 @@ BUILD_PACKAGES=(
 )
 # Only the tests use these: clang and its runtime for the fuzzer, strace for the test of a server
 # that is itself traced, the JSON Schema check of triage reports and a browser for their page.
-TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headless-shell)
+TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headless-shell libc6-dbg)
 
 say() { echo "setup: $*" >&2; }
 

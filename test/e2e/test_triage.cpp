@@ -301,6 +301,33 @@ TEST_CASE("triage: abort() from an assertion", "[e2e][triage]") {
   CHECK(backtrace_has(th, "abort"));
   CHECK(backtrace_has(th, "validate"));
   CHECK(backtrace_has(th, "main"));
+  // glibc's files as GDB names them (libc6-dbg; its compilation directories are relative):
+  // "./stdlib/abort.c", not "stdlib/stdlib/abort.c".
+  for (const auto& f : th["backtrace"]) {
+    if (f["function"] == "abort") {
+      CHECK(f["file"] == "./stdlib/abort.c");
+    }
+  }
+}
+
+TEST_CASE("triage: a crash in code the compiler inlined: a frame for the inlined call, then its caller",
+          "[e2e][triage]") {
+  auto t = run_triage({"--btrace=soft"}, "triage_cases", {"inlined"});
+  INFO(t.transcript());
+  CHECK(t.status == 128 + 11);
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  const json& bt = crashed_thread(t)["backtrace"];
+  REQUIRE(bt.size() >= 3);
+  CHECK(bt[0]["function"] == "store_through");
+  CHECK(bt[0]["inlined"] == true);
+  CHECK(bt[0]["line"] == std::stoi(line_of("*p = v; /* the inlined crash */")));
+  CHECK(bt[1]["function"] == "fill_through");
+  CHECK(bt[1]["inlined"] == false);
+  CHECK(bt[1]["pc"] == bt[0]["pc"]);  // the same code: the caller stands at the inlined call
+  CHECK(bt[1]["line"] == std::stoi(line_of("store_through(p, checksum(table, 4)); /* the inlined call */")));
+  CHECK(bt[2]["function"] == "main");
+  CHECK_THAT(t.err, ContainsRegex(R"(#0 +0x[0-9a-f]+ in store_through \(inlined\) .*triage_cases\.c:)"));
 }
 
 TEST_CASE("triage: a crash in a second thread while others run; the crashing thread first", "[e2e][triage]") {

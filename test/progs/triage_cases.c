@@ -6,6 +6,7 @@
  *   handled   signals with handlers, then a normal exit 0
  *   exit      echoes stdin to stdout, writes to stderr, exits with status 3
  *   hang      runs for ever (for --timeout)
+ *   inlined   crashes inside a function the compiler inlined (always_inline, even at -O0)
  *   dlopen    loads libm, calls cos, unloads it, then crashes as `returned` does
  *   fork      a forked child crashes as `returned` does; the parent exits with 0
  *   killme    two threads run until something kills the process from outside (prints
@@ -74,6 +75,15 @@ static void* ticker(void* arg) {
 
 static void consume(int value) {
   *slot = value; /* the crash */
+}
+
+/* inlined: the write happens in store_through's code inlined into fill_through. */
+static inline __attribute__((always_inline)) void store_through(int* p, int v) {
+  *p = v; /* the inlined crash */
+}
+
+__attribute__((noinline)) static void fill_through(int* p) {
+  store_through(p, checksum(table, 4)); /* the inlined call */
 }
 
 static int crash_after_return(void) {
@@ -192,6 +202,10 @@ int main(int argc, char** argv) {
       churn();
       usleep(1000);
     }
+  }
+  if (strcmp(mode, "inlined") == 0) {
+    prepare(8);
+    fill_through(slot);
   }
   if (strcmp(mode, "hang") == 0) {
     for (;;) {

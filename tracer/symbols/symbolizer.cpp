@@ -37,13 +37,19 @@ std::string inlined_name(Dwarf_Die* scope) {
   return linkage.empty() ? attr_string(scope, DW_AT_name) : demangle(linkage);
 }
 
-// A source path as the debug info gives it, made absolute against the compilation directory.
+// A source path from libdw, which has put the line table's directory in front of the name.
+// Relative to an absolute compilation directory: made absolute (a file triage can read).
+// Relative to a relative one (Debian's glibc: "./nptl"): as the line table names it, as GDB
+// shows it ("./nptl/pthread_kill.c", "../sysdeps/posix/raise.c"); where that was is unknown.
 std::string absolute_source(const char* file, const char* comp_dir) {
   std::filesystem::path path(file);
-  if (path.is_relative() && comp_dir != nullptr) {
-    path = std::filesystem::path(comp_dir) / path;
+  if (path.is_absolute()) {
+    return path.lexically_normal().string();
   }
-  return path.lexically_normal().string();
+  if (comp_dir != nullptr && std::filesystem::path(comp_dir).is_absolute()) {
+    return (std::filesystem::path(comp_dir) / path).lexically_normal().string();
+  }
+  return path.string();
 }
 
 // Where an inlined call was made: DW_AT_call_file / DW_AT_call_line. Leaves file and line as
