@@ -178,6 +178,7 @@ int main(int argc, char** argv) {
                  std::string(tracer::backend_name(opened->backend)).c_str());
   }
   options.btrace_backend = opened->backend;
+  options.dbt_built = !request.dbt_lib.empty();
   tracer::Target& target = *opened->target;
   tracer::LinuxHostIo host;
   if (opened->pid) {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/log.hpp"
+#include "server/btrace_progress.hpp"
 #include "server/session.hpp"
 
 namespace server {
@@ -64,6 +65,8 @@ struct Server::Impl {
   asio::signal_set stop_signals{io, SIGINT, SIGTERM, SIGHUP};
   asio::steady_timer connection_deadline{io};
   asio::steady_timer accept_retry{io};
+  asio::steady_timer progress_timer{io};
+  std::optional<BtraceProgress> progress;
   bool accept_failing = false;
   bool connected_once = false;
   std::unique_ptr<tcp::acceptor> tcp_acceptor;
@@ -121,6 +124,22 @@ struct Server::Impl {
     context = std::make_unique<Context>(Context{target(), *host_, *state, *options_, server(), {}, say});
     session = std::make_unique<Session>(*context, std::move(writer));
     close_connection = std::move(closer);
+  }
+
+  // Every few seconds while GDB waits for the program: how a software recording goes.
+  void arm_progress() {
+    progress_timer.expires_after(BtraceProgress::kEvery);
+    progress_timer.async_wait([this](boost::system::error_code ec) {
+      if (ec || done) {
+        return;
+      }
+      if (session && target().has_process() && target().running()) {
+        progress->tick(target(), BtraceProgress::Clock::now());
+      } else {
+        progress->stopped();
+      }
+      arm_progress();
+    });
   }
 
   // After each batch of input or target event: end the connection when the session is over.
@@ -342,6 +361,8 @@ struct Server::Impl {
       return 1;
     }
     announce();
+    progress.emplace(say, o.dbt_built);
+    arm_progress();
     stop_signals.async_wait([this](boost::system::error_code ec, int signo) {
       if (!ec) {
         base::logf(base::LogCat::session, "signal {}: shutting down", signo);

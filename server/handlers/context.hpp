@@ -46,6 +46,7 @@ struct ServerOptions {
   // What records, and in which objects, as `monitor btrace` shows them.
   tracer::Backend btrace_backend = tracer::Backend::Auto;
   std::string btrace_scope_name = "all";
+  bool dbt_built = false;  // the dbt recorder is there to be suggested
   // Give up (exit) when no GDB has connected after this many seconds (0: wait for ever).
   double first_connection_timeout = 0;
   // --disable-packet.

@@ -364,6 +364,51 @@ TEST_CASE("dbt rings: GDB's reads answered as from the server's own ring", "[tra
   CHECK(dbt.conf().bts_size == cap * tracer::kBtsSampleBytes);
 }
 
+TEST_CASE("dbt rings: GDB's buffer size bounds what it sees, as the server's own ring of that size",
+          "[tracer][btrace][dbt]") {
+  // A recorder's ring of 64 samples seen through GDB's buffer of 8 (8 * 24 bytes): the same
+  // blocks as a HistoryRing of 8, overflow included.
+  TempDir dir;
+  const std::uint64_t ring_cap = 64;
+  const std::uint64_t asked = 8;
+  const std::string path = write_ring(dir.path, 32, 32, ring_cap, 0);
+  auto ring = DbtRing::open(path);
+  REQUIRE(ring.ok());
+  tracer::DbtTracer dbt(std::move(ring).value(), /*from_birth=*/true, tracer::BtraceConfig{asked * tracer::kBtsSampleBytes});
+  CHECK(dbt.conf().bts_size == asked * tracer::kBtsSampleBytes);  // what GDB asked for: info record says so
+  tracer::HistoryRing ours(asked * tracer::kBtsSampleBytes);
+  std::uint64_t pushed = 0;
+  auto record_up_to = [&](std::uint64_t head) {
+    write_ring(dir.path, 32, 32, ring_cap, head);
+    for (; pushed < head; ++pushed) {
+      ours.push(BranchSample{0x400000 + pushed, 0x401000 + pushed});
+    }
+  };
+  auto same = [&](tracer::BtraceRead kind, std::uint64_t pc) {
+    auto a = ours.read(kind, pc);
+    auto b = dbt.read(kind, pc);
+    REQUIRE(a.ok() == b.ok());
+    if (a.ok()) {
+      CHECK(a->blocks == b->blocks);
+      return a->blocks.size();
+    }
+    return std::size_t{0};
+  };
+  record_up_to(30);
+  CHECK(same(tracer::BtraceRead::Delta, 0x40101d) == 0);  // a new reader: overflow, reads all
+  CHECK(same(tracer::BtraceRead::All, 0x40101d) == asked);  // the newest 8, not the ring's 30
+  record_up_to(34);
+  CHECK(same(tracer::BtraceRead::Delta, 0x401021) > 0);
+  record_up_to(50);  // more than GDB's buffer since the last read (not more than the ring)
+  CHECK(same(tracer::BtraceRead::Delta, 0x401031) == 0);  // both: overflow
+  CHECK(same(tracer::BtraceRead::All, 0x401031) == asked);
+  // Asking for more than the ring holds gets the ring, and says so.
+  auto whole = DbtRing::open(path);
+  REQUIRE(whole.ok());
+  tracer::DbtTracer big(std::move(whole).value(), true, tracer::BtraceConfig{1u << 30});
+  CHECK(big.conf().bts_size == ring_cap * tracer::kBtsSampleBytes);
+}
+
 TEST_CASE("dbt rings: GDB's history starts when it starts recording", "[tracer][btrace][dbt]") {
   TempDir dir;
   const std::string path = write_ring(dir.path, 31, 31, 8, 5);  // 5 branches before `record btrace`

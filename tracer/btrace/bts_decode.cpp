@@ -7,6 +7,8 @@
 // read as a header have size 0 (user address, top 16 bits clear) or 0xffff (kernel address).
 #include "tracer/btrace/bts_decode.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cassert>
@@ -141,6 +143,12 @@ std::uint64_t bts_data_pages(std::uint64_t requested_bytes, std::uint64_t page_s
   std::uint64_t pages = requested_bytes / page_size + (requested_bytes % page_size != 0 ? 1 : 0);
   pages = std::max<std::uint64_t>(pages, 1);
   return std::bit_ceil(pages);
+}
+
+BtraceConfig as_kernel_sizes_it(BtraceConfig config) {
+  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  config.bts_size = bts_data_pages(config.bts_size, page) * page;
+  return config;
 }
 
 }  // namespace tracer

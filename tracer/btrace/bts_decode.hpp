@@ -55,5 +55,8 @@ base::Result<BtraceData> read_bts_snapshot(const PerfSnapshot& snap, BtraceRead 
 // Data pages to map for a requested buffer size (btrace.md §9.3): bytes / page_size rounded
 // up, at least 1, rounded up to a power of two.
 std::uint64_t bts_data_pages(std::uint64_t requested_bytes, std::uint64_t page_size);
+// Every collector's buffer as the kernel sizes a BTS buffer: a power-of-two number of this
+// machine's pages (GDB's `buffer-size 1` shows 4kB, whichever collector records).
+BtraceConfig as_kernel_sizes_it(BtraceConfig config);
 
 }  // namespace tracer

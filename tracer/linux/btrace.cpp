@@ -1,7 +1,5 @@
 // Qbtrace:bts / Qbtrace:off for LinuxTarget: the collector of a process (one backend per
 // process, chosen at the first enable), and threads born while it records.
-#include <unistd.h>
-
 #include <utility>
 
 #include "base/log.hpp"
@@ -13,17 +11,6 @@
 #include "tracer/linux/linux_target.hpp"
 
 namespace tracer {
-namespace {
-
-// Every backend's buffer as the kernel sizes a BTS buffer: a power-of-two number of pages
-// (GDB's `buffer-size 1` shows 4kB, whichever collector records).
-BtraceConfig as_kernel_sizes_it(BtraceConfig config) {
-  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-  config.bts_size = bts_data_pages(config.bts_size, page) * page;
-  return config;
-}
-
-}  // namespace
 
 // The backend --btrace asked for; auto: BTS when the kernel gives it for this thread, else
 // SoftEmulate.

@@ -5,8 +5,8 @@
 
 namespace tracer {
 
-base::Result<void> DbtHistories::enable(const std::string& dir, Pid pid, Tid tid,
-                                  const std::function<std::vector<ThreadInfo>()>& threads) {
+base::Result<void> DbtHistories::enable(const std::string& dir, Pid pid, Tid tid, const BtraceConfig& config,
+                                        const std::function<std::vector<ThreadInfo>()>& threads) {
   if (tracers_.count(tid) != 0 && handed_over_.erase(tid) != 0) {
     tracers_[tid]->new_reader();
     return base::success();
@@ -28,7 +28,7 @@ base::Result<void> DbtHistories::enable(const std::string& dir, Pid pid, Tid tid
     }
   }
   const bool born_since = from_birth_ || recording_threads_.count(tid) == 0;
-  tracers_[tid] = std::make_unique<DbtTracer>(std::move(ring).value(), born_since);
+  tracers_[tid] = std::make_unique<DbtTracer>(std::move(ring).value(), born_since, config);
   return base::success();
 }
 

@@ -21,7 +21,9 @@ class DbtHistories {
  public:
   // Qbtrace:bts for tid of pid, whose rings are in dir. threads: who is there now (asked when
   // the first thread starts being traced: GDB's history of the others begins now).
-  base::Result<void> enable(const std::string& dir, Pid pid, Tid tid, const std::function<std::vector<ThreadInfo>()>& threads);
+  // config: GDB's buffer, what it sees of the ring.
+  base::Result<void> enable(const std::string& dir, Pid pid, Tid tid, const BtraceConfig& config,
+                            const std::function<std::vector<ThreadInfo>()>& threads);
   base::Result<void> disable(Tid tid);
   BranchTracer* tracer(Tid tid);
   // The next GDB's Qbtrace:bts for a thread traced already keeps its history.

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "tracer/btrace/bts_decode.hpp"
 #include "tracer/btrace/dbt_ring.h"
 #include "tracer/linux/procfs.hpp"
 
@@ -220,11 +221,11 @@ std::optional<DyingDescendant> ValgrindTarget::take_dying_descendant() {
 
 SignalAction ValgrindTarget::signal_action(Tid, int sig) { return valgrind_->signal_action(pid(), sig); }
 
-Result<void> ValgrindTarget::enable_btrace(Tid tid, const BtraceConfig&) {
+Result<void> ValgrindTarget::enable_btrace(Tid tid, const BtraceConfig& config) {
   if (!RemoteTarget::has_process()) {
     return base::make_error(base::Errc::no_process, "no process");
   }
-  return histories_.enable(valgrind_->dir(), pid(), tid, [this] { return threads(); });
+  return histories_.enable(valgrind_->dir(), pid(), tid, as_kernel_sizes_it(config), [this] { return threads(); });
 }
 
 Result<void> ValgrindTarget::disable_btrace(Tid tid) { return histories_.disable(tid); }

@@ -1,0 +1,69 @@
+#include "server/btrace_progress.hpp"
+
+#include <fmt/format.h>
+
+namespace server {
+namespace {
+
+struct Recorded {
+  std::string backend;  // the software collector's name; empty when none records
+  std::uint64_t branches = 0;
+};
+
+// What the software collectors (soft, step) have recorded in every thread so far.
+Recorded software_recorded(tracer::Target& target) {
+  Recorded r;
+  for (const auto& t : target.threads()) {
+    const tracer::BranchTracer* tracer = target.branch_tracer(t.tid);
+    if (tracer == nullptr) {
+      continue;
+    }
+    const tracer::BtraceStats stats = tracer->stats();
+    if (stats.backend == "soft" || stats.backend == "step") {
+      r.backend = stats.backend;
+      r.branches += stats.recorded;
+    }
+  }
+  return r;
+}
+
+std::string count(std::uint64_t n) {
+  if (n >= 1'000'000) {
+    return fmt::format("{:.1f} million", static_cast<double>(n) / 1e6);
+  }
+  return fmt::format("{}", n);
+}
+
+}  // namespace
+
+std::string progress_line(const std::string& backend, std::uint64_t branches, double seconds) {
+  const double rate = seconds > 0 ? static_cast<double>(branches) / seconds : 0;
+  return fmt::format("hindsight: {} has recorded {} branches in {:.0f} s ({} a second)", backend, count(branches),
+                     seconds, count(static_cast<std::uint64_t>(rate)));
+}
+
+void BtraceProgress::tick(tracer::Target& target, Clock::time_point now) {
+  const Recorded r = software_recorded(target);
+  if (r.backend.empty()) {
+    running_since_.reset();
+    return;
+  }
+  if (!running_since_) {
+    running_since_ = now;  // the first tick of this run: the count starts here
+    at_start_ = last_ = r.branches;
+    return;
+  }
+  if (r.branches == last_) {
+    return;  // waiting, not recording: nothing to say
+  }
+  last_ = r.branches;
+  const double seconds = std::chrono::duration<double>(now - *running_since_).count();
+  say_(progress_line(r.backend, r.branches - at_start_, seconds));
+  if (!advised_ && dbt_built_) {
+    advised_ = true;
+    say_("hindsight: software recording stops the program at every branch; for long recordings start the "
+         "program with --btrace=dbt (docs/btrace.md)");
+  }
+}
+
+}  // namespace server
