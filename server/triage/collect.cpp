@@ -37,10 +37,18 @@ std::vector<std::pair<std::string, std::uint64_t>> named_registers(const tracer:
 
 std::vector<FrameReport> backtrace(tracer::MemoryCache& memory, tracer::Symbolizer& symbols, const tracer::Bytes& g) {
   std::vector<FrameReport> out;
+  tracer::Addr callee_entry = 0;  // the function of the frame above
   for (const auto& frame : tracer::unwind_stack(memory, symbols, g)) {
+    if (frame.return_address) {
+      // Functions that jumped to the one above left no return address: put them back.
+      for (const auto& f : symbols.tail_calls(callee_entry, frame.pc)) {
+        out.push_back(FrameReport{f.pc, f.where, f.inlined, false, f.tail_call});
+      }
+    }
     for (const auto& f : symbols.frames(frame.pc, frame.return_address)) {
       out.push_back(FrameReport{frame.pc, f.where, f.inlined, frame.signal_frame && !f.inlined});
     }
+    callee_entry = frame.signal_frame ? 0 : symbols.locate(frame.return_address ? frame.pc - 1 : frame.pc).function_start;
   }
   return out;
 }

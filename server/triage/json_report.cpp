@@ -62,6 +62,7 @@ json thread(const TriageReport& r, const ThreadReport& t) {
     j["pc"] = hex(f.pc);
     j["inlined"] = f.inlined;
     j["signal_frame"] = f.signal_frame;
+    j["tail_call"] = f.tail_call;
     frames.push_back(std::move(j));
   }
   json calls = json::array();

@@ -29,6 +29,7 @@ struct FrameReport {
   tracer::SourceLocation where;
   bool inlined = false;
   bool signal_frame = false;  // the kernel's signal frame: a handler runs above it
+  bool tail_call = false;     // jumped to the frame above it (no return address: from call sites)
 };
 
 struct ThreadReport {

@@ -58,7 +58,7 @@ void thread_section(std::string& out, const TriageReport& r, const ThreadReport&
   }
   for (std::size_t i = 0; i < t.backtrace.size(); ++i) {
     const auto& f = t.backtrace[i];
-    const std::string name = f.inlined ? function_of(f.where) + " (inlined)" : function_of(f.where);
+    const std::string name = function_of(f.where) + (f.inlined ? " (inlined)" : f.tail_call ? " (tail call)" : "");
     out += fmt::format("    #{:<2} {:#018x} in {} {}{}\n", i, f.pc,
                        s.cyan(name), place(f.where), f.signal_frame ? "  <signal handler called>" : "");
   }

@@ -303,11 +303,20 @@ TEST_CASE("triage: abort() from an assertion", "[e2e][triage]") {
   CHECK(backtrace_has(th, "main"));
   // glibc's files as GDB names them (libc6-dbg; its compilation directories are relative):
   // "./stdlib/abort.c", not "stdlib/stdlib/abort.c".
+  // pthread_kill jumps to __pthread_kill_implementation (a tail call, in code inlined from
+  // __pthread_kill_internal): GDB shows that frame from the call sites; so does triage.
+  bool inlined_internal = false;
+  bool tail_call = false;
   for (const auto& f : th["backtrace"]) {
     if (f["function"] == "abort") {
       CHECK(f["file"] == "./stdlib/abort.c");
     }
+    inlined_internal = inlined_internal || (f["function"] == "__pthread_kill_internal" && f["inlined"] == true);
+    tail_call = tail_call || f["tail_call"] == true;
   }
+  CHECK(inlined_internal);
+  CHECK(tail_call);
+  CHECK_THAT(t.err, ContainsRegex(R"(#1 +0x[0-9a-f]+ in __pthread_kill_internal \(inlined\) \./nptl/pthread_kill\.c:\d+)"));
 }
 
 TEST_CASE("triage: a crash in code the compiler inlined: a frame for the inlined call, then its caller",

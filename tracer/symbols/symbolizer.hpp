@@ -29,7 +29,8 @@ struct SourceLocation {
 struct SourceFrame {
   Addr pc = 0;
   SourceLocation where;
-  bool inlined = false;  // a call the compiler inlined into the frame below it
+  bool inlined = false;    // a call the compiler inlined into the frame below it
+  bool tail_call = false;  // a function that jumped to the frame above it: no return address
 };
 
 // A module's .eh_frame_hdr, as it lies in the process's memory.
@@ -56,6 +57,10 @@ class Symbolizer {
   // The frames at pc, innermost first: the calls inlined there, then the function holding
   // them. A return address (caller frames) is looked up one byte back, inside its call.
   std::vector<SourceFrame> frames(Addr pc, bool return_address);
+  // The functions that tail-called their way from a caller's call (its return address) to
+  // the function entered at callee_entry, innermost first, each at its jump (tail_calls.cpp);
+  // empty when the call went straight there or the debug info cannot tell the way.
+  std::vector<SourceFrame> tail_calls(Addr callee_entry, Addr caller_return_address);
   std::optional<UnwindTable> unwind_table(Addr pc);
   // Where the function or object `symbol` is defined in the first module whose file name
   // starts with module_prefix (any module when it is empty).
