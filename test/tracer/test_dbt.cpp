@@ -319,34 +319,61 @@ TEST_CASE("dbt rings: read as the recorder lays them out", "[tracer][btrace][dbt
   }
 }
 
+namespace {
+
+// A recorder's ring of ring_cap samples read through a DbtTracer (GDB's buffer: config),
+// beside a HistoryRing of ours_cap samples fed the same branches: their reads compared.
+struct SideBySide {
+  SideBySide(const std::string& dir, int pid, std::uint64_t ring_cap, std::uint64_t ours_cap,
+             std::optional<tracer::BtraceConfig> config = std::nullopt)
+      : dir_(dir), pid_(pid), ring_cap_(ring_cap),
+        dbt(open_ring(write_ring(dir, pid, pid, ring_cap, 0)), /*from_birth=*/true, config),
+        ours(ours_cap * tracer::kBtsSampleBytes) {}
+
+  static DbtRing open_ring(const std::string& path) {
+    auto ring = DbtRing::open(path);
+    REQUIRE(ring.ok());
+    return std::move(ring).value();
+  }
+  // Both have recorded head branches.
+  void record_up_to(std::uint64_t head) {
+    write_ring(dir_, pid_, pid_, ring_cap_, head);
+    for (; pushed_ < head; ++pushed_) {
+      ours.push(BranchSample{0x400000 + pushed_, 0x401000 + pushed_});
+    }
+  }
+  // Both read the same blocks (or both fail); how many.
+  std::size_t same(tracer::BtraceRead kind, std::uint64_t pc) {
+    auto a = ours.read(kind, pc);
+    auto b = dbt.read(kind, pc);
+    REQUIRE(a.ok() == b.ok());
+    if (!a.ok()) {
+      return 0;
+    }
+    CHECK(a->blocks == b->blocks);
+    return a->blocks.size();
+  }
+
+  std::string dir_;
+  int pid_;
+  std::uint64_t ring_cap_;
+  std::uint64_t pushed_ = 0;
+  tracer::DbtTracer dbt;
+  tracer::HistoryRing ours;
+};
+
+}  // namespace
+
 TEST_CASE("dbt rings: GDB's reads answered as from the server's own ring", "[tracer][btrace][dbt]") {
   // The same samples in a recorder's ring and in a HistoryRing of the same capacity: all,
   // new and delta give the same blocks, overflow included.
   TempDir dir;
   const std::uint64_t cap = 8;
-  const std::string path = write_ring(dir.path, 30, 30, cap, 5);
-  auto ring = DbtRing::open(path);
-  REQUIRE(ring.ok());
-  tracer::DbtTracer dbt(std::move(ring).value(), /*from_birth=*/true);
-  tracer::HistoryRing ours(cap * tracer::kBtsSampleBytes);
-  REQUIRE(ours.capacity() == cap);
-  std::uint64_t pushed = 0;
-  auto record_up_to = [&](std::uint64_t head) {
-    write_ring(dir.path, 30, 30, cap, head);
-    for (; pushed < head; ++pushed) {
-      ours.push(BranchSample{0x400000 + pushed, 0x401000 + pushed});
-    }
-  };
-  auto same = [&](tracer::BtraceRead kind, std::uint64_t pc) {
-    auto a = ours.read(kind, pc);
-    auto b = dbt.read(kind, pc);
-    REQUIRE(a.ok() == b.ok());
-    if (a.ok()) {
-      CHECK(a->blocks == b->blocks);
-      return a->blocks.size();
-    }
-    return std::size_t{0};
-  };
+  SideBySide both(dir.path, 30, cap, cap);
+  auto& dbt = both.dbt;
+  REQUIRE(both.ours.capacity() == cap);
+  auto record_up_to = [&](std::uint64_t head) { both.record_up_to(head); };
+  auto same = [&](tracer::BtraceRead kind, std::uint64_t pc) { return both.same(kind, pc); };
   record_up_to(5);
   CHECK(same(tracer::BtraceRead::All, 0x401004) == 5);  // the oldest start unknown: left out
   CHECK(same(tracer::BtraceRead::New, 0x401004) == 0);  // nothing new
@@ -371,29 +398,10 @@ TEST_CASE("dbt rings: GDB's buffer size bounds what it sees, as the server's own
   TempDir dir;
   const std::uint64_t ring_cap = 64;
   const std::uint64_t asked = 8;
-  const std::string path = write_ring(dir.path, 32, 32, ring_cap, 0);
-  auto ring = DbtRing::open(path);
-  REQUIRE(ring.ok());
-  tracer::DbtTracer dbt(std::move(ring).value(), /*from_birth=*/true, tracer::BtraceConfig{asked * tracer::kBtsSampleBytes});
-  CHECK(dbt.conf().bts_size == asked * tracer::kBtsSampleBytes);  // what GDB asked for: info record says so
-  tracer::HistoryRing ours(asked * tracer::kBtsSampleBytes);
-  std::uint64_t pushed = 0;
-  auto record_up_to = [&](std::uint64_t head) {
-    write_ring(dir.path, 32, 32, ring_cap, head);
-    for (; pushed < head; ++pushed) {
-      ours.push(BranchSample{0x400000 + pushed, 0x401000 + pushed});
-    }
-  };
-  auto same = [&](tracer::BtraceRead kind, std::uint64_t pc) {
-    auto a = ours.read(kind, pc);
-    auto b = dbt.read(kind, pc);
-    REQUIRE(a.ok() == b.ok());
-    if (a.ok()) {
-      CHECK(a->blocks == b->blocks);
-      return a->blocks.size();
-    }
-    return std::size_t{0};
-  };
+  SideBySide both(dir.path, 32, ring_cap, asked, tracer::BtraceConfig{asked * tracer::kBtsSampleBytes});
+  CHECK(both.dbt.conf().bts_size == asked * tracer::kBtsSampleBytes);  // what GDB asked for: info record says so
+  auto record_up_to = [&](std::uint64_t head) { both.record_up_to(head); };
+  auto same = [&](tracer::BtraceRead kind, std::uint64_t pc) { return both.same(kind, pc); };
   record_up_to(30);
   CHECK(same(tracer::BtraceRead::Delta, 0x40101d) == 0);  // a new reader: overflow, reads all
   CHECK(same(tracer::BtraceRead::All, 0x40101d) == asked);  // the newest 8, not the ring's 30
@@ -403,9 +411,8 @@ TEST_CASE("dbt rings: GDB's buffer size bounds what it sees, as the server's own
   CHECK(same(tracer::BtraceRead::Delta, 0x401031) == 0);  // both: overflow
   CHECK(same(tracer::BtraceRead::All, 0x401031) == asked);
   // Asking for more than the ring holds gets the ring, and says so.
-  auto whole = DbtRing::open(path);
-  REQUIRE(whole.ok());
-  tracer::DbtTracer big(std::move(whole).value(), true, tracer::BtraceConfig{1u << 30});
+  tracer::DbtTracer big(SideBySide::open_ring(dir.path + "/" + HS_DBT_RING_PREFIX + "32.32"), true,
+                        tracer::BtraceConfig{1u << 30});
   CHECK(big.conf().bts_size == ring_cap * tracer::kBtsSampleBytes);
 }
 
