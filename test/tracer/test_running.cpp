@@ -144,6 +144,28 @@ TEST_CASE("interrupt: a signal GDB passes on silently does not swallow the ^C", 
   REQUIRE(target.kill().ok());
 }
 
+TEST_CASE("a program killed (SIGKILL) while the step collector steps it ends killed, no SIGTRAP on the way",
+          "[tracer][btrace]") {
+  REQUIRE_PTRACE();
+  // The kill takes a thread out of its step's stop: asking about that trap fails (ESRCH), and
+  // the trap must not be reported as the program's SIGTRAP. Each round kills at another moment.
+  for (int round = 0; round < 15; ++round) {
+    tracer::LinuxTarget target;
+    target.set_btrace_backend(tracer::Backend::Step);
+    auto pid = target.launch({prog("spin"), {}, false, true});
+    REQUIRE(pid.ok());
+    REQUIRE(target.enable_btrace(*pid, {}).ok());
+    REQUIRE(target.resume(plan_all()).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 + round * 3));
+    REQUIRE(::kill(*pid, SIGKILL) == 0);
+    auto ev = wait_stop(target);
+    REQUIRE(ev);
+    INFO("round " << round << ": reason " << static_cast<int>(ev->reason) << " signal " << ev->signal);
+    CHECK(ev->reason == StopReason::Killed);
+    CHECK(ev->signal == SIGKILL);
+  }
+}
+
 TEST_CASE("a real SIGINT is reported as such and can be passed on", "[tracer][interrupt]") {
   REQUIRE_PTRACE();
   tracer::LinuxTarget target;

@@ -242,9 +242,13 @@ std::optional<StopEvent> LinuxTarget::end_of_step(Process& p, LinuxThread& t, Ad
 
 std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) {
   StopEvent ev{StopReason::Signal, p.pid, t.tid, SIGTRAP};
+  // A thread that cannot be asked about its trap (ESRCH) was taken out of its stop by a
+  // SIGKILL: its end follows, and the trap (a collector's step, as often as not) is no signal
+  // of the program's.
+  auto killed_meanwhile = [](const base::Error& e) { return e.code == base::Errc::no_thread; };
   auto pc = t.regs.pc(t.tid);
   if (!pc) {
-    return ev;
+    return killed_meanwhile(pc.error()) ? std::nullopt : std::optional<StopEvent>(ev);
   }
   if (t.run.collector_step() && p.collector) {
     ProcessCodeView view(p);
@@ -258,7 +262,7 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
   }
   auto si = kernel_.get_siginfo(t.tid);
   if (!si) {
-    return ev;
+    return killed_meanwhile(si.error()) ? std::nullopt : std::optional<StopEvent>(ev);
   }
   const int code = si->si_code;
   if (auto hw = debug_trap(p, t); hw.kind == DebugTrap::Kind::Report) {
