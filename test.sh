@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ./test.sh   installs what is missing, builds, runs every test, ends with "N passed, N failed, N skipped".
 #   Suites: unit tests (Catch2), tracer tests on real processes, end-to-end tests that drive
-#   /usr/bin/gdb against hindsight, the fault suite, the unit tests, end-to-end and fault suites again with ASan+UBSan, and a bounded
+#   /usr/bin/gdb against hindsight, the fault suite, the VM lane (test/vm: a QEMU guest on Debian's
+#   kernel), the unit tests, end-to-end and fault suites again with ASan+UBSan, and a bounded
 #   libFuzzer run over every parser of outside input; first, a check of scripts/setup.sh.
 #   HS_FAST=1 skips the sanitizer build and the fuzzer; HS_FUZZ_SECONDS sets the fuzz time.
 set -uo pipefail
@@ -90,6 +91,9 @@ run_catch e2e "$BUILD_DIR/test/e2e/e2e_tests"
 
 echo "== fault suite (the server under faults: what becomes of the inferior and the server)"
 run_catch faults "$BUILD_DIR/test/faults/faults_tests"
+
+echo "== VM lane (a QEMU guest on Debian's own kernel, for what this host's kernel refuses)"
+run_step vm_lane test/vm/test_lane.sh
 
 if [[ ${HS_FAST:-0} != 1 ]]; then
   echo "== unit tests under ASan+UBSan"

@@ -19,7 +19,10 @@ BUILD_PACKAGES=(
 )
 # Only the tests use these: clang and its runtime for the fuzzer, strace for the test of a server
 # that is itself traced, the JSON Schema check of triage reports and a browser for their page.
-TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headless-shell libc6-dbg)
+TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headless-shell libc6-dbg
+  # The VM lane (test/vm): QEMU, Debian's own kernel and a static busybox for the guest, and
+  # 32-bit compilers for what runs there.
+  qemu-system-x86 linux-image-amd64 busybox-static gcc-multilib g++-multilib)
 
 say() { echo "setup: $*" >&2; }
 
