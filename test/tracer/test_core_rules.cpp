@@ -373,3 +373,24 @@ TEST_CASE("core rules: non-stop: a wildcard resume leaves alone what GDB has not
   core.continue_all();
   CHECK(core.kernel.take_calls() == "cont 90000000; cont 90000100");
 }
+
+TEST_CASE("core rules: a write to a variable under a read and a write watchpoint, DR6 naming the read "
+          "one alone (QEMU's TCG does): the write watchpoint is reported, as on hardware",
+          "[core_rules]") {
+  Core core({kA});
+  const Addr var = kBase + 0x20;
+  REQUIRE(core.target.insert_breakpoint(BreakpointType::ReadWatch, var, 4));
+  REQUIRE(core.target.insert_breakpoint(BreakpointType::WriteWatch, var, 4));
+  core.continue_all();
+  // The program stores 1 into the variable; the trap's DR6 has slot 0's bit (the read one) only.
+  auto memory = core.kernel.memory(kPid);
+  REQUIRE(memory);
+  REQUIRE((*memory)->write(var, Bytes{1, 0, 0, 0}));
+  core.kernel.thread(kA).dr[6] = 0x1;
+  core.kernel.event(kA, stopped_status(SIGTRAP), kBase + 5, TRAP_HWBKPT);
+  auto ev = core.next();
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::Watchpoint);
+  CHECK(ev->watch_kind == tracer::WatchKind::Write);
+  CHECK(ev->watch_addr == var);
+}

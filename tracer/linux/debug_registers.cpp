@@ -162,6 +162,7 @@ LinuxTarget::DebugTrap LinuxTarget::debug_trap(Process& p, LinuxThread& t) {
   // first that is to be reported is, after each read watchpoint that saw a write is passed.
   std::optional<int> slot;
   bool writes_under_rwatch = false;
+  std::optional<int> written;  // a read slot that saw its bytes change: a write hit it
   StopEvent ev{StopReason::Watchpoint, p.pid, t.tid, SIGTRAP};
   for (int i = 0; i < arch::x86::kDebugSlots && !slot; ++i) {
     const auto& s = p.dr_slots.slot(i);
@@ -177,15 +178,34 @@ LinuxTarget::DebugTrap LinuxTarget::debug_trap(Process& p, LinuxThread& t) {
         ev.watch_kind = WatchKind::Read;
         auto now = p.code.read(s.addr, static_cast<std::size_t>(s.len));
         auto& saved = p.read_watch_values[static_cast<std::size_t>(i)];
+        base::logf(base::LogCat::ptrace, "thread {}: read watch {} at {:#x}: saw {:#x}, now {:#x}", t.tid, i, s.addr,
+                   saved, now && now->size() == static_cast<std::size_t>(s.len) ? load_u64(*now) : 0);
         if (now && now->size() == static_cast<std::size_t>(s.len) && load_u64(*now) != saved) {
           saved = load_u64(*now);  // a write, not a read
           writes_under_rwatch = true;
+          written = i;
           continue;
         }
         break;
       }
     }
     slot = i;
+  }
+  if (!slot && written) {
+    // The write that hit the read slot hit every write or access slot over the same bytes too;
+    // some CPUs (QEMU's TCG) set only the first slot's bit in DR6: report the one that watches
+    // writes, as DR6 would have on hardware.
+    const auto& r = p.dr_slots.slot(*written);
+    for (int i = 0; i < arch::x86::kDebugSlots && !slot; ++i) {
+      const auto& s = p.dr_slots.slot(i);
+      const bool watches_writes = s.type == DrType::Write || s.type == DrType::Access;
+      if (s.refs > 0 && watches_writes && s.addr < r.addr + static_cast<Addr>(r.len) &&
+          r.addr < s.addr + static_cast<Addr>(s.len)) {
+        ev.watch_addr = s.addr;
+        ev.watch_kind = s.type == DrType::Write ? WatchKind::Write : WatchKind::Access;
+        slot = i;
+      }
+    }
   }
   if (!slot) {
     out.kind = writes_under_rwatch ? DebugTrap::Kind::Ignored : DebugTrap::Kind::None;
