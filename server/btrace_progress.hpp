@@ -38,7 +38,7 @@ class BtraceProgress {
   bool advised_ = false;        // the advice to use dbt is given once
 };
 
-// "hindsight: soft has recorded 1.2 million branches in 10 s (120,000 a second)".
+// "hindsight: soft has recorded 1.2 million branches in 10 s (120000 a second)".
 std::string progress_line(const std::string& backend, std::uint64_t branches, double seconds);
 
 }  // namespace server
