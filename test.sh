@@ -29,6 +29,12 @@ run_catch() {
   "$exe" "$@" >"$log" 2>&1
   local rc=$?
   local cases ok bad skip
+  # 125 from the VM lane before any test ran: it cannot run here (its reason on stderr).
+  if ((rc == 125)) && ! grep -qE "^(All tests passed|test cases:)" "$log"; then
+    skipped=$((skipped + 1)); printf 'skip  %-22s (%s)\n' "$name" "$log"
+    tail -1 "$log" | sed 's/^/      /'
+    return
+  fi
   if grep -q "^All tests passed" "$log"; then
     cases=$(grep "^All tests passed" "$log" | sed -E 's/.* in ([0-9]+) test case.*/\1/')
     ok=$cases bad=0
@@ -94,6 +100,11 @@ run_catch faults "$BUILD_DIR/test/faults/faults_tests"
 
 echo "== VM lane (a QEMU guest on Debian's own kernel, for what this host's kernel refuses)"
 run_step vm_lane test/vm/test_lane.sh
+# i386 programs (refused by some hosts' kernels) and hardware watchpoints (that some hosts'
+# debug registers never fire), end to end in the guest, where both work. Not [btrace][watch]:
+# QEMU's TCG freezes the whole guest when a single-step lands on a store a watchpoint covers
+# (a plain ptrace program shows it; hardware and this host do not).
+run_catch vm:e2e "test/vm/run.sh" --timeout 1200 -- "$BUILD_DIR/test/e2e/e2e_tests" "[i386],[watch]~[btrace]"
 
 if [[ ${HS_FAST:-0} != 1 ]]; then
   echo "== unit tests under ASan+UBSan"

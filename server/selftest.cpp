@@ -82,7 +82,7 @@ std::string features_once() {
 }
 
 std::string register_layout() {
-  const auto& layout = tracer::host_register_layout();
+  const auto& layout = tracer::host_register_layout(arch::x86::Isa::Amd64);
   const auto* rip = layout.find(arch::x86::kRegnumRip);
   if (rip == nullptr || rip->name != "rip" || rip->size != 8) {
     return "rip is not register 16 of 8 bytes";

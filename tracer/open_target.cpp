@@ -1,6 +1,12 @@
 #include "tracer/open_target.hpp"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
 #include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/procfs.hpp"
 #include "tracer/valgrind/valgrind_target.hpp"
 
 namespace tracer {
@@ -17,10 +23,30 @@ void prepare(Target& target, const TargetRequest& request) {
   }
 }
 
+// The file a launch runs (as execvp finds it), or "" when it is not found here.
+std::string program_file(const LaunchSpec& launch) {
+  const std::string& prog = launch.program;
+  if (prog.find('/') != std::string::npos) {
+    return prog[0] == '/' || launch.working_dir.empty() ? prog : launch.working_dir + "/" + prog;
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + prog;
+    if (::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return {};
+}
+
 Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest& request) {
   if (backend == Backend::Dbt) {
     if (request.dbt_lib.empty()) {
       return base::make_error(base::Errc::unsupported, "the recorder is not built (Valgrind's headers were missing)");
+    }
+    if (request.launch && procfs::file_isa(program_file(*request.launch)) == arch::x86::Isa::I386) {
+      return base::make_error(base::Errc::unsupported, "the recorder runs 64-bit programs only, and this one is i386");
     }
     // Unattended (triage), following forks is following the whole tree: the recorder does it.
     const bool tree = request.unattended && request.follow_forks;

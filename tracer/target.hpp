@@ -187,8 +187,8 @@ class Target {
   virtual Result<void> write_registers(Tid tid, const Bytes& regs) = 0;
   virtual Result<Bytes> read_register(Tid tid, int regno) = 0;
   virtual Result<void> write_register(Tid tid, int regno, const Bytes& value) = 0;
-  // The instruction set `tid` runs, which decides its register numbers. Both targets serve
-  // 64-bit programs only today.
+  // The instruction set `tid` runs, which decides its register numbers. Default: amd64 (the
+  // Valgrind target serves 64-bit programs only).
   virtual arch::x86::Isa isa(Tid tid) {
     (void)tid;
     return arch::x86::Isa::Amd64;

@@ -111,8 +111,11 @@ std::uint64_t effective_address(const MemoryOperand& m, std::uint64_t next_pc, c
 
 }  // namespace
 
-std::optional<BranchInstruction> decode_branch(std::span<const std::uint8_t> code) {
-  const ZydisDecoder* decoder = long_mode_decoder();
+std::optional<BranchInstruction> decode_branch(std::span<const std::uint8_t> code, Isa isa) {
+  if (isa != Isa::Amd64) {
+    return std::nullopt;
+  }
+  const ZydisDecoder* decoder = decoder_for(Isa::Amd64);
   ZydisDecodedInstruction insn;
   ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
   if (decoder == nullptr || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder, code.data(), insn_window(code), &insn, ops))) {

@@ -62,8 +62,9 @@ struct BranchInstruction {
 // The branch at the start of code, when it is one this emulator performs exactly: near jcc,
 // jmp, call, ret (and ret imm16), loop/loope/loopne, jrcxz/jecxz. Nothing for anything else
 // (far transfers, iret, sysret, 16-bit operand size, 32-bit loop counters, invalid bytes):
-// those are single-stepped by the CPU.
-std::optional<BranchInstruction> decode_branch(std::span<const std::uint8_t> code);
+// those are single-stepped by the CPU. Nothing for 32-bit code: emulation performs 64-bit
+// branches only (8-byte return addresses and targets), so i386 branches are single-stepped.
+std::optional<BranchInstruction> decode_branch(std::span<const std::uint8_t> code, Isa isa = Isa::Amd64);
 
 // The 64-bit words the emulation reads (indirect targets, return addresses) and writes (the
 // return address a call pushes).

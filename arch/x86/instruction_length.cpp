@@ -47,8 +47,8 @@ InsnKind kind_of(const ZydisDecodedInstruction& insn) {
 
 }  // namespace
 
-std::optional<InstructionInfo> decode_instruction(std::span<const std::uint8_t> code) {
-  const ZydisDecoder* decoder = long_mode_decoder();
+std::optional<InstructionInfo> decode_instruction(std::span<const std::uint8_t> code, Isa isa) {
+  const ZydisDecoder* decoder = decoder_for(isa);
   ZydisDecodedInstruction insn;
   if (decoder == nullptr ||
       !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder, nullptr, code.data(), insn_window(code), &insn))) {

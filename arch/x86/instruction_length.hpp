@@ -1,10 +1,12 @@
-// x86-64 instruction lengths and the little a single-stepping tracer must know about each
+// x86-64 and i386 instruction lengths and the little a single-stepping tracer must know about each
 // instruction to tell a taken branch from sequential execution (btrace.md §10). Pure: bytes in.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <span>
+
+#include "arch/x86/isa.hpp"
 
 namespace arch::x86 {
 
@@ -22,9 +24,9 @@ struct InstructionInfo {
   bool operator==(const InstructionInfo&) const = default;
 };
 
-// Decodes the 64-bit instruction at the start of code (up to 15 bytes are looked at; fewer
-// when code is shorter). Nothing when the bytes are not a valid instruction.
-std::optional<InstructionInfo> decode_instruction(std::span<const std::uint8_t> code);
+// Decodes the instruction at the start of code, as 64-bit or 32-bit code (up to 15 bytes are
+// looked at; fewer when code is shorter). Nothing when the bytes are not a valid instruction.
+std::optional<InstructionInfo> decode_instruction(std::span<const std::uint8_t> code, Isa isa = Isa::Amd64);
 
 // After single-stepping the instruction `insn` at `from`, the thread is at `to`: was that a
 // taken control transfer? Sequential successors, rep iterations and a pc left unchanged by an

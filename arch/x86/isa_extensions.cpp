@@ -5,7 +5,7 @@
 namespace arch::x86 {
 
 bool uses_avx512(std::span<const std::uint8_t> code) {
-  const ZydisDecoder* decoder = long_mode_decoder();
+  const ZydisDecoder* decoder = decoder_for(Isa::Amd64);
   if (decoder == nullptr) {
     return false;
   }

@@ -11,14 +11,14 @@
 namespace arch::x86 {
 
 std::optional<OutOfLineSlot> out_of_line_slot(std::span<const std::uint8_t> code, std::uint64_t from,
-                                              std::uint64_t at) {
-  const ZydisDecoder* decoder = long_mode_decoder();
+                                              std::uint64_t at, Isa isa) {
+  const ZydisDecoder* decoder = decoder_for(isa);
   ZydisDecodedInstruction insn;
   if (decoder == nullptr ||
       !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder, nullptr, code.data(), insn_window(code), &insn))) {
     return std::nullopt;
   }
-  auto info = decode_instruction(code);
+  auto info = decode_instruction(code, isa);
   if (!info || info->kind != InsnKind::Plain) {
     return std::nullopt;
   }
@@ -43,6 +43,15 @@ std::optional<OutOfLineSlot> out_of_line_slot(std::span<const std::uint8_t> code
     std::memcpy(slot.bytes.data() + insn.raw.disp.offset, &disp, sizeof disp);  // (little-endian, as x86)
   }
   const std::uint64_t back = from + insn.length;
+  if (isa == Isa::I386) {
+    // jmp rel32 from the end of the slot; 32-bit addresses wrap, so every one is in reach.
+    const auto rel = static_cast<std::uint32_t>(back - (at + insn.length + 5));
+    slot.bytes.push_back(0xe9);
+    for (int i = 0; i < 4; ++i) {
+      slot.bytes.push_back(static_cast<std::uint8_t>(rel >> (8 * i)));
+    }
+    return slot;
+  }
   slot.bytes.insert(slot.bytes.end(), {0xff, 0x25, 0, 0, 0, 0});  // jmp [rip+0]: the address that follows
   for (int i = 0; i < 8; ++i) {
     slot.bytes.push_back(static_cast<std::uint8_t>(back >> (8 * i)));

@@ -9,21 +9,26 @@
 #include <span>
 #include <vector>
 
+#include "arch/x86/isa.hpp"
+
 namespace arch::x86 {
 
 // The longest slot: an instruction (15 bytes) and the absolute jump back (14).
 inline constexpr std::size_t kMaxSlotLength = 29;
 
 struct OutOfLineSlot {
-  std::vector<std::uint8_t> bytes;  // the copy, then `jmp [rip+0]` to the instruction after the original
+  // The copy, then the jump to the instruction after the original: `jmp [rip+0]` and the
+  // address (64-bit code), `jmp rel32` (32-bit code, where every address is in reach).
+  std::vector<std::uint8_t> bytes;
   std::uint8_t length = 0;          // of the instruction copied
 };
 
 // The slot at `at` for the instruction at the start of code, which lives at `from`; an operand
 // relative to rip is rebased so that it reaches what it reached. Nothing if a copy would not do
 // the same: a branch, call, return, syscall, trap or ud2 (those are stepped in place), or a rip-
-// relative operand whose target is more than 2 GiB from `at`.
+// relative operand whose target is more than 2 GiB from `at`. 32-bit code has no rip-relative
+// operands: a copy is the same instruction.
 std::optional<OutOfLineSlot> out_of_line_slot(std::span<const std::uint8_t> code, std::uint64_t from,
-                                              std::uint64_t at);
+                                              std::uint64_t at, Isa isa = Isa::Amd64);
 
 }  // namespace arch::x86

@@ -70,6 +70,7 @@ void decode(const RegisterInfo& r, std::span<const uint8_t> area, uint8_t* out) 
   std::memset(out, 0, r.size);
   switch (r.conv) {
     case Conv::Plain:
+    case Conv::SignExtend:
       std::memcpy(out, &area[r.location], std::min(r.size, r.src_bytes));
       break;
     case Conv::Ftag: {
@@ -132,6 +133,7 @@ void make_live(const RegisterLayout& layout, int c, RawRegisters& raw) {
 void encode(const RegisterInfo& r, const uint8_t* value, uint8_t* dst) {
   switch (r.conv) {
     case Conv::Plain:
+    case Conv::SignExtend:
       std::memcpy(dst, value, std::min(r.size, r.src_bytes));
       break;
     case Conv::Ftag:
@@ -150,7 +152,14 @@ base::Result<void> write_one(const RegisterLayout& layout, const RegisterInfo& r
                              const uint8_t* value, RawRegisters& raw, bool& xstate_changed) {
   const Where w = where(layout, r, raw);
   if (w == Where::Gpr) {
-    std::memcpy(&raw.gpr[r.location], value, r.size);  // eflags, segments: low 4 bytes
+    // A register narrower than its word (eflags, segments, i386's) fills it zero-extended,
+    // or sign-extended where the kernel compares the word with -1.
+    uint64_t word = 0;
+    std::memcpy(&word, value, r.size);
+    if (r.conv == Conv::SignExtend && r.size == 4) {
+      word = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(word)));
+    }
+    raw.gpr[r.location] = word;
     return base::success();
   }
   // The stored bytes as they are now (real, or the component's initial value).

@@ -1,5 +1,6 @@
-// Builds the amd64-linux register table for an XSAVE geometry. The order and types follow
-// GDB's 64bit-*.xml features as gdbserver 13 sends them (rsp-packets.md §7).
+// Builds the amd64-linux or i386-linux register table for an XSAVE geometry. The order and types
+// follow GDB's 64bit-*.xml and 32bit-*.xml features as gdbserver 13 sends them (rsp-packets.md
+// §7): i386 has eight vector registers, no segments feature and orig_eax for orig_rax.
 #include "arch/x86/register_layout.hpp"
 
 namespace arch::x86 {
@@ -30,6 +31,7 @@ struct GprEntry {
   std::string_view type;
   int word;
   uint32_t size;
+  Conv conv = Conv::Plain;
 };
 constexpr GprEntry kCoreGprs[] = {
     {"rax", "int64", kRax, 8},        {"rbx", "int64", kRbx, 8},
@@ -41,6 +43,18 @@ constexpr GprEntry kCoreGprs[] = {
     {"r12", "int64", kR12, 8},        {"r13", "int64", kR13, 8},
     {"r14", "int64", kR14, 8},        {"r15", "int64", kR15, 8},
     {"rip", "code_ptr", kRip, 8},     {"eflags", "i386_eflags", kEflags, 4},
+    {"cs", "int32", kCs, 4},          {"ss", "int32", kSs, 4},
+    {"ds", "int32", kDs, 4},          {"es", "int32", kEs, 4},
+    {"fs", "int32", kFs, 4},          {"gs", "int32", kGs, 4},
+};
+// GDB's i386 numbering over the same user_regs_struct words (their low halves).
+constexpr GprEntry kI386CoreGprs[] = {
+    {"eax", "int32", kRax, 4, Conv::SignExtend},
+    {"ecx", "int32", kRcx, 4},        {"edx", "int32", kRdx, 4},
+    {"ebx", "int32", kRbx, 4},        {"esp", "data_ptr", kRsp, 4},
+    {"ebp", "data_ptr", kRbp, 4},     {"esi", "int32", kRsi, 4},
+    {"edi", "int32", kRdi, 4},        {"eip", "code_ptr", kRip, 4},
+    {"eflags", "i386_eflags", kEflags, 4},
     {"cs", "int32", kCs, 4},          {"ss", "int32", kSs, 4},
     {"ds", "int32", kDs, 4},          {"es", "int32", kEs, 4},
     {"fs", "int32", kFs, 4},          {"gs", "int32", kGs, 4},
@@ -63,9 +77,10 @@ class Builder {
  public:
   explicit Builder(std::vector<RegisterInfo>& out) : out_(out) {}
 
-  void gpr(Feature f, std::string_view name, std::string_view type, int word, uint32_t size) {
+  void gpr(Feature f, std::string_view name, std::string_view type, int word, uint32_t size,
+           Conv conv = Conv::Plain) {
     add(RegisterInfo{name, 0, size, 0, f, type, "", Storage::Gpr, static_cast<uint32_t>(word),
-                     size, -1, Conv::Plain});
+                     size, -1, conv});
   }
   void fx(Feature f, std::string_view name, std::string_view type, std::string_view group,
           uint32_t size, uint32_t offset, uint32_t bytes, int component, Conv conv) {
@@ -130,16 +145,18 @@ FeatureSet features_from_xcr0(uint64_t xcr0) {
   return f;
 }
 
-RegisterLayout::RegisterLayout(const XsaveGeometry& geometry) : geometry_(geometry) {
+RegisterLayout::RegisterLayout(const XsaveGeometry& geometry, Isa isa) : geometry_(geometry), isa_(isa) {
   const FeatureSet want = features_from_xcr0(geometry.xcr0);
   features_.avx = want.avx && geometry.has_component(kAvx);
   features_.avx512 = want.avx512 && geometry.has_component(kOpmask) &&
                      geometry.has_component(kZmmHi256) && geometry.has_component(kHi16Zmm);
   features_.pkeys = want.pkeys && geometry.has_component(kPkru);
+  const bool amd64 = isa == Isa::Amd64;
+  const uint32_t vectors = amd64 ? 16 : 8;  // xmm, ymmh, zmmh below 16
 
   Builder b(regs_);
-  for (const GprEntry& e : kCoreGprs) {
-    b.gpr(Feature::Core, e.name, e.type, e.word, e.size);
+  for (const GprEntry& e : amd64 ? std::span<const GprEntry>(kCoreGprs) : std::span<const GprEntry>(kI386CoreGprs)) {
+    b.gpr(Feature::Core, e.name, e.type, e.word, e.size, e.conv);
   }
   for (uint32_t i = 0; i < 8; ++i) {
     b.fx(Feature::Core, kStNames[i], "i387_ext", "", 10, kFxSt0 + 16 * i, 10, kX87, Conv::Plain);
@@ -147,21 +164,25 @@ RegisterLayout::RegisterLayout(const XsaveGeometry& geometry) : geometry_(geomet
   for (const FpuEntry& e : kFpuControl) {
     b.fx(Feature::Core, e.name, "int", "float", 4, e.offset, e.bytes, kX87, e.conv);
   }
-  for (uint32_t i = 0; i < 16; ++i) {
+  for (uint32_t i = 0; i < vectors; ++i) {
     b.fx(Feature::Sse, kXmmNames[i], "vec128", "", 16, kFxXmm0 + 16 * i, 16, kSse, Conv::Plain);
   }
   b.fx(Feature::Sse, "mxcsr", "i386_mxcsr", "vector", 4, kFxMxcsr, 4, kSse, Conv::Plain);
-  b.gpr(Feature::Linux, "orig_rax", "int", kOrigRax, 8);
-  b.gpr(Feature::Segments, "fs_base", "int", kFsBase, 8);
-  b.gpr(Feature::Segments, "gs_base", "int", kGsBase, 8);
+  if (amd64) {
+    b.gpr(Feature::Linux, "orig_rax", "int", kOrigRax, 8);
+    b.gpr(Feature::Segments, "fs_base", "int", kFsBase, 8);
+    b.gpr(Feature::Segments, "gs_base", "int", kGsBase, 8);
+  } else {
+    b.gpr(Feature::Linux, "orig_eax", "int", kOrigRax, 4, Conv::SignExtend);
+  }
 
   const auto& off = geometry.offset;
   if (features_.avx) {
-    for (uint32_t i = 0; i < 16; ++i) {
+    for (uint32_t i = 0; i < vectors; ++i) {
       b.xs(Feature::Avx, kYmmhNames[i], "uint128", 16, off[kAvx] + 16 * i, kAvx);
     }
   }
-  if (features_.avx512) {
+  if (features_.avx512 && amd64) {
     for (uint32_t i = 0; i < 16; ++i) {
       b.xs(Feature::Avx512, kXmmNames[16 + i], "vec128", 16, off[kHi16Zmm] + 64 * i, kHi16Zmm);
     }
@@ -169,12 +190,16 @@ RegisterLayout::RegisterLayout(const XsaveGeometry& geometry) : geometry_(geomet
       b.xs(Feature::Avx512, kYmmhNames[16 + i], "uint128", 16, off[kHi16Zmm] + 64 * i + 16,
            kHi16Zmm);
     }
+  }
+  if (features_.avx512) {
     for (uint32_t i = 0; i < 8; ++i) {
       b.xs(Feature::Avx512, kKNames[i], "uint64", 8, off[kOpmask] + 8 * i, kOpmask);
     }
-    for (uint32_t i = 0; i < 16; ++i) {
+    for (uint32_t i = 0; i < vectors; ++i) {
       b.xs(Feature::Avx512, kZmmhNames[i], "v2ui128", 32, off[kZmmHi256] + 32 * i, kZmmHi256);
     }
+  }
+  if (features_.avx512 && amd64) {
     for (uint32_t i = 0; i < 16; ++i) {
       b.xs(Feature::Avx512, kZmmhNames[16 + i], "v2ui128", 32, off[kHi16Zmm] + 64 * i + 32,
            kHi16Zmm);

@@ -1,6 +1,8 @@
-// The amd64-linux register table: what GDB's target description lists (name, regnum, size,
-// offset in the `g` packet) and where Linux keeps each register (user_regs_struct word or
-// XSAVE byte offset). Pure: the XSAVE geometry (CPUID leaf 0xD) is passed in.
+// The amd64-linux and i386-linux register tables: what GDB's target description lists (name,
+// regnum, size, offset in the `g` packet) and where Linux keeps each register (user_regs_struct
+// word or XSAVE byte offset). A 32-bit program traced from 64 bits has the same
+// user_regs_struct and XSAVE area: its registers are the low halves and the first eight vector
+// registers. Pure: the XSAVE geometry (CPUID leaf 0xD) is passed in.
 #pragma once
 
 #include <array>
@@ -8,6 +10,8 @@
 #include <span>
 #include <string_view>
 #include <vector>
+
+#include "arch/x86/isa.hpp"
 
 namespace arch::x86 {
 
@@ -58,7 +62,7 @@ struct XsaveGeometry {
 // Handy for tests and for generating documents; the tracer uses CPUID's real answer.
 XsaveGeometry reference_geometry();
 
-// Target-description features, in document order.
+// Target-description features, in document order (i386-linux has no segments feature).
 enum class Feature : uint8_t { Core, Sse, Linux, Segments, Avx, Avx512, Pkeys };
 
 struct FeatureSet {
@@ -74,6 +78,8 @@ enum class Conv : uint8_t {
   Plain,  // copy `src_bytes` bytes, zero-extended to the `g` size
   Ftag,   // full 16-bit tag word <-> FXSAVE's abridged byte
   Fop,    // low 11 bits of the 16-bit opcode field
+  SignExtend,  // a 32-bit general register written sign-extended to its 64-bit word (i386
+               // eax and orig_eax: -1 there stops the kernel restarting a system call)
 };
 
 struct RegisterInfo {
@@ -103,7 +109,7 @@ inline constexpr int kRegnumOrigRax = 57;
 
 class RegisterLayout {
  public:
-  explicit RegisterLayout(const XsaveGeometry& geometry);
+  explicit RegisterLayout(const XsaveGeometry& geometry, Isa isa = Isa::Amd64);
 
   std::span<const RegisterInfo> registers() const { return regs_; }
   // nullptr when regnum is not in this layout.
@@ -111,9 +117,11 @@ class RegisterLayout {
   uint32_t g_size() const { return g_size_; }
   const XsaveGeometry& geometry() const { return geometry_; }
   FeatureSet features() const { return features_; }
+  Isa isa() const { return isa_; }
 
  private:
   XsaveGeometry geometry_;
+  Isa isa_;
   FeatureSet features_;
   std::vector<RegisterInfo> regs_;
   uint32_t g_size_ = 0;

@@ -9,9 +9,9 @@
 #include <span>
 #include <vector>
 
-namespace arch::x86 {
+#include "arch/x86/isa.hpp"
 
-enum class Isa : std::uint8_t { Amd64, I386 };
+namespace arch::x86 {
 
 struct RegisterRoles {
   int pc = 0;

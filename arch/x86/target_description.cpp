@@ -73,7 +73,7 @@ void append_vec128(std::string& out) {
   out += "    </union>\n";
 }
 
-void append_types(std::string& out, Feature f) {
+void append_types(std::string& out, Feature f, Isa isa) {
   switch (f) {
     case Feature::Core:
       append_flags(out, "i386_eflags", kEflagsFields);
@@ -83,7 +83,9 @@ void append_types(std::string& out, Feature f) {
       append_flags(out, "i386_mxcsr", kMxcsrFields);
       break;
     case Feature::Avx512:
-      append_vec128(out);
+      if (isa == Isa::Amd64) {
+        append_vec128(out);  // for xmm16..xmm31
+      }
       append_vector(out, "v2ui128", "uint128", 2);
       break;
     case Feature::Linux:
@@ -135,7 +137,9 @@ std::string target_xml(const RegisterLayout& layout) {
       "<?xml version=\"1.0\"?>\n"
       "<!DOCTYPE target SYSTEM \"gdb-target.dtd\">\n"
       "<target>\n"
-      "  <architecture>i386:x86-64</architecture>\n"
+      "  <architecture>";
+  out += layout.isa() == Isa::Amd64 ? "i386:x86-64" : "i386";
+  out += "</architecture>\n"
       "  <osabi>GNU/Linux</osabi>\n";
   const auto regs = layout.registers();
   // The table is grouped by feature in document order: one <feature> per run.
@@ -144,7 +148,7 @@ std::string target_xml(const RegisterLayout& layout) {
     out += "  <feature name=\"";
     out += feature_name(f);
     out += "\">\n";
-    append_types(out, f);
+    append_types(out, f, layout.isa());
     for (; i < regs.size() && regs[i].feature == f; ++i) {
       append_reg(out, regs[i]);
     }
@@ -154,12 +158,12 @@ std::string target_xml(const RegisterLayout& layout) {
   return out;
 }
 
-std::string target_xml(uint64_t xcr0) {
+std::string target_xml(uint64_t xcr0, Isa isa) {
   // Offsets do not matter for the document; the reference geometry places every component.
   XsaveGeometry geo = reference_geometry();
   geo.xcr0 = xcr0 & 0x3ffULL;  // x87 .. pkru; AMX and later are not described
-  geo.xcr0 |= 0x3;             // x87 and SSE are always there on amd64
-  return target_xml(RegisterLayout(geo));
+  geo.xcr0 |= 0x3;             // x87 and SSE: always there on CPUs that run amd64
+  return target_xml(RegisterLayout(geo, isa));
 }
 
 }  // namespace arch::x86

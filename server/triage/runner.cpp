@@ -37,10 +37,13 @@ struct SignalInfo {
 };
 SignalInfo signal_info(tracer::Target& target, tracer::Tid tid) {
   SignalInfo out;
+  // In the program's own layout: si_code at 8, then the union at the next word (si_addr first).
+  const std::size_t word = arch::x86::register_roles(target.isa(tid)).word_bytes;
+  const std::size_t addr_at = (12 + word - 1) / word * word;
   auto info = target.siginfo(tid);
-  if (info && info->size() >= 24) {
+  if (info && info->size() >= addr_at + word) {
     std::memcpy(&out.code, info->data() + 8, sizeof out.code);
-    std::memcpy(&out.address, info->data() + 16, sizeof out.address);
+    std::memcpy(&out.address, info->data() + addr_at, word);
   }
   return out;
 }

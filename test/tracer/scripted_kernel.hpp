@@ -169,6 +169,9 @@ class ScriptedKernel final : public Kernel {
     thread(tid).siginfo = si;
     return base::success();
   }
+  base::Result<Addr> thread_area_base(Tid, int) override {
+    return base::make_error(base::Errc::unsupported, "no 32-bit threads in scripts");
+  }
   base::Result<std::uint64_t> get_debugreg(Tid tid, int i) override {
     if (auto r = stopped(tid); !r) {
       return std::move(r).error();

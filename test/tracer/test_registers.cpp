@@ -18,6 +18,11 @@
 #include "test/support/skip.hpp"
 #include "tracer/linux/registers.hpp"
 
+namespace {
+// These tests trace this 64-bit test program's own children.
+const arch::x86::RegisterLayout& kAmd64 = tracer::host_register_layout(arch::x86::Isa::Amd64);
+}  // namespace
+
 // Probes: trap, store registers to *rdi, trap again, return.
 extern "C" void hs_probe_avx(uint64_t* out);
 extern "C" char hs_probe_avx_resume[];
@@ -95,7 +100,7 @@ bool cpu_has_avx512() {
   }
   __cpuid_count(7, 0, a, b, c, d);
   const unsigned f_bw = (1u << 16) | (1u << 30);  // AVX512F, AVX512BW (kmovq)
-  return (b & f_bw) == f_bw && tracer::host_register_layout().features().avx512;
+  return (b & f_bw) == f_bw && tracer::host_register_layout(arch::x86::Isa::Amd64).features().avx512;
 }
 
 std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
@@ -115,23 +120,23 @@ std::vector<uint8_t> le64(uint64_t v) {
 // What the kernel holds for tid, not what a cache remembers.
 std::vector<uint8_t> kernel_g(int tid) {
   tracer::RegisterCache fresh;
-  return tracer::read_g_registers(tid, fresh).value();
+  return tracer::read_g_registers(kAmd64, tid, fresh).value();
 }
 std::vector<uint8_t> kernel_register(int tid, int regno) {
   tracer::RegisterCache fresh;
-  return tracer::read_one_register(tid, fresh, regno).value();
+  return tracer::read_one_register(kAmd64, tid, fresh, regno).value();
 }
 
 }  // namespace
 
 TEST_CASE("CPUID geometry and target.xml of this CPU", "[tracer][registers]") {
-  const auto& layout = tracer::host_register_layout();
+  const auto& layout = tracer::host_register_layout(arch::x86::Isa::Amd64);
   const auto& geo = layout.geometry();
   INFO("xcr0 " << std::hex << geo.xcr0 << " size " << std::dec << geo.size);
   CHECK(geo.size >= 512);
-  const auto xml = tracer::target_description_xml(0);
-  REQUIRE(xml.ok());
-  CHECK(*xml == arch::x86::target_xml(geo.xcr0));
+  CHECK(tracer::target_description_xml(arch::x86::Isa::Amd64) == arch::x86::target_xml(geo.xcr0));
+  CHECK(tracer::target_description_xml(arch::x86::Isa::I386) ==
+        arch::x86::target_xml(geo.xcr0, arch::x86::Isa::I386));
   if (geo.xcr0 == 0x602e7) {  // the machine rsp-packets.md §7 describes
     CHECK(geo.size == 11008);
     CHECK(layout.g_size() == 2420);
@@ -139,7 +144,7 @@ TEST_CASE("CPUID geometry and target.xml of this CPU", "[tracer][registers]") {
 }
 
 TEST_CASE("read, write and re-read a stopped child's registers", "[tracer][registers]") {
-  if (!tracer::host_register_layout().features().avx) {
+  if (!tracer::host_register_layout(arch::x86::Isa::Amd64).features().avx) {
     HS_SKIP("CPU or kernel without AVX");
   }
   Child child(hs_probe_avx);
@@ -150,7 +155,7 @@ TEST_CASE("read, write and re-read a stopped child's registers", "[tracer][regis
 
   auto raw = tracer::read_raw_registers(tid);
   REQUIRE(raw.ok());
-  const auto& geo = tracer::host_register_layout().geometry();
+  const auto& geo = tracer::host_register_layout(arch::x86::Isa::Amd64).geometry();
   CHECK(raw->xsave.size() == geo.size);
   CHECK(arch::x86::xcr0_from_xsave(raw->xsave) == geo.xcr0);
 
@@ -161,18 +166,18 @@ TEST_CASE("read, write and re-read a stopped child's registers", "[tracer][regis
   REQUIRE(pc.ok());
   CHECK(*pc == reinterpret_cast<uint64_t>(hs_probe_avx_resume));
 
-  auto g = tracer::read_g_registers(tid, regs);
+  auto g = tracer::read_g_registers(kAmd64, tid, regs);
   REQUIRE(g.ok());
-  CHECK(g->size() == tracer::host_register_layout().g_size());
-  REQUIRE(tracer::write_g_registers(tid, regs, *g).ok());  // unchanged round trip
+  CHECK(g->size() == tracer::host_register_layout(arch::x86::Isa::Amd64).g_size());
+  REQUIRE(tracer::write_g_registers(kAmd64, tid, regs, *g).ok());  // unchanged round trip
   CHECK(kernel_g(tid) == *g);
 
   const auto rax = le64(0x1122334455667788);
   const auto xmm0 = pattern(16, 0x10);
   const auto ymm0h = pattern(16, 0xa0);
-  REQUIRE(tracer::write_one_register(tid, regs, 0, rax).ok());
-  REQUIRE(tracer::write_one_register(tid, regs, 40, xmm0).ok());
-  REQUIRE(tracer::write_one_register(tid, regs, 60, ymm0h).ok());
+  REQUIRE(tracer::write_one_register(kAmd64, tid, regs, 0, rax).ok());
+  REQUIRE(tracer::write_one_register(kAmd64, tid, regs, 40, xmm0).ok());
+  REQUIRE(tracer::write_one_register(kAmd64, tid, regs, 60, ymm0h).ok());
   CHECK(kernel_register(tid, 0) == rax);
   CHECK(kernel_register(tid, 40) == xmm0);
   CHECK(kernel_register(tid, 60) == ymm0h);
@@ -191,11 +196,11 @@ TEST_CASE("read, write and re-read a stopped child's registers", "[tracer][regis
   CHECK(std::vector<uint8_t>(ymm0.begin() + 16, ymm0.end()) == ymm0h);
 
   // A G write of rax plus write_pc: run the stores once more.
-  auto g2 = tracer::read_g_registers(tid, regs);
+  auto g2 = tracer::read_g_registers(kAmd64, tid, regs);
   REQUIRE(g2.ok());
   const uint64_t rax2 = 0xfeedfacecafebeef;
   std::memcpy(g2->data(), &rax2, 8);
-  REQUIRE(tracer::write_g_registers(tid, regs, *g2).ok());
+  REQUIRE(tracer::write_g_registers(kAmd64, tid, regs, *g2).ok());
   REQUIRE(tracer::write_pc(tid, reinterpret_cast<uint64_t>(hs_probe_avx_resume)).ok());
   REQUIRE(child.cont());
   REQUIRE(child.wait_stop() == SIGTRAP);
@@ -222,10 +227,10 @@ TEST_CASE("AVX-512 registers reach the child", "[tracer][registers]") {
   const auto xmm16 = pattern(16, 0x60);  // regnum 76
   const auto ymm16h = pattern(16, 0x70); // regnum 92
   const auto k1 = le64(0x0f0f0f0f0f0f0f0f);  // regnum 109
-  REQUIRE(tracer::write_one_register(tid, regs, 116, zmm0h).ok());
-  REQUIRE(tracer::write_one_register(tid, regs, 76, xmm16).ok());
-  REQUIRE(tracer::write_one_register(tid, regs, 92, ymm16h).ok());
-  REQUIRE(tracer::write_one_register(tid, regs, 109, k1).ok());
+  REQUIRE(tracer::write_one_register(kAmd64, tid, regs, 116, zmm0h).ok());
+  REQUIRE(tracer::write_one_register(kAmd64, tid, regs, 76, xmm16).ok());
+  REQUIRE(tracer::write_one_register(kAmd64, tid, regs, 92, ymm16h).ok());
+  REQUIRE(tracer::write_one_register(kAmd64, tid, regs, 109, k1).ok());
   CHECK(kernel_register(tid, 116) == zmm0h);
 
   REQUIRE(child.cont());
@@ -248,15 +253,15 @@ TEST_CASE("register errors", "[tracer][registers]") {
   REQUIRE(child.wait_stop() == SIGSTOP);
   const int tid = child.pid();
   tracer::RegisterCache regs;
-  CHECK(tracer::read_one_register(tid, regs, 100000).error().code == base::Errc::invalid);
-  CHECK(tracer::write_one_register(tid, regs, 0, {1, 2}).error().code == base::Errc::invalid);
-  CHECK(tracer::write_g_registers(tid, regs, std::vector<uint8_t>(100000)).error().code ==
+  CHECK(tracer::read_one_register(kAmd64, tid, regs, 100000).error().code == base::Errc::invalid);
+  CHECK(tracer::write_one_register(kAmd64, tid, regs, 0, {1, 2}).error().code == base::Errc::invalid);
+  CHECK(tracer::write_g_registers(kAmd64, tid, regs, std::vector<uint8_t>(100000)).error().code ==
         base::Errc::invalid);
 
   // A pid we do not trace (our own parent) is "no thread", like one that has gone.
   const int stranger = static_cast<int>(getppid());
   tracer::RegisterCache strangers;
-  CHECK(tracer::read_g_registers(stranger, strangers).error().code == base::Errc::no_thread);
+  CHECK(tracer::read_g_registers(kAmd64, stranger, strangers).error().code == base::Errc::no_thread);
   CHECK(tracer::read_pc(stranger).error().code == base::Errc::no_thread);
   CHECK(tracer::write_pc(stranger, 0).error().code == base::Errc::no_thread);
 }

@@ -148,3 +148,61 @@ TEST_CASE("svr4: the pure parsers", "[svr4]") {
   REQUIRE(list.ok());  // no AT_PHDR: nothing to walk
   CHECK(list->main_lm == 0);
 }
+
+TEST_CASE("svr4: a 32-bit program's auxv, headers, r_debug and link map (4-byte words)", "[svr4][i386]") {
+  // Laid out as gdbserver 13 read them from a gcc -m32 PIE on this machine.
+  constexpr Addr bias = 0x56555000;
+  constexpr Addr r_debug = 0xf7ffd964;
+  FakeMemory mem;
+  Elf32_Phdr ph[3] = {};
+  ph[0].p_type = PT_PHDR;
+  ph[0].p_vaddr = 0x34;
+  ph[1].p_type = PT_LOAD;
+  ph[1].p_vaddr = 0x1000;
+  ph[1].p_memsz = 0x1e4;
+  ph[1].p_flags = PF_R | PF_X;
+  ph[2].p_type = PT_DYNAMIC;
+  ph[2].p_vaddr = 0x3ef0;
+  ph[2].p_memsz = 3 * sizeof(Elf32_Dyn);
+  mem.put(bias + 0x34, ph);
+  Elf32_Dyn dyn[3] = {};
+  dyn[0].d_tag = DT_NEEDED;
+  dyn[1].d_tag = DT_DEBUG;
+  dyn[1].d_un.d_ptr = r_debug;
+  dyn[2].d_tag = DT_NULL;
+  mem.put(bias + 0x3ef0, dyn);
+  std::uint32_t rdebug[6] = {1, 0xf7ffda50, 0, 0, 0, 0};
+  mem.put(r_debug, rdebug);
+  std::uint32_t main_lm[5] = {bias, 0xf7ffd000, bias + 0x3ef0, 0xf7ffd608, 0};
+  std::uint32_t ld_lm[5] = {0xf7fc9000, 0xf7ffd100, 0xf7ffcf14, 0, 0xf7ffda50};
+  mem.put(0xf7ffda50, main_lm);
+  mem.put(0xf7ffd608, ld_lm);
+  mem.put_string(0xf7ffd000, "");
+  mem.put_string(0xf7ffd100, "/lib/ld-linux.so.2");
+
+  Bytes auxv;
+  for (std::uint32_t v : {std::uint32_t{AT_PHDR}, std::uint32_t(bias + 0x34), std::uint32_t{AT_PHENT},
+                          std::uint32_t{sizeof(Elf32_Phdr)}, std::uint32_t{AT_PHNUM}, 3u, std::uint32_t{AT_NULL}, 0u}) {
+    for (int i = 0; i < 4; ++i) {
+      auxv.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+    }
+  }
+  const auto reader = [&](Addr a, std::size_t n) { return mem.read(a, n); };
+  auto program = tracer::svr4::read_main_program(reader, auxv, 4);
+  REQUIRE(program.ok());
+  REQUIRE(program->has_value());
+  CHECK((*program)->bias == bias);
+  CHECK((*program)->headers.code_end == 0x11e4);
+  auto list = tracer::svr4::read_libraries(reader, auxv, 4);
+  REQUIRE(list.ok());
+  CHECK(list->main_lm == 0xf7ffda50);
+  REQUIRE(list->libraries.size() == 1);
+  CHECK(list->libraries[0].name == "/lib/ld-linux.so.2");
+  CHECK(list->libraries[0].lm == 0xf7ffd608);
+  CHECK(list->libraries[0].l_addr == 0xf7fc9000);
+  CHECK(list->libraries[0].l_ld == 0xf7ffcf14);
+  CHECK(list->libraries[0].lmid == r_debug);
+  // Read as 64-bit words, the same memory makes no sense: nothing is listed.
+  auto wrong = tracer::svr4::read_libraries(reader, auxv, 8);
+  CHECK((!wrong.ok() || wrong->libraries.empty()));
+}

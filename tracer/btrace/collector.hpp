@@ -37,6 +37,9 @@ class CollectorHost {
   virtual base::Result<int> stop_si_code(Tid tid) = 0;
   // One of the core's int3s (GDB's breakpoints, step-overs) is at addr.
   virtual bool is_breakpoint_site(Addr addr) const = 0;
+  // The instruction set of the process's code (how it decodes); it may change at an exec,
+  // which code_changed() follows.
+  virtual arch::x86::Isa isa() const { return arch::x86::Isa::Amd64; }
 
   // For collectors that perform instructions themselves (SoftEmulate):
   // the general registers of a stopped thread, and writing them back;

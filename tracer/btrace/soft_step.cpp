@@ -80,7 +80,7 @@ const arch::x86::InstructionInfo* SoftStepCollector::decode_at(Addr pc, Collecto
   if (!bytes) {
     return nullptr;
   }
-  auto info = arch::x86::decode_instruction(*bytes);
+  auto info = arch::x86::decode_instruction(*bytes, host.isa());
   if (!info) {
     return nullptr;
   }

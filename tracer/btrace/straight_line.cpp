@@ -51,7 +51,7 @@ base::Result<Addr> StraightLineMap::stop_from(Addr start, CollectorHost& host) {
       }
       break;  // the run goes off readable memory: stop on its last instruction's successor
     }
-    auto insn = arch::x86::decode_instruction(*bytes);
+    auto insn = arch::x86::decode_instruction(*bytes, host.isa());
     if (!insn || insn->kind == arch::x86::InsnKind::Branch) {
       break;
     }
@@ -80,7 +80,7 @@ std::optional<Addr> StraightLineMap::previous(Addr start, Addr at, CollectorHost
     if (!bytes) {
       return std::nullopt;
     }
-    auto insn = arch::x86::decode_instruction(*bytes);
+    auto insn = arch::x86::decode_instruction(*bytes, host.isa());
     if (!insn) {
       return std::nullopt;
     }
@@ -98,7 +98,7 @@ const std::optional<arch::x86::BranchInstruction>& StraightLineMap::branch_at(Ad
   }
   std::optional<arch::x86::BranchInstruction> branch;
   if (auto bytes = host.read_code(addr, kMaxInsn); bytes && !bytes->empty()) {
-    branch = arch::x86::decode_branch(*bytes);
+    branch = arch::x86::decode_branch(*bytes, host.isa());
   }
   return branches_.emplace(addr, branch).first->second;
 }

@@ -23,7 +23,7 @@ class ThreadMachine final : public agent::Machine {
  public:
   ThreadMachine(Process& p, LinuxThread& t) : p_(p), t_(t) {}
   base::Result<std::uint64_t> reg(int regno) override {
-    auto bytes = read_one_register(t_.tid, t_.regs, regno);
+    auto bytes = read_one_register(host_register_layout(p_.isa), t_.tid, t_.regs, regno);
     if (!bytes) {
       return std::move(bytes).error();
     }

@@ -30,6 +30,7 @@ class ProcessCodeView final : public CollectorHost {
     return si->si_code;
   }
   bool is_breakpoint_site(Addr addr) const override { return p_.code.contains(addr); }
+  arch::x86::Isa isa() const override { return p_.isa; }
 
   base::Result<arch::x86::Gprs> registers(Tid tid) override {
     LinuxThread* t = p_.find(tid);

@@ -10,6 +10,7 @@
 
 #include "base/log.hpp"
 #include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/procfs.hpp"
 #include "tracer/linux/ptrace_calls.hpp"
 
 namespace tracer {
@@ -177,6 +178,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   p.thread_db.reset();  // another program, maybe another glibc
   p.thread_db_host.reset();
   p.vfork_parent = 0;  // its own memory now: the parent gets vforkdone
+  p.isa = procfs::executable_isa(p.pid);  // a 64-bit program may exec a 32-bit one, and back
   open_memory(p);
   LinuxThread& leader = p.threads.at(p.pid);
   leader.range_stop = 0;  // (its int3 went with the old image)

@@ -56,6 +56,8 @@ class Kernel {
   // DR0-DR7 (u_debugreg[i]).
   virtual base::Result<std::uint64_t> get_debugreg(Tid tid, int i) = 0;
   virtual base::Result<void> set_debugreg(Tid tid, int i, std::uint64_t value) = 0;
+  // The base of GDT entry `entry` of a 32-bit thread (PTRACE_GET_THREAD_AREA): its TLS.
+  virtual base::Result<Addr> thread_area_base(Tid tid, int entry) = 0;
   // The general registers (PTRACE_GETREGS) into raw.gpr; the XSAVE area into raw.xsave.
   virtual base::Result<void> read_gprs(Tid tid, arch::x86::RawRegisters& raw) = 0;
   virtual base::Result<void> read_xstate(Tid tid, arch::x86::RawRegisters& raw) = 0;

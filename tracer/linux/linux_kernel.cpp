@@ -55,6 +55,7 @@ class LinuxKernel final : public Kernel {
   base::Result<void> set_debugreg(Tid tid, int i, std::uint64_t value) override {
     return pt::set_debugreg(tid, i, value);
   }
+  base::Result<Addr> thread_area_base(Tid tid, int entry) override { return pt::thread_area_base(tid, entry); }
   base::Result<void> read_gprs(Tid tid, arch::x86::RawRegisters& raw) override {
     return read_gpr_registers(tid, raw);
   }

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/log.hpp"
+#include "arch/x86/i386_siginfo.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/ptrace_calls.hpp"
 #include "tracer/linux/registers.hpp"
@@ -65,6 +66,7 @@ Process& LinuxTarget::add_process(Pid pid, ProcessOrigin origin) {
   p->pid = pid;
   p->origin = origin;
   p->attached = origin == ProcessOrigin::Attached;
+  p->isa = procfs::executable_isa(pid);
   open_memory(*p);
   Process& ref = *p;
   processes_[pid] = std::move(p);
@@ -199,9 +201,9 @@ Result<std::string> LinuxTarget::target_description(const std::string& annex) {
   if (p == nullptr) {
     return no_process_error();
   }
-  // The layout is the CPU's: no thread needs to be stopped (non-stop attach asks while the
-  // threads run).
-  return target_description_xml(p->pid);
+  // The layout is the CPU's for the program's instruction set: no thread needs to be stopped
+  // (non-stop attach asks while the threads run).
+  return target_description_xml(p->isa);
 }
 
 Result<Bytes> LinuxTarget::read_registers(Tid tid) {
@@ -209,7 +211,7 @@ Result<Bytes> LinuxTarget::read_registers(Tid tid) {
   if (!at) {
     return std::move(at).error();
   }
-  return read_g_registers(tid, at->thread->regs);
+  return read_g_registers(host_register_layout(at->process->isa), tid, at->thread->regs);
 }
 
 Result<void> LinuxTarget::write_registers(Tid tid, const Bytes& regs) {
@@ -217,7 +219,7 @@ Result<void> LinuxTarget::write_registers(Tid tid, const Bytes& regs) {
   if (!at) {
     return std::move(at).error();
   }
-  return write_g_registers(tid, at->thread->regs, regs);
+  return write_g_registers(host_register_layout(at->process->isa), tid, at->thread->regs, regs);
 }
 
 Result<Bytes> LinuxTarget::read_register(Tid tid, int regno) {
@@ -225,7 +227,7 @@ Result<Bytes> LinuxTarget::read_register(Tid tid, int regno) {
   if (!at) {
     return std::move(at).error();
   }
-  return read_one_register(tid, at->thread->regs, regno);
+  return read_one_register(host_register_layout(at->process->isa), tid, at->thread->regs, regno);
 }
 
 Result<void> LinuxTarget::write_register(Tid tid, int regno, const Bytes& value) {
@@ -233,7 +235,12 @@ Result<void> LinuxTarget::write_register(Tid tid, int regno, const Bytes& value)
   if (!at) {
     return std::move(at).error();
   }
-  return write_one_register(tid, at->thread->regs, regno, value);
+  return write_one_register(host_register_layout(at->process->isa), tid, at->thread->regs, regno, value);
+}
+
+arch::x86::Isa LinuxTarget::isa(Tid tid) {
+  const Located at = locate(tid);
+  return at.process != nullptr ? at.process->isa : arch::x86::Isa::Amd64;
 }
 
 // --- memory and breakpoints of the current process -------------------------------------------
@@ -323,7 +330,8 @@ Result<LibraryList> LinuxTarget::libraries() {
   if (!aux) {
     return std::move(aux).error();
   }
-  return svr4::read_libraries([this](Addr a, std::size_t n) { return read_memory(a, n); }, *aux);
+  return svr4::read_libraries([this](Addr a, std::size_t n) { return read_memory(a, n); }, *aux,
+                              arch::x86::register_roles(current()->isa).word_bytes);
 }
 
 Result<Bytes> LinuxTarget::siginfo(Tid tid) {
@@ -335,9 +343,13 @@ Result<Bytes> LinuxTarget::siginfo(Tid tid) {
   if (!si) {
     return std::move(si).error();
   }
-  Bytes out(sizeof(siginfo_t));
-  std::memcpy(out.data(), &*si, out.size());
-  return out;
+  arch::x86::SiginfoBytes native{};
+  static_assert(sizeof(siginfo_t) == native.size());
+  std::memcpy(native.data(), &*si, native.size());
+  if (at->process->isa == arch::x86::Isa::I386) {  // as the program's own handler sees it
+    native = arch::x86::i386_siginfo_from_native(native);
+  }
+  return Bytes(native.begin(), native.end());
 }
 
 Result<void> LinuxTarget::write_siginfo(Tid tid, const Bytes& data) {
@@ -352,7 +364,18 @@ Result<void> LinuxTarget::write_siginfo(Tid tid, const Bytes& data) {
   if (!si) {
     return std::move(si).error();
   }
-  std::memcpy(&*si, data.data(), data.size());
+  // GDB writes (a prefix of) what it read: the program's layout.
+  const bool i386 = at->process->isa == arch::x86::Isa::I386;
+  arch::x86::SiginfoBytes image{};
+  std::memcpy(image.data(), &*si, image.size());
+  if (i386) {
+    image = arch::x86::i386_siginfo_from_native(image);
+  }
+  std::copy(data.begin(), data.end(), image.begin());
+  if (i386) {
+    image = arch::x86::native_siginfo_from_i386(image);
+  }
+  std::memcpy(&*si, image.data(), image.size());
   return kernel_.set_siginfo(tid, *si);
 }
 

@@ -91,6 +91,7 @@ class LinuxTarget final : public Target {
   Result<void> write_registers(Tid tid, const Bytes& regs) override;
   Result<Bytes> read_register(Tid tid, int regno) override;
   Result<void> write_register(Tid tid, int regno, const Bytes& value) override;
+  arch::x86::Isa isa(Tid tid) override;
 
   Result<Bytes> read_memory(Addr addr, std::size_t len) override;
   Result<void> write_memory(Addr addr, const Bytes& data) override;

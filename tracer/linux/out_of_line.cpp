@@ -29,7 +29,8 @@ std::pair<Addr, Addr> free_code_tail(Process& p) {
   if (!auxv) {
     return {0, 0};
   }
-  auto program = svr4::read_main_program([&p](Addr addr, std::size_t len) { return p.code.read(addr, len); }, *auxv);
+  auto program = svr4::read_main_program([&p](Addr addr, std::size_t len) { return p.code.read(addr, len); }, *auxv,
+                                          arch::x86::register_roles(p.isa).word_bytes);
   if (!program || !*program || (*program)->headers.code_end == 0) {
     return {0, 0};
   }
@@ -49,7 +50,7 @@ OutOfLine::Slot make_slot(Process& p, Addr addr) {
   if (!code) {
     return {};
   }
-  const auto slot = arch::x86::out_of_line_slot(*code, addr, ool.next);
+  const auto slot = arch::x86::out_of_line_slot(*code, addr, ool.next, p.isa);
   if (!slot || ool.end - ool.next < slot->bytes.size() || !p.code.write_slot(ool.next, slot->bytes)) {
     return {};
   }

@@ -37,6 +37,9 @@ struct Process {
   Kernel& kernel;  // what its threads are asked through (kernel.hpp)
   Pid pid = 0;
   ProcessOrigin origin = ProcessOrigin::Launched;
+  // What its program runs (decides register numbers and how code decodes); set when it
+  // becomes ours and at each exec.
+  arch::x86::Isa isa = arch::x86::Isa::Amd64;
   bool attached = false;        // qAttached: we did not create it (inherited by fork children)
   bool known_to_gdb = true;     // false for a fork child until its fork event is reported
   bool unannounced = false;     // attached in all-stop; GDB was told of none of its stops yet

@@ -1,6 +1,7 @@
 // /proc readers: task lists, thread names, cores, whole files.
 #include "tracer/linux/procfs.hpp"
 
+#include <array>
 #include <charconv>
 #include <utility>
 #include <string_view>
@@ -187,6 +188,21 @@ std::string executable(Pid pid) {
   const ssize_t n = ::readlink(link.c_str(), buf.data(), buf.size());
   buf.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   return buf;
+}
+
+std::optional<arch::x86::Isa> file_isa(const std::string& path) {
+  std::array<std::uint8_t, 20> header{};  // e_ident, e_type, e_machine
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  const ssize_t n = ::pread(fd, header.data(), header.size(), 0);
+  ::close(fd);
+  return n == static_cast<ssize_t>(header.size()) ? arch::x86::isa_of_elf_header(header) : std::nullopt;
+}
+
+arch::x86::Isa executable_isa(Pid pid) {
+  return file_isa("/proc/" + std::to_string(pid) + "/exe").value_or(arch::x86::Isa::Amd64);
 }
 
 std::vector<std::string> command_line(Pid pid) {

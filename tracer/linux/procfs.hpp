@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "arch/x86/isa.hpp"
 #include "base/result.hpp"
 #include "tracer/btrace/scope.hpp"
 #include "tracer/types.hpp"
@@ -28,6 +29,11 @@ std::optional<TaskStat> parse_stat(const std::string& text);
 std::optional<TaskStat> task_stat(Pid pid, Tid tid);
 // /proc/PID/exe: the file the process runs; empty when unreadable.
 std::string executable(Pid pid);
+// The instruction set of the program it runs, from /proc/PID/exe's ELF header (as gdbserver
+// decides); Amd64 when unreadable.
+arch::x86::Isa executable_isa(Pid pid);
+// The instruction set of an executable file; nothing when it is not readable ELF.
+std::optional<arch::x86::Isa> file_isa(const std::string& path);
 // Its argv, from /proc/PID/cmdline (empty when it is gone, or a zombie).
 std::vector<std::string> command_line(Pid pid);
 // The line of /proc/PID/maps that maps addr: its range and file (empty: anonymous).

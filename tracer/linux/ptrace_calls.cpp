@@ -1,6 +1,8 @@
 // Logged ptrace requests.
 #include "tracer/linux/ptrace_calls.hpp"
 
+#include <array>
+
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -113,6 +115,14 @@ base::Result<void> set_siginfo(Tid tid, const siginfo_t& si) {
     return ptrace_error("PTRACE_SETSIGINFO", tid, errno);
   }
   return base::success();
+}
+
+base::Result<Addr> thread_area_base(Tid tid, int entry) {
+  std::array<std::uint32_t, 4> desc{};  // struct user_desc: entry_number, base_addr, limit, flags
+  if (ptrace(PTRACE_GET_THREAD_AREA, tid, reinterpret_cast<void*>(static_cast<intptr_t>(entry)), desc.data()) != 0) {
+    return ptrace_error("PTRACE_GET_THREAD_AREA", tid, errno);
+  }
+  return Addr{desc[1]};
 }
 
 base::Result<void> tgkill(Pid pid, Tid tid, int sig) {

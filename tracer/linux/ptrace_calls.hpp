@@ -24,6 +24,9 @@ base::Result<void> detach(Tid tid, int sig);
 base::Result<unsigned long> event_message(Tid tid);
 base::Result<siginfo_t> get_siginfo(Tid tid);
 base::Result<void> set_siginfo(Tid tid, const siginfo_t& si);
+// PTRACE_GET_THREAD_AREA: the base address of GDT entry `entry` of a 32-bit thread (its TLS
+// segment: gs >> 3).
+base::Result<Addr> thread_area_base(Tid tid, int entry);
 // tgkill(pid, tid, sig).
 base::Result<void> tgkill(Pid pid, Tid tid, int sig);
 // "stopped SIGTRAP event 3", "exited 0", ... for logs.

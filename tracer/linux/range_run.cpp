@@ -56,7 +56,7 @@ std::optional<Addr> LinuxTarget::perform_range_branch(Process& p, LinuxThread& t
   if (!code) {
     return std::nullopt;
   }
-  auto branch = arch::x86::decode_branch(*code);
+  auto branch = arch::x86::decode_branch(*code, p.isa);
   if (!branch || branch->kind == BranchKind::Call || branch->kind == BranchKind::Ret ||
       branch->target == arch::x86::TargetKind::Memory) {
     return std::nullopt;
@@ -94,7 +94,7 @@ bool LinuxTarget::run_to_range_stop(Process& p, LinuxThread& t, int sig) {
   if (!code) {
     return false;
   }
-  const Addr stop = *pc + arch::x86::straight_line_length(*code);
+  const Addr stop = *pc + arch::x86::straight_line_length(*code, p.isa);
   if (stop == *pc || p.code.contains(stop)) {
     return false;  // a branch first (stepped), or an int3 of ours is already there
   }

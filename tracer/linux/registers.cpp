@@ -54,7 +54,7 @@ base::Result<void> read_gpr_registers(int tid, RawRegisters& raw) {
 }
 
 base::Result<void> read_xstate_registers(int tid, RawRegisters& raw) {
-  const ax::XsaveGeometry& geo = host_register_layout().geometry();
+  const ax::XsaveGeometry& geo = host_xsave_geometry();
   if (!geo.has_header()) {
     raw.xsave.assign(ax::kFxsaveSize, 0);
     if (ptrace(PTRACE_GETFPREGS, tid, nullptr, raw.xsave.data()) != 0) {
@@ -97,9 +97,15 @@ ax::XsaveGeometry probe_xsave_geometry() {
   return geo;
 }
 
-const ax::RegisterLayout& host_register_layout() {
-  static const ax::RegisterLayout layout(probe_xsave_geometry());
-  return layout;
+const ax::XsaveGeometry& host_xsave_geometry() {
+  static const ax::XsaveGeometry geometry = probe_xsave_geometry();
+  return geometry;
+}
+
+const ax::RegisterLayout& host_register_layout(ax::Isa isa) {
+  static const ax::RegisterLayout amd64(host_xsave_geometry(), ax::Isa::Amd64);
+  static const ax::RegisterLayout i386(host_xsave_geometry(), ax::Isa::I386);
+  return isa == ax::Isa::I386 ? i386 : amd64;
 }
 
 base::Result<RawRegisters> read_raw_registers(int tid) {
@@ -124,7 +130,7 @@ base::Result<void> write_raw_registers(int tid, const RawRegisters& raw, bool xs
   }
   // The kernel does not modify the buffer, but ptrace's prototype is not const.
   std::vector<uint8_t> xsave = raw.xsave;
-  if (!host_register_layout().geometry().has_header()) {
+  if (!host_xsave_geometry().has_header()) {
     if (xsave.size() != ax::kFxsaveSize) {
       return base::make_error(base::Errc::internal, "FXSAVE area of the wrong size");
     }
@@ -200,29 +206,32 @@ base::Result<void> RegisterCache::store(int tid, const RawRegisters& raw, bool x
   return base::success();
 }
 
-base::Result<std::vector<uint8_t>> read_g_registers(int tid, RegisterCache& cache) {
+base::Result<std::vector<uint8_t>> read_g_registers(const ax::RegisterLayout& layout, int tid,
+                                                    RegisterCache& cache) {
   auto raw = cache.all(tid);
   if (!raw) {
     return std::move(raw).error();
   }
-  return ax::to_g_packet(host_register_layout(), **raw);
+  return ax::to_g_packet(layout, **raw);
 }
 
-base::Result<void> write_g_registers(int tid, RegisterCache& cache, const std::vector<uint8_t>& g) {
+base::Result<void> write_g_registers(const ax::RegisterLayout& layout, int tid, RegisterCache& cache,
+                                     const std::vector<uint8_t>& g) {
   auto raw = cache.all(tid);
   if (!raw) {
     return std::move(raw).error();
   }
   RawRegisters changed = **raw;
   bool xstate_changed = false;
-  if (auto r = ax::from_g_packet(host_register_layout(), g, changed, xstate_changed); !r) {
+  if (auto r = ax::from_g_packet(layout, g, changed, xstate_changed); !r) {
     return r;
   }
   return cache.store(tid, changed, xstate_changed);
 }
 
-base::Result<std::vector<uint8_t>> read_one_register(int tid, RegisterCache& cache, int regno) {
-  const ax::RegisterInfo* info = host_register_layout().find(regno);
+base::Result<std::vector<uint8_t>> read_one_register(const ax::RegisterLayout& layout, int tid,
+                                                     RegisterCache& cache, int regno) {
+  const ax::RegisterInfo* info = layout.find(regno);
   if (info == nullptr) {
     return base::make_error(base::Errc::invalid, "no register " + std::to_string(regno));
   }
@@ -231,12 +240,12 @@ base::Result<std::vector<uint8_t>> read_one_register(int tid, RegisterCache& cac
   if (!raw) {
     return std::move(raw).error();
   }
-  return ax::read_register(host_register_layout(), **raw, regno);
+  return ax::read_register(layout, **raw, regno);
 }
 
-base::Result<void> write_one_register(int tid, RegisterCache& cache, int regno,
-                                      const std::vector<uint8_t>& value) {
-  const ax::RegisterInfo* info = host_register_layout().find(regno);
+base::Result<void> write_one_register(const ax::RegisterLayout& layout, int tid, RegisterCache& cache,
+                                      int regno, const std::vector<uint8_t>& value) {
+  const ax::RegisterInfo* info = layout.find(regno);
   if (info == nullptr || value.size() != info->size) {
     return base::make_error(base::Errc::invalid, "bad register write " + std::to_string(regno));
   }
@@ -246,19 +255,14 @@ base::Result<void> write_one_register(int tid, RegisterCache& cache, int regno,
   }
   RawRegisters changed = **raw;
   bool xstate_changed = false;
-  if (auto r = ax::write_register(host_register_layout(), regno, value, changed, xstate_changed);
+  if (auto r = ax::write_register(layout, regno, value, changed, xstate_changed);
       !r) {
     return r;
   }
   return cache.store(tid, changed, xstate_changed);
 }
 
-base::Result<std::string> target_description_xml(int tid) {
-  // The document follows the CPU-wide layout, so it always matches our `g` packets; no
-  // ptrace here (GDB may ask while threads run in non-stop mode).
-  (void)tid;
-  return ax::target_xml(host_register_layout());
-}
+std::string target_description_xml(ax::Isa isa) { return ax::target_xml(host_register_layout(isa)); }
 
 base::Result<uint64_t> read_pc(int tid) {
   errno = 0;

@@ -20,8 +20,11 @@ using arch::x86::RawRegisters;
 // Without OSXSAVE: the 512-byte FXSAVE geometry.
 arch::x86::XsaveGeometry probe_xsave_geometry();
 
-// The register layout of this CPU, computed once (it depends only on the CPU and kernel).
-const arch::x86::RegisterLayout& host_register_layout();
+// probe_xsave_geometry(), asked once.
+const arch::x86::XsaveGeometry& host_xsave_geometry();
+// The register layout of this CPU for a program of that instruction set, computed once (it
+// depends only on the CPU, the kernel and the instruction set).
+const arch::x86::RegisterLayout& host_register_layout(arch::x86::Isa isa);
 
 // PTRACE_GETREGS + PTRACE_GETREGSET NT_X86_XSTATE (PTRACE_GETFPREGS without XSAVE).
 base::Result<RawRegisters> read_raw_registers(int tid);
@@ -56,19 +59,25 @@ class RegisterCache {
   bool have_xstate_ = false;
 };
 
+// The views below number registers by `layout` (host_register_layout of the thread's
+// instruction set).
 // `g`: all registers in target.xml order.
-base::Result<std::vector<uint8_t>> read_g_registers(int tid, RegisterCache& cache);
+base::Result<std::vector<uint8_t>> read_g_registers(const arch::x86::RegisterLayout& layout, int tid,
+                                                    RegisterCache& cache);
 // `G`: a full or prefix register block.
-base::Result<void> write_g_registers(int tid, RegisterCache& cache, const std::vector<uint8_t>& g);
+base::Result<void> write_g_registers(const arch::x86::RegisterLayout& layout, int tid, RegisterCache& cache,
+                                     const std::vector<uint8_t>& g);
 // `p`: one register by GDB regnum.
-base::Result<std::vector<uint8_t>> read_one_register(int tid, RegisterCache& cache, int regno);
+base::Result<std::vector<uint8_t>> read_one_register(const arch::x86::RegisterLayout& layout, int tid,
+                                                     RegisterCache& cache, int regno);
 // `P`: one register by GDB regnum; value must be the register's size.
-base::Result<void> write_one_register(int tid, RegisterCache& cache, int regno,
-                                      const std::vector<uint8_t>& value);
-// qXfer:features:read:target.xml, consistent with the layout above.
-base::Result<std::string> target_description_xml(int tid);
+base::Result<void> write_one_register(const arch::x86::RegisterLayout& layout, int tid, RegisterCache& cache,
+                                      int regno, const std::vector<uint8_t>& value);
+// qXfer:features:read:target.xml, consistent with host_register_layout(isa). No ptrace: GDB
+// may ask while the threads run (non-stop attach).
+std::string target_description_xml(arch::x86::Isa isa);
 
-// rip via PTRACE_PEEKUSER / PTRACE_POKEUSER (orig_rax is left alone).
+// rip (eip) via PTRACE_PEEKUSER / PTRACE_POKEUSER (orig_rax is left alone).
 base::Result<uint64_t> read_pc(int tid);
 base::Result<void> write_pc(int tid, uint64_t pc);
 

@@ -1,5 +1,7 @@
 #include "tracer/linux/thread_db_host.hpp"
 
+#include <sys/reg.h>
+
 #include <cstring>
 #include <filesystem>
 
@@ -34,6 +36,20 @@ base::Result<ThreadDbHost::Gprs> ProcessThreadDbHost::registers(Tid lwp) {
     return raw.error();
   }
   return (*raw)->gpr;
+}
+
+base::Result<Addr> ProcessThreadDbHost::thread_area(Tid lwp, int index) {
+  if (process_.isa == arch::x86::Isa::I386) {
+    return process_.kernel.thread_area_base(lwp, index);
+  }
+  if (index != FS && index != GS) {
+    return base::make_error(base::Errc::invalid, "no thread area " + std::to_string(index));
+  }
+  auto gprs = registers(lwp);
+  if (!gprs) {
+    return std::move(gprs).error();
+  }
+  return Addr{(*gprs)[index == FS ? arch::x86::kFsBase : arch::x86::kGsBase]};
 }
 
 std::optional<Addr> ProcessThreadDbHost::symbol(std::string_view object, std::string_view name) {

@@ -20,6 +20,7 @@ class ProcessThreadDbHost final : public ThreadDbHost {
   bool read(Addr addr, void* out, std::size_t len) override;
   bool write(Addr addr, const void* data, std::size_t len) override;
   base::Result<Gprs> registers(Tid lwp) override;
+  base::Result<Addr> thread_area(Tid lwp, int index) override;
   std::optional<Addr> symbol(std::string_view object, std::string_view name) override;
 
   // The directory the process's libc was mapped from ("" before it is): libthread_db's $pdir.

@@ -1,7 +1,6 @@
 // The proc_service functions libthread_db calls (proc_service.h). They must be visible to the
 // dynamic linker when libthread_db is loaded: ps_symbols.list exports them from the program.
 #include <proc_service.h>
-#include <sys/reg.h>
 
 #include <algorithm>
 #include <cstring>
@@ -41,16 +40,12 @@ ps_err_e ps_lsetfpregs(ps_prochandle*, lwpid_t, const prfpregset_t*) { return PS
 
 pid_t ps_getpid(ps_prochandle* ph) { return ph->host->pid(); }
 
-// x86-64: the thread pointer is the FS base (idx FS), GS base for GS.
 ps_err_e ps_get_thread_area(ps_prochandle* ph, lwpid_t lwp, int idx, psaddr_t* base) {
-  if (idx != FS && idx != GS) {
-    return PS_BADADDR;
+  auto area = ph->host->thread_area(lwp, idx);
+  if (!area) {
+    return area.error().code == base::Errc::invalid ? PS_BADADDR : PS_ERR;
   }
-  auto gprs = ph->host->registers(lwp);
-  if (!gprs) {
-    return PS_ERR;
-  }
-  *base = reinterpret_cast<psaddr_t>((*gprs)[idx == FS ? FS_BASE : GS_BASE]);
+  *base = reinterpret_cast<psaddr_t>(*area);
   return PS_OK;
 }
 

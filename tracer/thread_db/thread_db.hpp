@@ -29,6 +29,10 @@ class ThreadDbHost {
   virtual bool read(Addr addr, void* out, std::size_t len) = 0;
   virtual bool write(Addr addr, const void* data, std::size_t len) = 0;
   virtual base::Result<Gprs> registers(Tid lwp) = 0;
+  // ps_get_thread_area: the thread pointer libthread_db asks for by `index`. A 64-bit program
+  // names the user_regs_struct word of fs or gs (FS, GS of sys/reg.h); an i386 program a GDT
+  // entry (its gs selector >> 3).
+  virtual base::Result<Addr> thread_area(Tid lwp, int index) = 0;
   // Where a global symbol is at run time; `object` is the library libthread_db expects it in
   // (libc.so.6, ld-linux-x86-64.so.2), a hint only: a static program holds everything.
   virtual std::optional<Addr> symbol(std::string_view object, std::string_view name) = 0;

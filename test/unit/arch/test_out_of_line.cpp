@@ -58,3 +58,28 @@ TEST_CASE("out-of-line: a rip-relative operand still reaches its target from the
   // Out of reach: a slot 4 GiB away.
   CHECK_FALSE(out_of_line_slot(Code{0x48, 0x8b, 0x05, 0xc3, 0x2e, 0x00, 0x00}, 0x1166, 0x100001000));
 }
+
+TEST_CASE("out-of-line, 32-bit code: the same bytes, then jmp rel32 back", "[arch][i386]") {
+  using arch::x86::Isa;
+  constexpr std::uint64_t from = 0x565561fe;
+  constexpr std::uint64_t slot_at = 0x56557f00;
+  // 8b 05 disp32 is an absolute [disp32] in 32-bit code: copied as it is.
+  const Code mov_abs{0x8b, 0x05, 0x10, 0x20, 0x55, 0x56};
+  auto slot = out_of_line_slot(mov_abs, from, slot_at, Isa::I386);
+  REQUIRE(slot);
+  CHECK(slot->length == 6);
+  REQUIRE(slot->bytes.size() == 11);
+  CHECK(Code(slot->bytes.begin(), slot->bytes.begin() + 6) == mov_abs);
+  CHECK(slot->bytes[6] == 0xe9);
+  std::uint32_t rel = 0;
+  for (int i = 0; i < 4; ++i) {
+    rel |= static_cast<std::uint32_t>(slot->bytes[7 + i]) << (8 * i);
+  }
+  CHECK(static_cast<std::uint32_t>(slot_at + 11 + rel) == from + 6);  // lands after the original
+  // 0x40 is inc eax here, a REX prefix in 64-bit code.
+  auto inc = out_of_line_slot(Code{0x40, 0xc3}, from, slot_at, Isa::I386);
+  REQUIRE(inc);
+  CHECK(inc->length == 1);
+  CHECK_FALSE(out_of_line_slot(Code{0xcd, 0x80}, from, slot_at, Isa::I386));  // int 0x80
+  CHECK_FALSE(out_of_line_slot(Code{0xe8, 0, 0, 0, 0}, from, slot_at, Isa::I386));  // call
+}

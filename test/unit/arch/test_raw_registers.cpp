@@ -255,3 +255,33 @@ TEST_CASE("XCR0 and XSTATE_BV from the area", "[arch][regs]") {
   CHECK(xstate_bv(raw.xsave) == 0x2e7);
   CHECK(xcr0_from_xsave(std::vector<uint8_t>(100)) == 0);
 }
+
+TEST_CASE("i386: the low halves of the same words, eax and orig_eax sign-extended", "[arch][regs][i386]") {
+  const RegisterLayout l(reference_geometry(), Isa::I386);
+  RawRegisters raw = sample(0xe7);
+  raw.gpr[kRip] = 0x0804851a;
+  bool changed = false;
+  // eip is regnum 8, 4 bytes; xmm3 regnum 35 is the FXSAVE slot of xmm3 as on amd64.
+  CHECK(read_register(l, raw, 8).value() == bytes({0x1a, 0x85, 0x04, 0x08}));
+  CHECK(read_register(l, raw, 35).value()[0] == 0x43);
+  CHECK(read_register(l, raw, 0).value() == bytes({0x0a, 0x10, 0, 0}));  // eax = rax's word
+
+  // orig_eax (41) = -1 reaches the kernel as a 64-bit -1: no syscall restart.
+  REQUIRE(write_register(l, 41, bytes({0xff, 0xff, 0xff, 0xff}), raw, changed).ok());
+  CHECK(raw.gpr[kOrigRax] == ~0ULL);
+  REQUIRE(write_register(l, 0, bytes({0xfc, 0xff, 0xff, 0xff}), raw, changed).ok());
+  CHECK(raw.gpr[kRax] == static_cast<uint64_t>(-4));
+  // Others zero-extend: a stale upper half is cleared.
+  raw.gpr[kRcx] = 0xdead00000000ULL;
+  REQUIRE(write_register(l, 1, bytes({0xff, 0xff, 0xff, 0xff}), raw, changed).ok());
+  CHECK(raw.gpr[kRcx] == 0xffffffffULL);
+  CHECK_FALSE(changed);
+
+  // k1 (51) and zmm7h (65): the same XSAVE homes as on amd64.
+  REQUIRE(write_register(l, 51, bytes({9, 9, 9, 9, 9, 9, 9, 9}), raw, changed).ok());
+  REQUIRE(write_register(l, 65, std::vector<uint8_t>(32, 0x5a), raw, changed).ok());
+  CHECK(changed);
+  CHECK(raw.xsave[1088 + 8] == 9);
+  CHECK(raw.xsave[1152 + 32 * 7] == 0x5a);
+  CHECK(to_g_packet(l, raw).size() == l.g_size());
+}

@@ -35,3 +35,14 @@ TEST_CASE("straight_line_length: the instructions before the first control trans
   CHECK(straight_line_length(std::vector<std::uint8_t>{0x90, 0x0f, 0xff}) == 1);
   CHECK(straight_line_length(std::vector<std::uint8_t>{}) == 0);
 }
+
+TEST_CASE("straight_line_length, 32-bit code: decoded as the program runs it", "[arch][range][i386]") {
+  using arch::x86::Isa;
+  // inc eax; dec ecx; int 0x80. As 64-bit code the same bytes are REX prefixes of int 0x80.
+  const std::vector<std::uint8_t> code = {0x40, 0x49, 0xcd, 0x80};
+  CHECK(straight_line_length(code, Isa::I386) == 2);
+  CHECK(straight_line_length(code, Isa::Amd64) == 0);
+  // gcc -m32 -O0: mov 0x8(%ebp),%edx; mov 0xc(%ebp),%eax; add %edx,%eax; pop %ebp; ret.
+  const std::vector<std::uint8_t> add = {0x8b, 0x55, 0x08, 0x8b, 0x45, 0x0c, 0x01, 0xd0, 0x5d, 0xc3};
+  CHECK(straight_line_length(add, Isa::I386) == 9);
+}

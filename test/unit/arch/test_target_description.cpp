@@ -59,13 +59,26 @@ TEST_CASE("target.xml matches gdbserver 13 on this machine byte for byte", "[arc
   CHECK(target_xml(RegisterLayout(reference_geometry())) == expected);
 }
 
+TEST_CASE("i386 target.xml matches gdbserver 13's for a -m32 program on this machine", "[arch][tdesc][i386]") {
+  // gdbserver 13.1 on an AMD EPYC with AVX-512 and no protection keys (XCR0 0xe7).
+  const std::string expected = read_file(HS_ARCH_TEST_DATA "/i386_avx512_linux.xml");
+  REQUIRE(expected.size() == 7356);
+  CHECK(target_xml(0xe7, Isa::I386) == expected);
+  const auto regs = parse_regs(expected);
+  REQUIRE(regs.size() == 66);
+  CHECK(regs[41].name == "orig_eax");
+  CHECK(regs[65].name == "zmm7h");
+}
+
 TEST_CASE("target.xml registers agree with the layout", "[arch][tdesc]") {
-  for (uint64_t xcr0 : {0x3ULL, 0x7ULL, 0x207ULL, 0xe7ULL, 0x2e7ULL, 0x602e7ULL}) {
-    INFO("xcr0 " << xcr0);
+  for (auto [xcr0, isa] : {std::pair{0x3ULL, Isa::Amd64}, {0x7ULL, Isa::Amd64}, {0x207ULL, Isa::Amd64},
+                           {0xe7ULL, Isa::Amd64}, {0x2e7ULL, Isa::Amd64}, {0x602e7ULL, Isa::Amd64},
+                           {0x3ULL, Isa::I386}, {0x7ULL, Isa::I386}, {0x2e7ULL, Isa::I386}}) {
+    INFO("xcr0 " << xcr0 << (isa == Isa::I386 ? " i386" : " amd64"));
     XsaveGeometry geo = reference_geometry();
     geo.xcr0 = xcr0;
-    const RegisterLayout layout(geo);
-    const auto regs = parse_regs(target_xml(xcr0));
+    const RegisterLayout layout(geo, isa);
+    const auto regs = parse_regs(target_xml(xcr0, isa));
     REQUIRE(regs.size() == layout.registers().size());
     uint32_t offset = 0;
     for (size_t i = 0; i < regs.size(); ++i) {
@@ -98,6 +111,11 @@ TEST_CASE("target.xml features follow XCR0", "[arch][tdesc]") {
         with({"org.gnu.gdb.i386.avx", "org.gnu.gdb.i386.avx512"}));
   CHECK(parse_features(target_xml(0x602e7)) ==
         with({"org.gnu.gdb.i386.avx", "org.gnu.gdb.i386.avx512", "org.gnu.gdb.i386.pkeys"}));
+
+  CHECK(parse_features(target_xml(0x2e7, Isa::I386)) ==
+        V{"org.gnu.gdb.i386.core", "org.gnu.gdb.i386.sse", "org.gnu.gdb.i386.linux",
+          "org.gnu.gdb.i386.avx", "org.gnu.gdb.i386.avx512", "org.gnu.gdb.i386.pkeys"});
+  CHECK(target_xml(0x3, Isa::I386).find("<architecture>i386</architecture>") != std::string::npos);
 
   const std::string minimal = target_xml(0x3);
   CHECK(minimal.find("<architecture>i386:x86-64</architecture>") != std::string::npos);

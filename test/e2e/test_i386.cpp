@@ -1,0 +1,209 @@
+// i386 programs (test/progs built -m32) under a 64-bit server, with real GDB: what gdbserver does
+// for them. Where this kernel refuses 32-bit programs the cases skip, saying so, and the VM lane
+// (test/vm/run_i386_e2e.sh) runs them in a guest on Debian's own kernel.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <string>
+#include <vector>
+
+#include "test/e2e/gdb_session.hpp"
+#include "test/e2e/matchers.hpp"
+#include "test/support/debug_registers_probe.hpp"
+#include "test/support/skip.hpp"
+
+using Catch::Matchers::Contains;
+using e2e::ContainsRegex;
+
+namespace {
+
+// Why the i386 cases cannot run here; empty when they can.
+std::string i386_problem() {
+  static const std::string problem = [] {
+    const std::string path = e2e::prog_path("simple_m32");
+    if (::access(path.c_str(), X_OK) != 0) {
+      return std::string("no -m32 test programs: the build found no 32-bit toolchain (gcc-multilib)");
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::execl(path.c_str(), path.c_str(), nullptr);
+      ::_exit(errno == ENOEXEC ? 126 : 127);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 7) {
+      return std::string();
+    }
+    return std::string("this kernel refuses 32-bit programs (IA-32 emulation is off): the VM lane runs these cases");
+  }();
+  return problem;
+}
+
+#define REQUIRE_I386()                 \
+  do {                                 \
+    if (!i386_problem().empty()) {     \
+      HS_SKIP(i386_problem());         \
+    }                                  \
+  } while (0)
+
+// --btrace=dbt and triage are Hindsight's own.
+#define REQUIRE_HINDSIGHT()                                                                       \
+  do {                                                                                            \
+    if (e2e::server_path().find("gdbserver") != std::string::npos) {                              \
+      HS_SKIP("Hindsight's own: the server under test is " + e2e::server_path());                 \
+    }                                                                                             \
+  } while (0)
+
+e2e::SessionResult session(const std::string& program, std::vector<std::string> commands,
+                           std::vector<std::string> args = {}, std::vector<std::string> server_flags = {}) {
+  return e2e::run_gdb({.program = program, .commands = std::move(commands), .args = std::move(args),
+                       .timeout = std::chrono::seconds(60), .server_flags = std::move(server_flags)});
+}
+
+}  // namespace
+
+TEST_CASE("i386: breakpoints, registers by i386 names, writes, calls, finish, next and step", "[e2e][i386]") {
+  REQUIRE_I386();
+  auto out = session("simple_m32", {"show architecture", "break square", "continue", "info registers eip",
+                                    "print sizeof(void *)", "print $sp == $esp", "set var $ecx = 0x12345678",
+                                    "print/x $ecx", "print/x $orig_eax", "print $xmm7.v4_int32[0]", "print $st0",
+                                    "finish", "next", "next", "next", "step", "print x", "bt", "delete", "print square(9)",
+                                    "continue"});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("(currently \"i386\")"));
+  CHECK_THAT(out.gdb, Contains("Breakpoint 1, square (x=1)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(eip\s+0x[0-9a-f]{8}\s+0x[0-9a-f]{8} <square\+\d+>)"));
+  CHECK_THAT(out.gdb, Contains("$1 = 4"));
+  CHECK_THAT(out.gdb, Contains("$2 = 1"));
+  CHECK_THAT(out.gdb, Contains("$3 = 0x12345678"));
+  CHECK_THAT(out.gdb, Contains("$4 = 0xffffffff"));  // not in a system call
+  CHECK_THAT(out.gdb, Contains("Value returned is $7 = 1"));
+  CHECK_THAT(out.gdb, Contains("square (x=2)"));
+  CHECK_THAT(out.gdb, Contains("$8 = 2"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#1  0x[0-9a-f]{8} in sum_squares \(n=4\))"));
+  CHECK_THAT(out.gdb, Contains("= 81"));
+  CHECK_THAT(out.gdb, Contains("exited with code 07"));
+}
+
+TEST_CASE("i386: threads, each stopping at its breakpoint", "[e2e][i386][threads]") {
+  REQUIRE_I386();
+  auto out = session("mt_m32", {"break hit", "continue", "info threads", "continue", "continue"}, {"pair"});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Thread \d+ "mt_m32" hit Breakpoint 1, hit \(id=[12]\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n\* \d+\s+Thread \d+\.\d+ "mt_m32" hit)"));
+  CHECK_THAT(out.server_out, Contains("pair done"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("i386: a fault's $_siginfo in the program's own layout, and its backtrace", "[e2e][i386][signals]") {
+  REQUIRE_I386();
+  auto out = session("crash_m32", {"continue", "print $_siginfo.si_signo", "print $_siginfo._sifields._sigfault.si_addr",
+                                   "bt", "kill"});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Program received signal SIGSEGV"));
+  CHECK_THAT(out.gdb, Contains("$1 = 11"));
+  CHECK_THAT(out.gdb, Contains("$2 = (void *) 0x8"));  // value's offset in the record: two 4-byte longs
+  CHECK_THAT(out.gdb, Contains("in update (r="));
+  CHECK_THAT(out.gdb, Contains("in main ()"));
+}
+
+TEST_CASE("i386: thread-local storage in the program and in a library, through libthread_db", "[e2e][i386][tls]") {
+  REQUIRE_I386();
+  auto out = session("tls_m32", {"break all_set", "continue", "print tls_main", "print tls_lib", "info sharedlibrary"});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("$1 = 1"));
+  CHECK_THAT(out.gdb, Contains("$2 = 2"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(0x[0-9a-f]{8}\s+0x[0-9a-f]{8}\s+Yes.*libc\.so\.6)"));
+  CHECK_THAT(out.gdb, Contains("libtls_lib_m32.so"));
+}
+
+TEST_CASE("i386: a hardware watchpoint and catch syscall by i386 number", "[e2e][i386][watch][syscalls]") {
+  REQUIRE_I386();
+  if (auto problem = test_support::debug_register_problem(); !problem.empty()) {
+    HS_SKIP(problem);
+  }
+  auto out = session("simple_m32", {"break sum_squares", "continue", "watch global_counter", "continue", "delete",
+                                    "catch syscall write", "continue", "continue", "delete", "continue"});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Hardware watchpoint 2: global_counter"));
+  CHECK_THAT(out.gdb, Contains("Old value = 0"));
+  CHECK_THAT(out.gdb, Contains("New value = 1"));
+  CHECK_THAT(out.gdb, Contains("(syscall 'write' [4])"));
+  CHECK_THAT(out.gdb, Contains("(call to syscall write)"));
+  CHECK_THAT(out.gdb, Contains("(returned from syscall write)"));
+  CHECK_THAT(out.gdb, Contains("exited with code 07"));
+}
+
+TEST_CASE("i386: exec from 64 to 32 bits and back: GDB is told the new architecture", "[e2e][i386][exec]") {
+  REQUIRE_I386();
+  struct Exec {
+    const char* from;
+    const char* to;
+    const char* to_arch;
+    const char* pc_reg;
+  };
+  static constexpr Exec kExecs[] = {{"execer", "simple_m32", "i386", "eip"},
+                                    {"execer_m32", "simple", "i386:x86-64", "rip"}};
+  const auto [from, to, to_arch, pc_reg] = kExecs[GENERATE(0, 1)];
+  INFO(from << " execs " << to);
+  auto out = session(from, {"catch exec", "continue", "show architecture", "break square", "continue",
+                            std::string("info registers ") + pc_reg, "bt", "delete", "continue"},
+                     {e2e::prog_path(to)});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("is executing new program"));
+  CHECK_THAT(out.gdb, Contains(std::string("(currently \"") + to_arch + "\")"));
+  CHECK_THAT(out.gdb, Contains("Breakpoint 2, square (x=1)"));
+  CHECK_THAT(out.gdb, ContainsRegex(std::string(pc_reg) + R"(\s+0x[0-9a-f]+\s+0x[0-9a-f]+ <square\+\d+>)"));
+  CHECK_THAT(out.gdb, Contains("in main ()"));
+  CHECK_THAT(out.gdb, Contains("exited with code 07"));
+}
+
+TEST_CASE("i386: a fork child runs free of our breakpoints", "[e2e][i386][fork]") {
+  REQUIRE_I386();
+  auto out = session("forker_m32", {"break work", "continue", "continue", "continue"});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Breakpoint 1, work"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("i386: record btrace, the call history and reverse-step", "[e2e][i386][btrace]") {
+  REQUIRE_I386();
+  const std::string collector = GENERATE(values<std::string>({"soft", "step"}));
+  INFO("collector " << collector);
+  auto out = session("simple_m32", {"break sum_squares", "continue", "record btrace", "break square", "continue",
+                                    "continue", "record function-call-history", "info record", "reverse-step"},
+                     {}, {"--btrace=" + collector});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n1\tsum_squares\n2\tsquare\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\))"));
+  CHECK_THAT(out.gdb, Contains("sum_squares (n=<unavailable>)"));
+}
+
+TEST_CASE("i386: --btrace=dbt records a 32-bit program in software instead, saying why", "[e2e][i386][btrace]") {
+  REQUIRE_I386();
+  REQUIRE_HINDSIGHT();
+  auto out = session("simple_m32", {"break square", "continue", "record btrace", "continue", "info record"}, {},
+                     {"--btrace=dbt"});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_err, Contains("the recorder runs 64-bit programs only, and this one is i386"));
+  CHECK_THAT(out.server_err, Contains("recording with the software tracer instead (--btrace=soft)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions)"));
+}
+
+TEST_CASE("i386: triage names the fault address in the program's own siginfo", "[e2e][i386][triage]") {
+  REQUIRE_I386();
+  REQUIRE_HINDSIGHT();
+  e2e::Child triage({.argv = {e2e::server_path(), "triage", "--btrace=step", "--", e2e::prog_path("crash_m32")},
+                     .merge_stderr = true});
+  const auto status = triage.wait(e2e::Clock::now() + std::chrono::seconds(60));
+  INFO(triage.out());
+  CHECK(e2e::exit_code(status) == 128 + SIGSEGV);
+  CHECK_THAT(triage.out(), Contains("died of SIGSEGV (SEGV_MAPERR: address not mapped to object) at address 0x8"));
+}
