@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test/e2e/gdb_session.hpp"
@@ -206,4 +207,33 @@ TEST_CASE("i386: triage names the fault address in the program's own siginfo", "
   INFO(triage.out());
   CHECK(e2e::exit_code(status) == 128 + SIGSEGV);
   CHECK_THAT(triage.out(), Contains("died of SIGSEGV (SEGV_MAPERR: address not mapped to object) at address 0x8"));
+}
+
+TEST_CASE("i386: attach, break, backtrace, detach: it runs on with no int3 left", "[e2e][i386][attach]") {
+  REQUIRE_I386();
+  e2e::Child sleeper({.argv = {e2e::prog_path("sleeper_m32"), "60"}});
+  REQUIRE(sleeper.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(10), true));
+  const pid_t pid = sleeper.pid();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a first tick() done
+  auto out = e2e::run_gdb({.commands = {"show architecture", "break tick", "continue", "bt", "print ticks > 0",
+                                        "detach"},
+                           .transport = e2e::Transport::attach,
+                           .attach_pid = pid,
+                           .timeout = std::chrono::seconds(60)});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("(currently \"i386\")"));
+  CHECK_THAT(out.gdb, Contains("Breakpoint 1, tick () at"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#1  0x[0-9a-f]{8} in main \(argc=2, argv=0x[0-9a-f]{8}\))"));
+  CHECK_THAT(out.gdb, Contains("$1 = 1"));
+  CHECK_THAT(out.gdb, Contains("[Inferior 1 (process " + std::to_string(pid) + ") detached]"));
+  const char state = e2e::proc_state(pid);
+  INFO("state after detach: " << state);
+  CHECK(state != 't');
+  CHECK(state != 'T');
+  CHECK(state != 'Z');
+  auto bp = e2e::find_hex_after(out.gdb, "Breakpoint 1 at");
+  REQUIRE(bp.has_value());
+  auto byte = e2e::read_proc_mem(pid, *bp, 1);
+  REQUIRE(byte.has_value());
+  CHECK(static_cast<int>((*byte)[0]) != 0xCC);
 }
