@@ -237,3 +237,22 @@ TEST_CASE("i386: attach, break, backtrace, detach: it runs on with no int3 left"
   REQUIRE(byte.has_value());
   CHECK(static_cast<int>((*byte)[0]) != 0xCC);
 }
+
+TEST_CASE("i386: range stepping runs 32-bit straight-line code to an int3, one line per next",
+          "[e2e][i386][range-stepping]") {
+  REQUIRE_I386();
+  std::vector<std::string> commands = {"break main", "continue", "handle SIGALRM nostop noprint pass"};
+  commands.insert(commands.end(), 9, "next");
+  commands.push_back("continue");
+  auto out = e2e::run_gdb({.program = "ranges_m32", .commands = commands, .remote_debug = true,
+                           .timeout = std::chrono::seconds(60), .server_flags = {"--debug=ptrace"}});
+  INFO(out.transcript().substr(0, 20000));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+\s+total \+= twice\(3\); /\* range: a call \*/\n)"
+                                    R"(\d+\s+for \(long i = 0;[^\n]*\n)"
+                                    R"(\d+\s+if \(total > 1000\)[^\n]*\n)"));
+  CHECK_THAT(out.gdb, !Contains("twice (v=3)"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+  CHECK_THAT(out.server_out, Contains("total=8 ticks>=5:1 skipped=0"));
+  CHECK(e2e::occurrences(out.server_err, "vCont;r") >= 6);
+  CHECK(e2e::occurrences(out.server_err, "of its range to an int3") >= 4);
+}
