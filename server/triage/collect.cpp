@@ -13,16 +13,21 @@
 namespace server::triage {
 namespace {
 
-constexpr int kReportedRegisters = 24;  // rax ... gs: GDB's amd64 core registers
 const std::set<std::string_view> kSegmentRegisters = {"cs", "ss", "ds", "es", "fs", "gs"};
 constexpr std::size_t kLongestInstruction = 15;  // bytes an x86 instruction may span
 
-// segments: whether cs ... gs are the thread's (not so under the dbt recorder: left out).
-std::vector<std::pair<std::string, std::uint64_t>> named_registers(const tracer::Bytes& g, bool segments) {
+// The general registers of GDB's core feature (rax ... gs, or eax ... gs for an i386 program),
+// by name, from `g` in that instruction set's layout. segments: whether cs ... gs are the
+// thread's (not so under the dbt recorder: left out).
+std::vector<std::pair<std::string, std::uint64_t>> named_registers(const tracer::Bytes& g, bool segments,
+                                                                   arch::x86::Isa isa) {
   std::vector<std::pair<std::string, std::uint64_t>> out;
-  static const arch::x86::RegisterLayout layout(arch::x86::reference_geometry());  // core registers: any geometry
-  for (const auto& r : layout.registers()) {
-    if (r.regnum >= kReportedRegisters || r.g_offset + r.size > g.size() || r.size > 8) {
+  // Core registers come first whatever the XSAVE geometry: any one does.
+  static const arch::x86::RegisterLayout amd64(arch::x86::reference_geometry(), arch::x86::Isa::Amd64);
+  static const arch::x86::RegisterLayout i386(arch::x86::reference_geometry(), arch::x86::Isa::I386);
+  for (const auto& r : (isa == arch::x86::Isa::I386 ? i386 : amd64).registers()) {
+    if (r.feature != arch::x86::Feature::Core || r.storage != arch::x86::Storage::Gpr ||
+        r.g_offset + r.size > g.size()) {
       continue;
     }
     if (!segments && kSegmentRegisters.contains(std::string_view(r.name))) {
@@ -103,10 +108,13 @@ std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pi
       out.push_back(std::move(thread));
       continue;
     }
-    thread.registers = named_registers(*g, target.capabilities().segment_registers);
+    const arch::x86::Isa isa = target.isa(info.tid);
+    thread.registers = named_registers(*g, target.capabilities().segment_registers, isa);
     const std::uint64_t pc = target.read_pc(info.tid).value_or(0);
     if (symbols) {
-      thread.backtrace = backtrace(memory, **symbols, *g);
+      if (isa == arch::x86::Isa::Amd64) {  // (libunwind here unwinds x86-64 frames only)
+        thread.backtrace = backtrace(memory, **symbols, *g);
+      }
       add_history(target.branch_tracer(info.tid), memory, **symbols, pc, history_entries, stopped_ns, thread);
     } else {
       thread.history_problem = "no symbols: " + symbols.error().message();
