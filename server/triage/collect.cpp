@@ -8,6 +8,7 @@
 
 #include "arch/x86/register_layout.hpp"
 #include "server/triage/mapped_files.hpp"
+#include "tracer/symbols/cfi_unwinder.hpp"
 #include "tracer/symbols/unwinder.hpp"
 
 namespace server::triage {
@@ -40,10 +41,11 @@ std::vector<std::pair<std::string, std::uint64_t>> named_registers(const tracer:
   return out;
 }
 
-std::vector<FrameReport> backtrace(tracer::MemoryCache& memory, tracer::Symbolizer& symbols, const tracer::Bytes& g) {
+// The frames as GDB would show them: inlined calls and tail calls put back.
+std::vector<FrameReport> backtrace(tracer::Symbolizer& symbols, const std::vector<tracer::StackFrame>& frames) {
   std::vector<FrameReport> out;
   tracer::Addr callee_entry = 0;  // the function of the frame above
-  for (const auto& frame : tracer::unwind_stack(memory, symbols, g)) {
+  for (const auto& frame : frames) {
     if (frame.return_address) {
       // Functions that jumped to the one above left no return address: put them back.
       for (const auto& f : symbols.tail_calls(callee_entry, frame.pc)) {
@@ -112,9 +114,10 @@ std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pi
     thread.registers = named_registers(*g, target.capabilities().segment_registers, isa);
     const std::uint64_t pc = target.read_pc(info.tid).value_or(0);
     if (symbols) {
-      if (isa == arch::x86::Isa::Amd64) {  // (libunwind here unwinds x86-64 frames only)
-        thread.backtrace = backtrace(memory, **symbols, *g);
-      }
+      // libunwind (x86-64 frames only, as Debian builds it), libdw's CFI for 32-bit ones.
+      thread.backtrace = backtrace(**symbols, isa == arch::x86::Isa::I386
+                                                  ? tracer::unwind_stack_i386(memory, pid, info.tid, *g)
+                                                  : tracer::unwind_stack(memory, **symbols, *g));
       add_history(target.branch_tracer(info.tid), memory, **symbols, pc, history_entries, stopped_ns, thread);
     } else {
       thread.history_problem = "no symbols: " + symbols.error().message();

@@ -198,19 +198,24 @@ TEST_CASE("i386: --btrace=dbt records a 32-bit program in software instead, sayi
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions)"));
 }
 
-TEST_CASE("i386: triage names the fault address in the program's own siginfo, registers by i386 names",
+TEST_CASE("i386: triage: the fault address in the program's own siginfo, i386 registers, the unwound stack",
           "[e2e][i386][triage]") {
   REQUIRE_I386();
   REQUIRE_HINDSIGHT();
-  e2e::Child triage({.argv = {e2e::server_path(), "triage", "--btrace=step", "--", e2e::prog_path("crash_m32")},
+  // soft: ~1 s here, ~40 s in the VM lane's emulated CPU.
+  e2e::Child triage({.argv = {e2e::server_path(), "triage", "--btrace=soft", "--", e2e::prog_path("crash_m32")},
                      .merge_stderr = true});
-  const auto status = triage.wait(e2e::Clock::now() + std::chrono::seconds(60));
+  const auto status = triage.wait(e2e::Clock::now() + std::chrono::seconds(150));
   INFO(triage.out());
   CHECK(e2e::exit_code(status) == 128 + SIGSEGV);
   CHECK_THAT(triage.out(), Contains("died of SIGSEGV (SEGV_MAPERR: address not mapped to object) at address 0x8"));
-  // Its registers by their i386 names (the stack is not unwound yet: libunwind here does x86-64 only).
+  // Its registers by their i386 names, its stack unwound from the CFI (libdw's i386 backend).
   CHECK_THAT(triage.out(), ContainsRegex(R"(eip 0x00000000565[0-9a-f]{5}\s+eflags)"));
   CHECK_THAT(triage.out(), !Contains("rip"));
+  CHECK_THAT(triage.out(), ContainsRegex(R"(#0  0x[0-9a-f]{16} in store \S*crash\.c:14\n)"
+                                         R"(\s+#1  0x[0-9a-f]{16} in update \S*crash\.c:\d+\n)"));
+  CHECK_THAT(triage.out(), ContainsRegex(R"(#\d+\s+0x[0-9a-f]{16} in main \S*crash\.c:\d+)"));
+  CHECK_THAT(triage.out(), ContainsRegex(R"(#\d+\s+0x[0-9a-f]{16} in _start from crash_m32)"));
 }
 
 TEST_CASE("i386: attach, break, backtrace, detach: it runs on with no int3 left", "[e2e][i386][attach]") {
@@ -259,4 +264,21 @@ TEST_CASE("i386: range stepping runs 32-bit straight-line code to an int3, one l
   CHECK_THAT(out.server_out, Contains("total=8 ticks>=5:1 skipped=0"));
   CHECK(e2e::occurrences(out.server_err, "vCont;r") >= 6);
   CHECK(e2e::occurrences(out.server_err, "of its range to an int3") >= 4);
+}
+
+TEST_CASE("i386: non-stop with displaced stepping: GDB steps each thread off its breakpoint in a copy",
+          "[e2e][i386][non-stop]") {
+  REQUIRE_I386();
+  auto out = e2e::run_gdb({.program = "mt_m32",
+                           .commands = {"break hit", "set debug displaced on", "continue -a", "shell sleep 1",
+                                        "continue -a", "shell sleep 1", "continue -a", "shell sleep 1"},
+                           .args = {"pair"},
+                           .init_commands = {"set non-stop on", "set displaced-stepping on"},
+                           .timeout = std::chrono::seconds(60)});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("i386_displaced_step_copy_insn"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(hit Breakpoint 1, hit \(id=1\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(hit Breakpoint 1, hit \(id=2\))"));
+  CHECK_THAT(out.server_out, Contains("pair done"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
 }

@@ -65,6 +65,8 @@ class Symbolizer {
   // Where the function or object `symbol` is defined in the first module whose file name
   // starts with module_prefix (any module when it is empty).
   std::optional<Addr> find_symbol(const std::string& module_prefix, const std::string& symbol);
+  // The libdw session over the modules, for unwinding with their CFI (cfi_unwinder.cpp).
+  Dwfl* session() { return dwfl_; }
 
  private:
   explicit Symbolizer(Dwfl* dwfl) : dwfl_(dwfl) {}
