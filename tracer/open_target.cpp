@@ -1,12 +1,8 @@
 #include "tracer/open_target.hpp"
 
-#include <unistd.h>
-
-#include <cstdlib>
-#include <sstream>
-
 #include "tracer/linux/linux_target.hpp"
 #include "tracer/linux/procfs.hpp"
+#include "tracer/linux/resolve_program.hpp"
 #include "tracer/valgrind/valgrind_target.hpp"
 
 namespace tracer {
@@ -23,21 +19,11 @@ void prepare(Target& target, const TargetRequest& request) {
   }
 }
 
-// The file a launch runs (as execvp finds it), or "" when it is not found here.
-std::string program_file(const LaunchSpec& launch) {
-  const std::string& prog = launch.program;
-  if (prog.find('/') != std::string::npos) {
-    return prog[0] == '/' || launch.working_dir.empty() ? prog : launch.working_dir + "/" + prog;
-  }
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + prog;
-    if (::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-  }
-  return {};
+// Whether a launch runs an i386 program (one the dbt recorder cannot run); false when its file
+// is not found here (the launch then says why).
+bool launches_i386(const LaunchSpec& launch) {
+  auto file = resolve_program(launch.program);
+  return file && procfs::file_isa(*file) == arch::x86::Isa::I386;
 }
 
 Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest& request) {
@@ -45,7 +31,7 @@ Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest
     if (request.dbt_lib.empty()) {
       return base::make_error(base::Errc::unsupported, "the recorder is not built (Valgrind's headers were missing)");
     }
-    if (request.launch && procfs::file_isa(program_file(*request.launch)) == arch::x86::Isa::I386) {
+    if (request.launch && launches_i386(*request.launch)) {
       return base::make_error(base::Errc::unsupported, "the recorder runs 64-bit programs only, and this one is i386");
     }
     // Unattended (triage), following forks is following the whole tree: the recorder does it.

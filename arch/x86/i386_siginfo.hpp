@@ -6,12 +6,18 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+
+#include "arch/x86/isa.hpp"
 
 namespace arch::x86 {
 
 inline constexpr std::size_t kSiginfoSize = 128;
 using SiginfoBytes = std::array<std::uint8_t, kSiginfoSize>;
+
+// Where si_addr (the union's first word) is in the layout a program of `isa` sees.
+inline std::size_t siginfo_address_offset(Isa isa) { return isa == Isa::I386 ? 12 : 16; }
 
 // The 64-bit layout as the i386 one; fields of the layout that do not apply read as zeros.
 SiginfoBytes i386_siginfo_from_native(const SiginfoBytes& native);

@@ -10,6 +10,7 @@
 #include <set>
 #include <utility>
 
+#include "arch/x86/i386_siginfo.hpp"
 #include "server/triage/library_watch.hpp"
 #include "server/triage/mapped_files.hpp"
 #include "server/triage/signal_facts.hpp"
@@ -37,9 +38,10 @@ struct SignalInfo {
 };
 SignalInfo signal_info(tracer::Target& target, tracer::Tid tid) {
   SignalInfo out;
-  // In the program's own layout: si_code at 8, then the union at the next word (si_addr first).
-  const std::size_t word = arch::x86::register_roles(target.isa(tid)).word_bytes;
-  const std::size_t addr_at = (12 + word - 1) / word * word;
+  // In the program's own layout: si_code at 8, si_addr a word of the program's.
+  const arch::x86::Isa isa = target.isa(tid);
+  const std::size_t word = arch::x86::register_roles(isa).word_bytes;
+  const std::size_t addr_at = arch::x86::siginfo_address_offset(isa);
   auto info = target.siginfo(tid);
   if (info && info->size() >= addr_at + word) {
     std::memcpy(&out.code, info->data() + 8, sizeof out.code);

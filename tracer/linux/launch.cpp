@@ -14,6 +14,7 @@
 #include "base/log.hpp"
 #include "tracer/linux/exec_child.hpp"
 #include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/resolve_program.hpp"
 #include "tracer/linux/ptrace_calls.hpp"
 
 namespace tracer {
@@ -39,39 +40,6 @@ int check_executable(const std::string& path) {
     return EACCES;
   }
   return 0;
-}
-
-// The file exec would run: names with a '/' as they are, others searched in PATH.
-base::Result<std::string> resolve_program(const std::string& prog) {
-  if (prog.empty()) {
-    return cannot_run(prog, ENOENT);
-  }
-  if (prog.find('/') != std::string::npos) {
-    if (int err = check_executable(prog); err != 0) {
-      return cannot_run(prog, err);
-    }
-    return prog;
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  int first_err = ENOENT;
-  for (std::size_t start = 0; start <= dirs.size();) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) {
-      end = dirs.size();
-    }
-    std::string dir = dirs.substr(start, end - start);
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + prog;
-    int err = check_executable(candidate);
-    if (err == 0) {
-      return candidate;
-    }
-    if (err != ENOENT && first_err == ENOENT) {
-      first_err = err;
-    }
-    start = end + 1;
-  }
-  return cannot_run(prog, first_err);
 }
 
 // 'word' with embedded quotes as '\''.
@@ -215,6 +183,39 @@ base::Result<std::vector<std::string>> exec_words(const LaunchSpec& spec) {
 }
 
 }  // namespace
+
+base::Result<std::string> resolve_program(const std::string& prog) {
+  if (prog.empty()) {
+    return cannot_run(prog, ENOENT);
+  }
+  if (prog.find('/') != std::string::npos) {
+    if (int err = check_executable(prog); err != 0) {
+      return cannot_run(prog, err);
+    }
+    return prog;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  int first_err = ENOENT;
+  for (std::size_t start = 0; start <= dirs.size();) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) {
+      end = dirs.size();
+    }
+    std::string dir = dirs.substr(start, end - start);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + prog;
+    int err = check_executable(candidate);
+    if (err == 0) {
+      return candidate;
+    }
+    if (err != ENOENT && first_err == ENOENT) {
+      first_err = err;
+    }
+    start = end + 1;
+  }
+  return cannot_run(prog, first_err);
+}
+
 
 Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
   // Build everything before fork: the child only execs.

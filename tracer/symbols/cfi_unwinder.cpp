@@ -44,8 +44,11 @@ bool memory_read(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
 
 bool set_initial_registers(Dwfl_Thread* thread, void* arg) {
   const CfiContext& cx = context(arg);
-  return dwfl_thread_state_registers(thread, 0, kI386Registers, cx.regs.data()) &&
-         (dwfl_thread_state_register_pc(thread, cx.regs[kEip]), true);
+  if (!dwfl_thread_state_registers(thread, 0, kI386Registers, cx.regs.data())) {
+    return false;
+  }
+  dwfl_thread_state_register_pc(thread, cx.regs[kEip]);
+  return true;
 }
 
 int on_frame(Dwfl_Frame* frame, void* arg) {
