@@ -284,4 +284,9 @@ TEST_CASE("i386: the low halves of the same words, eax and orig_eax sign-extende
   CHECK(raw.xsave[1088 + 8] == 9);
   CHECK(raw.xsave[1152 + 32 * 7] == 0x5a);
   CHECK(to_g_packet(l, raw).size() == l.g_size());
+
+  // What an amd64 program has and an i386 one does not is refused, as are wrong sizes.
+  CHECK(read_register(l, raw, static_cast<int>(l.registers().size())).error().code == base::Errc::invalid);
+  CHECK(write_register(l, 8, bytes({1, 2, 3, 4, 5, 6, 7, 8}), raw, changed).error().code == base::Errc::invalid);
+  CHECK(from_g_packet(l, std::vector<uint8_t>(l.g_size() + 1), raw, changed).error().code == base::Errc::invalid);
 }
