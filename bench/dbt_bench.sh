@@ -84,4 +84,15 @@ figures "qsort of $N ints" "$WORK/qsort" "$N"
 report_soft "SoftEmulate (qsort of $SOFT_N, through GDB)" "$(soft soft "$WORK/qsort" "$SOFT_N")"
 report_soft "SoftStep (qsort of $SOFT_N, through GDB)" "$(soft step "$WORK/qsort" "$SOFT_N")"
 echo
+# The same for an i386 build of it, where the kernel runs 32-bit programs and both are built.
+if [ ! -x "$DBT_LIB/hsdbt-x86-linux" ]; then
+  echo "(no i386 figures: the recorder for i386 programs is not built)"
+elif ! cc -m32 -O2 -g -o "$WORK/qsort_m32" "$HERE/progs/qsort.c" 2>/dev/null || ! "$WORK/qsort_m32" 10 >/dev/null 2>&1; then
+  echo "(no i386 figures: no -m32 toolchain, or this kernel refuses 32-bit programs)"
+else
+  figures "i386 (-m32): qsort of $N ints" "$WORK/qsort_m32" "$N"
+  report_soft "SoftEmulate (i386 qsort of $SOFT_N, through GDB)" "$(soft soft "$WORK/qsort_m32" "$SOFT_N")"
+  report_soft "SoftStep (i386 qsort of $SOFT_N, through GDB)" "$(soft step "$WORK/qsort_m32" "$SOFT_N")"
+fi
+echo
 figures "python3 sorting $PY_N numbers" "$PYTHON" "$HERE/progs/sort.py" "$PY_N"

@@ -10,19 +10,19 @@ set -euo pipefail
 HS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # To build: compiler, build system, the libraries meson finds, Valgrind's headers and static
-# core libraries (the dbt recorder), Catch2 (the test programs build with everything else).
-# To run the demo: GDB.
+# core libraries (the dbt recorder; gcc-multilib builds its i386 twin), Catch2 (the test
+# programs build with everything else). To run the demo: GDB.
 BUILD_PACKAGES=(
   g++ meson ninja-build pkg-config
   libboost-dev libfmt-dev libcli11-dev nlohmann-json3-dev libzydis-dev libdw-dev libunwind-dev valgrind catch2
-  gdb
+  gcc-multilib gdb
 )
 # Only the tests use these: clang and its runtime for the fuzzer, strace for the test of a server
 # that is itself traced, the JSON Schema check of triage reports and a browser for their page.
 TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headless-shell libc6-dbg
   # The VM lane (test/vm): QEMU, Debian's own kernel and a static busybox for the guest, and
   # 32-bit compilers for what runs there.
-  qemu-system-x86 linux-image-amd64 busybox-static gcc-multilib g++-multilib)
+  qemu-system-x86 linux-image-amd64 busybox-static g++-multilib)
 
 say() { echo "setup: $*" >&2; }
 

@@ -1,8 +1,6 @@
 #include "tracer/open_target.hpp"
 
 #include "tracer/linux/linux_target.hpp"
-#include "tracer/linux/procfs.hpp"
-#include "tracer/linux/resolve_program.hpp"
 #include "tracer/valgrind/valgrind_target.hpp"
 
 namespace tracer {
@@ -19,20 +17,10 @@ void prepare(Target& target, const TargetRequest& request) {
   }
 }
 
-// Whether a launch runs an i386 program (one the dbt recorder cannot run); false when its file
-// is not found here (the launch then says why).
-bool launches_i386(const LaunchSpec& launch) {
-  auto file = resolve_program(launch.program);
-  return file && procfs::file_isa(*file) == arch::x86::Isa::I386;
-}
-
 Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest& request) {
   if (backend == Backend::Dbt) {
     if (request.dbt_lib.empty()) {
       return base::make_error(base::Errc::unsupported, "the recorder is not built (Valgrind's headers were missing)");
-    }
-    if (request.launch && launches_i386(*request.launch)) {
-      return base::make_error(base::Errc::unsupported, "the recorder runs 64-bit programs only, and this one is i386");
     }
     // Unattended (triage), following forks is following the whole tree: the recorder does it.
     const bool tree = request.unattended && request.follow_forks;

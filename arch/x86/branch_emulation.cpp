@@ -51,7 +51,7 @@ std::optional<Condition> condition_of(ZydisMnemonic m) {
 }
 
 // The target operand of a jmp or call: relative, register or memory.
-bool take_target(const ZydisDecodedOperand& op, BranchInstruction& out) {
+bool take_target(const ZydisDecodedOperand& op, Isa isa, BranchInstruction& out) {
   switch (op.type) {
     case ZYDIS_OPERAND_TYPE_IMMEDIATE:
       if (!op.imm.is_relative) {
@@ -65,8 +65,12 @@ bool take_target(const ZydisDecodedOperand& op, BranchInstruction& out) {
       out.reg = gpr_word(op.reg.value);
       return out.reg >= 0 && out.reg != kRip;
     case ZYDIS_OPERAND_TYPE_MEMORY: {
-      if (op.mem.type != ZYDIS_MEMOP_TYPE_MEM || op.size != 64) {
+      if (op.mem.type != ZYDIS_MEMOP_TYPE_MEM || op.size != out.word_bytes * 8u) {
         return false;
+      }
+      const bool segmented = op.mem.segment == ZYDIS_REGISTER_FS || op.mem.segment == ZYDIS_REGISTER_GS;
+      if (segmented && isa == Isa::I386) {
+        return false;  // (call *%gs:0x10, glibc's way to the kernel: the base is a descriptor's)
       }
       MemoryOperand& m = out.mem;
       if (op.mem.base != ZYDIS_REGISTER_NONE && (m.base = gpr_word(op.mem.base)) < 0) {
@@ -112,10 +116,8 @@ std::uint64_t effective_address(const MemoryOperand& m, std::uint64_t next_pc, c
 }  // namespace
 
 std::optional<BranchInstruction> decode_branch(std::span<const std::uint8_t> code, Isa isa) {
-  if (isa != Isa::Amd64) {
-    return std::nullopt;
-  }
-  const ZydisDecoder* decoder = decoder_for(Isa::Amd64);
+  const ZydisDecoder* decoder = decoder_for(isa);
+  const std::uint8_t word_bits = isa == Isa::I386 ? 32 : 64;
   ZydisDecodedInstruction insn;
   ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
   if (decoder == nullptr || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder, code.data(), insn_window(code), &insn, ops))) {
@@ -128,6 +130,7 @@ std::optional<BranchInstruction> decode_branch(std::span<const std::uint8_t> cod
   }
   BranchInstruction out;
   out.length = insn.length;
+  out.word_bytes = word_bits / 8;
   const ZydisDecodedOperand& first = ops[0];
   if (auto cond = condition_of(insn.mnemonic)) {
     out.kind = BranchKind::Jcc;
@@ -145,9 +148,10 @@ std::optional<BranchInstruction> decode_branch(std::span<const std::uint8_t> cod
     case ZYDIS_MNEMONIC_LOOP:
     case ZYDIS_MNEMONIC_LOOPE:
     case ZYDIS_MNEMONIC_LOOPNE:
-      if (insn.address_width != 64) {
-        return std::nullopt;  // an ecx counter: left to the CPU
+      if (insn.address_width != word_bits) {
+        return std::nullopt;  // a counter of another width (an address-size prefix): left to the CPU
       }
+      out.counter_bits = word_bits;
       out.kind = insn.mnemonic == ZYDIS_MNEMONIC_LOOP    ? BranchKind::Loop
                  : insn.mnemonic == ZYDIS_MNEMONIC_LOOPE ? BranchKind::Loope
                                                          : BranchKind::Loopne;
@@ -156,8 +160,11 @@ std::optional<BranchInstruction> decode_branch(std::span<const std::uint8_t> cod
     case ZYDIS_MNEMONIC_JMP:
     case ZYDIS_MNEMONIC_CALL:
       out.kind = insn.mnemonic == ZYDIS_MNEMONIC_JMP ? BranchKind::Jmp : BranchKind::Call;
-      if (!take_target(first, out)) {
+      if (!take_target(first, isa, out)) {
         return std::nullopt;
+      }
+      if (insn.address_width == 16) {
+        return std::nullopt;  // (an address-size prefix in i386 code)
       }
       out.mem.address_bits = insn.address_width == 32 ? 32 : 64;
       return out;
@@ -201,8 +208,11 @@ bool condition_holds(Condition cond, std::uint64_t rflags) {
 
 base::Result<BranchOutcome> emulate_branch(const BranchInstruction& insn, std::uint64_t pc, Gprs& gpr,
                                            BranchMemory& mem) {
-  const std::uint64_t fall = pc + insn.length;
-  const std::uint64_t relative = fall + static_cast<std::uint64_t>(insn.rel);
+  const std::uint64_t mask = insn.word_bytes == 4 ? 0xffffffffu : ~std::uint64_t{0};
+  const std::uint64_t counter_mask = insn.counter_bits == 32 ? 0xffffffffu : ~std::uint64_t{0};
+  const std::size_t word = insn.word_bytes;
+  const std::uint64_t fall = (pc + insn.length) & mask;
+  const std::uint64_t relative = (fall + static_cast<std::uint64_t>(insn.rel)) & mask;
   std::uint64_t& rip = gpr[kRip];
   std::uint64_t& rsp = gpr[kRsp];
   std::uint64_t& rcx = gpr[kRcx];
@@ -215,11 +225,11 @@ base::Result<BranchOutcome> emulate_branch(const BranchInstruction& insn, std::u
     case BranchKind::Jcc:
       return conditional(condition_holds(insn.cond, flags));
     case BranchKind::Jcxz:
-      return conditional((insn.counter_bits == 32 ? (rcx & 0xffffffffu) : rcx) == 0);
+      return conditional((rcx & counter_mask) == 0);
     case BranchKind::Loop:
     case BranchKind::Loope:
     case BranchKind::Loopne: {
-      rcx -= 1;
+      rcx = (rcx - 1) & counter_mask;
       bool taken = rcx != 0;
       if (insn.kind == BranchKind::Loope) {
         taken = taken && (flags & kZf) != 0;
@@ -232,31 +242,32 @@ base::Result<BranchOutcome> emulate_branch(const BranchInstruction& insn, std::u
     case BranchKind::Call: {
       std::uint64_t target = relative;
       if (insn.target == TargetKind::Register) {
-        target = gpr[static_cast<std::size_t>(insn.reg)];
+        target = gpr[static_cast<std::size_t>(insn.reg)] & mask;
       } else if (insn.target == TargetKind::Memory) {
-        auto word = mem.read_u64(effective_address(insn.mem, fall, gpr));
-        if (!word) {
-          return std::move(word).error();
+        auto value = mem.read_word(effective_address(insn.mem, fall, gpr), word);
+        if (!value) {
+          return std::move(value).error();
         }
-        target = *word;
+        target = *value & mask;
       }
       if (insn.kind == BranchKind::Call) {
-        if (auto pushed = mem.write_u64(rsp - 8, fall); !pushed) {
+        const std::uint64_t pushed_at = (rsp - word) & mask;
+        if (auto pushed = mem.write_word(pushed_at, fall, word); !pushed) {
           return std::move(pushed).error();
         }
-        rsp -= 8;
+        rsp = pushed_at;
       }
       rip = target;
       return BranchOutcome{true, target};
     }
     case BranchKind::Ret: {
-      auto target = mem.read_u64(rsp);
+      auto target = mem.read_word(rsp & mask, word);
       if (!target) {
         return std::move(target).error();
       }
-      rsp += 8 + insn.pop;
-      rip = *target;
-      return BranchOutcome{true, *target};
+      rsp = (rsp + word + insn.pop) & mask;
+      rip = *target & mask;
+      return BranchOutcome{true, rip};
     }
   }
   return base::make_error(base::Errc::invalid, "unknown branch kind");

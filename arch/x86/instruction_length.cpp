@@ -45,6 +45,17 @@ InsnKind kind_of(const ZydisDecodedInstruction& insn) {
   return InsnKind::Plain;
 }
 
+StackEffect stack_effect_of(const ZydisDecodedInstruction& insn) {
+  if (insn.meta.category == ZYDIS_CATEGORY_CALL) {
+    return StackEffect::Call;
+  }
+  if (insn.meta.category == ZYDIS_CATEGORY_RET || insn.mnemonic == ZYDIS_MNEMONIC_IRET ||
+      insn.mnemonic == ZYDIS_MNEMONIC_IRETD || insn.mnemonic == ZYDIS_MNEMONIC_IRETQ) {
+    return StackEffect::Return;
+  }
+  return StackEffect::None;
+}
+
 }  // namespace
 
 std::optional<InstructionInfo> decode_instruction(std::span<const std::uint8_t> code, Isa isa) {
@@ -54,7 +65,7 @@ std::optional<InstructionInfo> decode_instruction(std::span<const std::uint8_t> 
       !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder, nullptr, code.data(), insn_window(code), &insn))) {
     return std::nullopt;
   }
-  return InstructionInfo{insn.length, kind_of(insn)};
+  return InstructionInfo{insn.length, kind_of(insn), stack_effect_of(insn)};
 }
 
 bool step_took_branch(const InstructionInfo& insn, std::uint64_t from, std::uint64_t to) {

@@ -18,9 +18,17 @@ enum class InsnKind : std::uint8_t {
   Trap,       // int3, int n, int1, into: the trap is the program's own signal
 };
 
+// What a Branch does to the call stack, whether or not it can be emulated.
+enum class StackEffect : std::uint8_t {
+  None,    // jmp, jcc, loop, ...
+  Call,    // call (near or far): pushes a return address
+  Return,  // ret, lret, iret
+};
+
 struct InstructionInfo {
   std::uint8_t length = 0;
   InsnKind kind = InsnKind::Plain;
+  StackEffect stack = StackEffect::None;
   bool operator==(const InstructionInfo&) const = default;
 };
 

@@ -4,8 +4,8 @@
 
 namespace arch::x86 {
 
-bool uses_avx512(std::span<const std::uint8_t> code) {
-  const ZydisDecoder* decoder = decoder_for(Isa::Amd64);
+bool uses_avx512(std::span<const std::uint8_t> code, Isa isa) {
+  const ZydisDecoder* decoder = decoder_for(isa);
   if (decoder == nullptr) {
     return false;
   }

@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <span>
 
+#include "arch/x86/isa.hpp"
+
 namespace arch::x86 {
 
-// True when code holds an EVEX-encoded (AVX-512) instruction.
-bool uses_avx512(std::span<const std::uint8_t> code);
+// True when code of instruction set isa holds an EVEX-encoded (AVX-512) instruction.
+bool uses_avx512(std::span<const std::uint8_t> code, Isa isa);
 
 }  // namespace arch::x86

@@ -60,9 +60,10 @@ std::vector<FrameReport> backtrace(tracer::Symbolizer& symbols, const std::vecto
   return out;
 }
 
-// pc: where the thread stands (0: unknown, it is gone).
+// isa: how its code decodes; pc: where the thread stands (0: unknown, it is gone).
 void add_history(tracer::BranchTracer* tracer, tracer::MemoryCache& memory, tracer::Symbolizer& symbols,
-                 std::uint64_t pc, std::size_t entries, std::uint64_t stopped_ns, ThreadReport& thread) {
+                 arch::x86::Isa isa, std::uint64_t pc, std::size_t entries, std::uint64_t stopped_ns,
+                 ThreadReport& thread) {
   if (tracer == nullptr) {
     thread.history_problem = "this thread was not recorded";
     return;
@@ -81,7 +82,7 @@ void add_history(tracer::BranchTracer* tracer, tracer::MemoryCache& memory, trac
   thread.branches_recorded = stats.recorded;
   thread.branches_kept = stats.kept;
   auto classify = [&](tracer::Addr at) {
-    return tracer::classify_transfer(memory.read_prefix(at, kLongestInstruction));
+    return tracer::classify_transfer(memory.read_prefix(at, kLongestInstruction), isa);
   };
   auto locate = [&](tracer::Addr at) -> const tracer::SourceLocation& { return symbols.locate(at); };
   thread.history = tracer::fold_calls(data->blocks, classify, locate, entries, data->began_ns);
@@ -118,7 +119,7 @@ std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pi
       thread.backtrace = backtrace(**symbols, isa == arch::x86::Isa::I386
                                                   ? tracer::unwind_stack_i386(memory, pid, info.tid, *g)
                                                   : tracer::unwind_stack(memory, **symbols, *g));
-      add_history(target.branch_tracer(info.tid), memory, **symbols, pc, history_entries, stopped_ns, thread);
+      add_history(target.branch_tracer(info.tid), memory, **symbols, isa, pc, history_entries, stopped_ns, thread);
     } else {
       thread.history_problem = "no symbols: " + symbols.error().message();
     }
@@ -138,7 +139,7 @@ std::vector<ThreadReport> collect_ended_threads(tracer::Target& target, tracer::
     thread.tid = tid;
     thread.ended = true;
     if (symbols) {
-      add_history(tracer, memory, **symbols, 0, history_entries, ended_ns, thread);
+      add_history(tracer, memory, **symbols, files.isa(), 0, history_entries, ended_ns, thread);
     } else {
       thread.history_problem = "no symbols: " + symbols.error().message();
     }

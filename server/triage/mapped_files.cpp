@@ -28,6 +28,17 @@ base::Result<tracer::Bytes> MappedFiles::read(tracer::Addr addr, std::size_t len
   return out;
 }
 
+arch::x86::Isa MappedFiles::isa() const {
+  for (const auto& m : mappings_) {
+    if (m.path.starts_with("/")) {
+      if (auto isa = tracer::procfs::file_isa(m.path)) {
+        return *isa;
+      }
+    }
+  }
+  return arch::x86::Isa::Amd64;
+}
+
 std::string read_maps(tracer::Pid pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/x86/isa.hpp"
 #include "base/result.hpp"
 #include "tracer/btrace/scope.hpp"
 #include "tracer/types.hpp"
@@ -18,6 +19,9 @@ class MappedFiles {
   explicit MappedFiles(const std::string& maps);
   // Up to len bytes at addr from the file mapped there, to the end of that mapping.
   base::Result<tracer::Bytes> read(tracer::Addr addr, std::size_t len) const;
+  // The instruction set of the process's code: that of the first ELF file it had mapped (all
+  // the code one process runs is of one set; amd64 when no file can tell).
+  arch::x86::Isa isa() const;
 
  private:
   std::vector<tracer::MappedObject> mappings_;

@@ -14,6 +14,7 @@
 #include "test/e2e/collectors.hpp"
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
+#include "test/support/scoped_env.hpp"
 #include "test/support/skip.hpp"
 #include "test/support/debug_registers_probe.hpp"
 
@@ -346,18 +347,11 @@ TEST_CASE("--btrace=dbt where the recorder cannot start: the software tracer rec
           "[e2e][btrace][dbt]") {
   // The server inherits it; whatever the suite was given (test.sh's sanitized run names the
   // regular build's recorder) comes back afterwards.
-  const char* given = std::getenv("HINDSIGHT_DBT_LIB");
-  const std::optional<std::string> saved = given != nullptr ? std::optional<std::string>(given) : std::nullopt;
-  ::setenv("HINDSIGHT_DBT_LIB", "/nonexistent-hindsight-dbt-lib", 1);
+  const test_support::ScopedEnv lib("HINDSIGHT_DBT_LIB", "/nonexistent-hindsight-dbt-lib");
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break outer", "continue", "record btrace", "break done", "continue",
                                         "info record", "monitor btrace"},
                            .server_flags = {"--btrace=dbt"}});
-  if (saved) {
-    ::setenv("HINDSIGHT_DBT_LIB", saved->c_str(), 1);
-  } else {
-    ::unsetenv("HINDSIGHT_DBT_LIB");
-  }
   INFO(out.transcript());
   check_clean(out.gdb);
   CHECK_THAT(out.server_err, Contains("hindsight: the dbt recorder cannot run "));

@@ -7,15 +7,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
 #include "test/support/debug_registers_probe.hpp"
+#include "test/support/scoped_env.hpp"
 #include "test/support/skip.hpp"
 
 using Catch::Matchers::Contains;
@@ -174,48 +181,129 @@ TEST_CASE("i386: a fork child runs free of our breakpoints", "[e2e][i386][fork]"
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
 
+// The collector a case names, skipped where this build lacks it.
+#define REQUIRE_I386_COLLECTOR(collector)                                                           \
+  do {                                                                                              \
+    if ((collector) == "dbt") {                                                                     \
+      REQUIRE_HINDSIGHT();                                                                          \
+      if (!HS_DBT_I386_BUILT) {                                                                     \
+        HS_SKIP("the dbt recorder for i386 programs is not built (needs valgrind and gcc-multilib)"); \
+      }                                                                                             \
+    }                                                                                               \
+  } while (0)
+
 TEST_CASE("i386: record btrace, the call history and reverse-step", "[e2e][i386][btrace]") {
   REQUIRE_I386();
-  const std::string collector = GENERATE(values<std::string>({"soft", "step"}));
+  const std::string collector = GENERATE(values<std::string>({"soft", "step", "dbt"}));
   INFO("collector " << collector);
+  REQUIRE_I386_COLLECTOR(collector);
   auto out = session("simple_m32", {"break sum_squares", "continue", "record btrace", "break square", "continue",
-                                    "continue", "record function-call-history", "info record", "reverse-step"},
+                                    "continue", "record function-call-history", "info record", "reverse-step",
+                                    "record goto begin", "info registers eip", "record goto end", "delete", "continue"},
                      {}, {"--btrace=" + collector});
   INFO(out.transcript());
-  CHECK_THAT(out.gdb, ContainsRegex(R"(\n1\tsum_squares\n2\tsquare\n)"));
+  // (PIC i386 code finds its GOT through a thunk: its call shows as a function of its own)
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n1\tsum_squares\n2\tsquare\n3\t__x86\.get_pc_thunk\.ax\n4\tsquare\n)"
+                                    R"(5\tsum_squares\n6\tsquare\n)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\))"));
   CHECK_THAT(out.gdb, Contains("sum_squares (n=<unavailable>)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(eip +0x[0-9a-f]+ +0x[0-9a-f]+ <sum_squares\+\d+>)"));
+  CHECK_THAT(out.gdb, Contains("exited with code 07"));  // and it ran on to its own end
+  CHECK_THAT(out.server_err, !Contains("instead"));      // recorded by the collector it names
 }
 
-TEST_CASE("i386: --btrace=dbt records a 32-bit program in software instead, saying why", "[e2e][i386][btrace]") {
+TEST_CASE("i386: where only the 64-bit recorder is built, --btrace=dbt records in software, saying why",
+          "[e2e][i386][btrace]") {
   REQUIRE_I386();
-  REQUIRE_HINDSIGHT();
-  auto out = session("simple_m32", {"break square", "continue", "record btrace", "continue", "info record"}, {},
-                     {"--btrace=dbt"});
+  REQUIRE_I386_COLLECTOR(std::string("dbt"));
+  // A VALGRIND_LIB folder like the build's, without the i386 recorder.
+  const char* given = std::getenv("HINDSIGHT_DBT_LIB");
+  const std::filesystem::path built = given != nullptr ? given : HS_DBT_LIB_DIR;
+  const std::filesystem::path lib = "/tmp/hindsight-dbt-lib-amd64-only-" + std::to_string(::getpid());
+  std::filesystem::remove_all(lib);
+  std::filesystem::create_directories(lib);
+  for (const auto& entry : std::filesystem::directory_iterator(built)) {
+    if (entry.path().filename() != "hsdbt-x86-linux") {
+      std::filesystem::create_symlink(std::filesystem::canonical(entry.path()), lib / entry.path().filename());
+    }
+  }
+  e2e::SessionResult out;
+  {
+    const test_support::ScopedEnv env("HINDSIGHT_DBT_LIB", lib.string());
+    out = session("simple_m32", {"break square", "continue", "record btrace", "continue", "info record"}, {},
+                  {"--btrace=dbt"});
+  }
+  std::filesystem::remove_all(lib);
   INFO(out.transcript());
-  CHECK_THAT(out.server_err, Contains("the recorder runs 64-bit programs only, and this one is i386"));
+  CHECK_THAT(out.server_err, Contains("the dbt recorder for i386 programs is not built (needs gcc-multilib"));
   CHECK_THAT(out.server_err, Contains("recording with the software tracer instead (--btrace=soft)"));
-  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\))"));
 }
 
-TEST_CASE("i386: triage: the fault address in the program's own siginfo, i386 registers, the unwound stack",
+TEST_CASE("i386: tracing across a signal handler keeps the history whole", "[e2e][i386][btrace][signals]") {
+  REQUIRE_I386();
+  const std::string collector = GENERATE(values<std::string>({"soft", "step", "dbt"}));
+  INFO("collector " << collector);
+  REQUIRE_I386_COLLECTOR(collector);
+  auto out = session("calls_m32", {"break main", "continue", "record btrace", "break done", "continue", "continue",
+                                   "info record", "record function-call-history /c"},
+                     {"signal"}, {"--btrace=" + collector});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Program received signal SIGUSR1"));
+  CHECK_THAT(out.gdb, Contains("Breakpoint 2, done () at"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\))"));
+  // The handler returns through the i386 sigreturn trampoline: the vDSO's, or under Valgrind
+  // its own, which no symbol names.
+  const std::string trampoline = collector == "dbt" ? R"(\?\?)" : "__kernel_sigreturn";
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\d+\t\s+leaf\n\d+\t\s+handler\n\d+\t\s+)" + trampoline + "\n"));
+}
+
+TEST_CASE("i386: triage: the fault address in the program's own siginfo, i386 registers, the unwound stack, "
+          "the calls that led there",
           "[e2e][i386][triage]") {
   REQUIRE_I386();
   REQUIRE_HINDSIGHT();
+  const std::string collector = GENERATE(values<std::string>({"soft", "dbt"}));
+  INFO("collector " << collector);
+  REQUIRE_I386_COLLECTOR(collector);
+  const std::string json_path = "/tmp/hindsight-i386-triage-" + std::to_string(::getpid()) + ".json";
   // soft: ~1 s here, ~40 s in the VM lane's emulated CPU.
-  e2e::Child triage({.argv = {e2e::server_path(), "triage", "--btrace=soft", "--", e2e::prog_path("crash_m32")},
+  e2e::Child triage({.argv = {e2e::server_path(), "triage", "--btrace=" + collector, "--json=" + json_path, "--",
+                              e2e::prog_path("crash_m32")},
                      .merge_stderr = true});
   const auto status = triage.wait(e2e::Clock::now() + std::chrono::seconds(150));
   INFO(triage.out());
   CHECK(e2e::exit_code(status) == 128 + SIGSEGV);
+  CHECK_THAT(triage.out(), Contains("recorded with " + collector));
   CHECK_THAT(triage.out(), Contains("died of SIGSEGV (SEGV_MAPERR: address not mapped to object) at address 0x8"));
   // Its registers by their i386 names, its stack unwound from the CFI (libdw's i386 backend).
-  CHECK_THAT(triage.out(), ContainsRegex(R"(eip 0x00000000565[0-9a-f]{5}\s+eflags)"));
+  // (Valgrind loads the program elsewhere than the kernel does)
+  CHECK_THAT(triage.out(), ContainsRegex(R"(eip 0x00000000[0-9a-f]{8}\s+eflags)"));
   CHECK_THAT(triage.out(), !Contains("rip"));
   CHECK_THAT(triage.out(), ContainsRegex(R"(#0  0x[0-9a-f]{16} in store \S*crash\.c:14\n)"
                                          R"(\s+#1  0x[0-9a-f]{16} in update \S*crash\.c:\d+\n)"));
   CHECK_THAT(triage.out(), ContainsRegex(R"(#\d+\s+0x[0-9a-f]{16} in main \S*crash\.c:\d+)"));
   CHECK_THAT(triage.out(), ContainsRegex(R"(#\d+\s+0x[0-9a-f]{16} in _start from crash_m32)"));
+  // The calls that led there, decoded as i386 code: through the PLT (named from .rel.plt) into
+  // libc and back, then main -> update -> store.
+  std::ifstream in(json_path);
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  std::filesystem::remove(json_path);
+  REQUIRE(report.is_object());
+  std::vector<std::string> calls;
+  for (const auto& th : report["threads"]) {
+    if (th.value("crashed", false)) {
+      for (const auto& c : th["history"]["calls"]) {
+        calls.push_back(c.value("function", ""));
+      }
+    }
+  }
+  INFO("calls: " << nlohmann::json(calls).dump());
+  // ... -> update, -> __x86.get_pc_thunk.ax, <- update, -> store (PIC code's thunk between)
+  REQUIRE(calls.size() >= 4);
+  CHECK(calls.back() == "store");
+  CHECK(std::find(calls.end() - 4, calls.end(), "update") != calls.end());
+  CHECK(std::find(calls.begin(), calls.end(), "fflush@plt") != calls.end());
 }
 
 TEST_CASE("i386: attach, break, backtrace, detach: it runs on with no int3 left", "[e2e][i386][attach]") {

@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t nul = input.find('\0');
   const std::string_view reply = input.substr(0, nul);
   const std::string document(nul == std::string_view::npos ? std::string_view{} : input.substr(nul + 1));
-  (void)tracer::valgrind::parse_stop_reply(reply, 100, 101);
+  (void)tracer::valgrind::parse_stop_reply(reply, 100, 101, tracer::valgrind::description_isa(document));
   int fetched = 0;
   (void)tracer::valgrind::register_sizes([&](const std::string&) -> base::Result<std::string> {
     if (++fetched > 64) {

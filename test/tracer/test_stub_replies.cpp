@@ -7,32 +7,48 @@
 
 #include "tracer/valgrind/stub_replies.hpp"
 
+using arch::x86::Isa;
 using tracer::StopReason;
+using tracer::valgrind::description_isa;
 using tracer::valgrind::parse_stop_reply;
 using tracer::valgrind::register_sizes;
 
 TEST_CASE("Valgrind stop replies: thread, pc, syscalls, exits; bad fields left out", "[valgrind]") {
-  auto stop = parse_stop_reply("T0510:4e51555555550000;thread:p64.65;", 100, 100);
+  auto stop = parse_stop_reply("T0510:4e51555555550000;thread:p64.65;", 100, 100, Isa::Amd64);
   CHECK(stop.event.signal == SIGTRAP);
   CHECK(stop.event.tid == 0x65);
   CHECK(stop.thread == std::optional<tracer::Tid>(0x65));
   CHECK(stop.pc == 0x55555555514eull);
-  auto sys = parse_stop_reply("T05syscall_entry:3b;thread:65;", 100, 101);
+  auto sys = parse_stop_reply("T05syscall_entry:3b;thread:65;", 100, 101, Isa::Amd64);
   CHECK(sys.event.reason == StopReason::SyscallEntry);
   CHECK(sys.event.syscall == 0x3b);
-  auto bad = parse_stop_reply("T05syscall_return:zz;thread:-5;10:12;", 100, 101);
+  auto bad = parse_stop_reply("T05syscall_return:zz;thread:-5;10:12;", 100, 101, Isa::Amd64);
   CHECK(bad.event.reason == StopReason::Signal);  // not a syscall stop it could read
   CHECK(bad.event.tid == 101);
   CHECK_FALSE(bad.thread.has_value());
   CHECK(bad.pc == 0);
-  auto exited = parse_stop_reply("W07", 100, 100);
+  auto exited = parse_stop_reply("W07", 100, 100, Isa::Amd64);
   CHECK(exited.event.reason == StopReason::Exited);
   CHECK(exited.event.status == 7);
-  auto killed = parse_stop_reply("X09", 100, 100);
+  auto killed = parse_stop_reply("X09", 100, 100, Isa::Amd64);
   CHECK(killed.event.reason == StopReason::Killed);
   CHECK(killed.event.signal == SIGKILL);
-  CHECK(parse_stop_reply("", 100, 0).event.tid == 100);
-  CHECK(parse_stop_reply("T", 100, 0).event.signal == SIGTRAP);
+  CHECK(parse_stop_reply("", 100, 0, Isa::Amd64).event.tid == 100);
+  CHECK(parse_stop_reply("T", 100, 0, Isa::Amd64).event.signal == SIGTRAP);
+}
+
+TEST_CASE("Valgrind stop replies of an i386 program: eip is register 8, four bytes", "[valgrind][i386]") {
+  // What Valgrind's x86 gdbserver expedites: ebp, esp, eip.
+  auto stop = parse_stop_reply("T0505:d8f3ffbf;04:c0f3ffbf;08:9a840408;thread:p64.65;", 100, 100, Isa::I386);
+  CHECK(stop.pc == 0x0804849aull);
+  // The same reply read as amd64 finds no pc: register 16 is not there, 8 is r8.
+  CHECK(parse_stop_reply("T0508:9a840408;thread:65;", 100, 100, Isa::Amd64).pc == 0);
+}
+
+TEST_CASE("Valgrind's target description names its instruction set", "[valgrind][i386]") {
+  CHECK(description_isa("<target><architecture>i386</architecture><osabi>GNU/Linux</osabi>") == Isa::I386);
+  CHECK(description_isa("<target><architecture>i386:x86-64</architecture>") == Isa::Amd64);
+  CHECK(description_isa("<target>") == Isa::Amd64);
 }
 
 TEST_CASE("Valgrind's target description: sizes in order; an absurd size is an error", "[valgrind]") {

@@ -13,7 +13,8 @@
  * Sample n lives at n % capacity. The recorder writes a sample, then head = n + 1 (one thread
  * writes a ring; x86 keeps stores in order). A reader copies the samples it wants and reads
  * head again: samples older than head - capacity were overwritten meanwhile. All fields are
- * little-endian, native x86-64.
+ * little-endian and laid out the same by the 64-bit recorder and the 32-bit one (for i386
+ * programs, which writes its addresses zero-extended).
  *
  * Time marks: a clock reading when the thread starts, exits, and leaves the CPU (a system
  * call, a time slice) after 256 branches or more since the last, taken with the ring's head
@@ -113,12 +114,18 @@ struct hs_dbt_sample {
   uint64_t to;
 };
 
+/* The same sizes in both languages and both word sizes (i386 aligns 64-bit fields to 4). */
 #ifdef __cplusplus
-static_assert(sizeof(struct hs_dbt_ring_header) == HS_DBT_RING_HEADER_SIZE, "ring header layout");
-static_assert(sizeof(struct hs_dbt_sample) == 16, "sample layout");
-static_assert(sizeof(struct hs_dbt_time_mark) == 16, "time mark layout");
-static_assert(sizeof(struct hs_dbt_signals) == 88, "signals layout");
-static_assert(sizeof(struct hs_dbt_process_event) == 256, "process event layout");
+#define HS_DBT_STATIC_ASSERT static_assert
+#else
+#define HS_DBT_STATIC_ASSERT _Static_assert
 #endif
+HS_DBT_STATIC_ASSERT(sizeof(struct hs_dbt_ring_header) == HS_DBT_RING_HEADER_SIZE, "ring header layout");
+HS_DBT_STATIC_ASSERT(__builtin_offsetof(struct hs_dbt_ring_header, head) == 40, "ring header layout");
+HS_DBT_STATIC_ASSERT(sizeof(struct hs_dbt_sample) == 16, "sample layout");
+HS_DBT_STATIC_ASSERT(sizeof(struct hs_dbt_time_mark) == 16, "time mark layout");
+HS_DBT_STATIC_ASSERT(sizeof(struct hs_dbt_signals) == 88, "signals layout");
+HS_DBT_STATIC_ASSERT(__builtin_offsetof(struct hs_dbt_process_event, t_ns) == 16, "process event layout");
+HS_DBT_STATIC_ASSERT(sizeof(struct hs_dbt_process_event) == 256, "process event layout");
 
 #endif /* HINDSIGHT_DBT_RING_H */

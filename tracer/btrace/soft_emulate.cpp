@@ -2,7 +2,10 @@
 // that keeps the history equal to single-stepping's.
 #include "tracer/btrace/soft_emulate.hpp"
 
+#include <algorithm>
 #include <cstring>
+
+#include "arch/x86/register_roles.hpp"
 
 namespace tracer {
 namespace {
@@ -14,22 +17,26 @@ constexpr int kSigreturnSteps = 4;
 class HostMemory final : public arch::x86::BranchMemory {
  public:
   explicit HostMemory(CollectorHost& host) : host_(host) {}
-  base::Result<std::uint64_t> read_u64(std::uint64_t addr) override {
-    auto bytes = host_.read_code(addr, 8);
+  base::Result<std::uint64_t> read_word(std::uint64_t addr, std::size_t size) override {
+    auto bytes = host_.read_code(addr, size);
     if (!bytes) {
       return std::move(bytes).error();
     }
-    if (bytes->size() != 8) {
+    if (bytes->size() != size || size > 8) {
       return base::make_error(base::Errc::system, "short read");
     }
     std::uint64_t value = 0;
-    std::memcpy(&value, bytes->data(), 8);
+    std::memcpy(&value, bytes->data(), size);  // (little-endian)
     return value;
   }
-  base::Result<void> write_u64(std::uint64_t addr, std::uint64_t value) override {
-    Bytes bytes(8);
-    std::memcpy(bytes.data(), &value, 8);
+  base::Result<void> write_word(std::uint64_t addr, std::uint64_t value, std::size_t size) override {
+    Bytes bytes(std::min<std::size_t>(size, 8));
+    std::memcpy(bytes.data(), &value, bytes.size());
     return host_.write_memory(addr, bytes);
+  }
+  // A return address (a word of the thread's instruction set) on the stack at sp.
+  base::Result<std::uint64_t> return_address(std::uint64_t sp) {
+    return read_word(sp, arch::x86::register_roles(host_.isa()).word_bytes);
   }
 
  private:
@@ -69,7 +76,7 @@ void SoftEmulateCollector::leave_scope(Tid tid, SoftStepTracer& s, const Run& r,
   // PLT (which pushes more first), a tail call. A return leaves the frame: no return point.
   HostMemory memory(host);
   if (r.call_return != 0 && r.call_sp >= sp) {
-    if (auto word = memory.read_u64(r.call_sp); word && *word == r.call_return) {
+    if (auto word = memory.return_address(r.call_sp); word && *word == r.call_return) {
       if (auto planted = host.plant(r.call_return, r.call_return, {}); planted && *planted != Planted::Stale) {
         o.return_to = r.call_return;
         o.sp = r.call_sp;
@@ -220,7 +227,7 @@ void SoftEmulateCollector::handler_entered(Tid tid, CollectorHost& host) {
     return;
   }
   HostMemory memory(host);
-  if (auto restorer = memory.read_u64((*gpr)[arch::x86::kRsp])) {
+  if (auto restorer = memory.return_address((*gpr)[arch::x86::kRsp])) {
     restorers_.insert(*restorer);
   }
 }

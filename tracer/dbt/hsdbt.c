@@ -31,7 +31,6 @@
 #include "pub_tool_vkiscnums.h"
 #include "pub_tool_xarray.h"
 #include "pub_tool_mallocfree.h"
-#include "libvex_guest_amd64.h"
 
 #include "tracer/btrace/dbt_ring.h"
 
@@ -53,7 +52,7 @@ static Bool clo_drop_rings = True; /* with --follow-tree: a process drops its ri
 
 static Bool hs_process_cmd_line_option(const HChar* arg) {
   if VG_STR_CLO (arg, "--ring-dir", clo_ring_dir) {
-  } else if VG_BINT_CLO (arg, "--ring-size", clo_ring_size, 4096, 1ull << 34) {
+  } else if VG_BINT_CLO (arg, "--ring-size", clo_ring_size, 4096, VG_WORDSIZE == 8 ? 1ull << 34 : 1ull << 28) {
   } else if VG_BOOL_CLO (arg, "--follow-tree", clo_follow_tree) {
   } else if VG_BOOL_CLO (arg, "--drop-rings", clo_drop_rings) {
   } else {
@@ -485,7 +484,8 @@ static void hs_stop_client_code(ThreadId tid, ULong blocks_done) {
   hs_current = &hs_scratch.header;
 }
 
-/* The thread left the CPU for a system call (the guest pc is past the 2-byte `syscall`). */
+/* The thread left the CPU for a system call (the guest pc is past the 2-byte `syscall`, or
+ * `int $0x80`: Valgrind keeps i386 programs off sysenter). */
 static void hs_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs) {
   (void)nargs;
   if (sysno == __NR_exit_group) { /* exit() ends with it: the process's own end */
@@ -499,6 +499,16 @@ static void hs_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs) {
   r->syscall_at = VG_(get_IP)(tid) - 2;
 }
 
+/* The system call that maps files with `prot` as its third argument (i386's old mmap takes
+ * its arguments in memory; glibc calls mmap2 there). */
+static Bool is_mmap(UInt sysno) {
+#if defined(VGP_x86_linux)
+  return sysno == __NR_mmap2;
+#else
+  return sysno == __NR_mmap;
+#endif
+}
+
 static void hs_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, SysRes res) {
   (void)tid;
   (void)nargs;
@@ -506,7 +516,7 @@ static void hs_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, S
     note_sigaction(args, res);
   } else if (sysno == __NR_execve && clo_follow_tree) {
     tree_exec_failed(); /* (a successful exec never returns here) */
-  } else if (sysno == __NR_mmap && clo_follow_tree && !sr_isError(res) && (args[2] & VKI_PROT_EXEC) != 0) {
+  } else if (is_mmap(sysno) && clo_follow_tree && !sr_isError(res) && (args[2] & VKI_PROT_EXEC) != 0) {
     tree_save_maps(); /* a library's code */
   } else if (sysno == __NR_wait4 && clo_follow_tree && !sr_isError(res) && args[1] != 0) {
     tree_reaped((Int)sr_Res(res), *(Int*)args[1]);
@@ -592,34 +602,55 @@ static IRExpr* tmp_of(IRSB* sb, IRType ty, IRExpr* e) {
 
 static IRExpr* u64(ULong v) { return IRExpr_Const(IRConst_U64(v)); }
 
+/* Host words (the guest's too: a Valgrind tool runs programs of its own instruction set):
+ * addresses, and the program counters VEX shows. The ring's fields are 64-bit on both. */
+#if VG_WORDSIZE == 8
+#define HS_WORD_TYPE Ity_I64
+#define HS_WORD_OP(op) op##64
+static IRExpr* word(HWord v) { return IRExpr_Const(IRConst_U64(v)); }
+static IRExpr* widen_to_64(IRSB* sb, IRExpr* e) { (void)sb; return e; }
+static IRExpr* narrow_to_word(IRSB* sb, IRExpr* e) { (void)sb; return e; }
+static HWord constant_word(const IRConst* c) { return c->Ico.U64; }
+#else
+#define HS_WORD_TYPE Ity_I32
+#define HS_WORD_OP(op) op##32
+static IRExpr* word(HWord v) { return IRExpr_Const(IRConst_U32(v)); }
+static IRExpr* widen_to_64(IRSB* sb, IRExpr* e) { return tmp_of(sb, Ity_I64, IRExpr_Unop(Iop_32Uto64, e)); }
+static IRExpr* narrow_to_word(IRSB* sb, IRExpr* e) { return tmp_of(sb, Ity_I32, IRExpr_Unop(Iop_64to32, e)); }
+static HWord constant_word(const IRConst* c) { return c->Ico.U32; }
+#endif
+
+/* Where a record the guard turns down goes: stores through a chosen address, not guarded
+ * stores, which the x86 code generator does not have. Never read. */
+static struct hs_dbt_sample hs_sink;
+
 /* Appends to sb: if guard (NULL: always), sample {from, to} into the running thread's ring. */
 static void add_record(IRSB* sb, Addr from, IRExpr* to, IRExpr* guard) {
-  IRExpr* ring = tmp_of(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((Addr)&hs_current)));
-  IRExpr* head_at = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, ring, u64(__builtin_offsetof(struct hs_dbt_ring_header, head))));
+  IRExpr* ring = tmp_of(sb, HS_WORD_TYPE, IRExpr_Load(Iend_LE, HS_WORD_TYPE, word((HWord)&hs_current)));
+  IRExpr* head_at = tmp_of(sb, HS_WORD_TYPE, IRExpr_Binop(HS_WORD_OP(Iop_Add), ring, word(__builtin_offsetof(struct hs_dbt_ring_header, head))));
   IRExpr* head = tmp_of(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, head_at));
-  IRExpr* index = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_And64, head, u64(capacity - 1)));
-  IRExpr* offset = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, index, IRExpr_Const(IRConst_U8(4))));
-  IRExpr* base = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, ring, u64(HS_DBT_RING_HEADER_SIZE)));
-  IRExpr* slot = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, base, offset));
-  IRExpr* slot_to = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, slot, u64(8)));
+  IRExpr* index = tmp_of(sb, HS_WORD_TYPE, IRExpr_Binop(HS_WORD_OP(Iop_And), narrow_to_word(sb, head), word(capacity - 1)));
+  IRExpr* offset = tmp_of(sb, HS_WORD_TYPE, IRExpr_Binop(HS_WORD_OP(Iop_Shl), index, IRExpr_Const(IRConst_U8(4))));
+  IRExpr* base = tmp_of(sb, HS_WORD_TYPE, IRExpr_Binop(HS_WORD_OP(Iop_Add), ring, word(HS_DBT_RING_HEADER_SIZE)));
+  IRExpr* slot = tmp_of(sb, HS_WORD_TYPE, IRExpr_Binop(HS_WORD_OP(Iop_Add), base, offset));
   IRExpr* next_head;
   if (guard == NULL) {
-    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, slot, u64(from)));
-    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, slot_to, to));
     next_head = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, head, u64(1)));
   } else {
-    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, slot, u64(from), guard));
-    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, slot_to, to, guard));
-    IRExpr* one_if = tmp_of(sb, Ity_I64, IRExpr_Unop(Iop_1Uto64, guard));
-    next_head = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, head, one_if));
+    slot = tmp_of(sb, HS_WORD_TYPE, IRExpr_ITE(guard, slot, word((HWord)&hs_sink)));
+    IRExpr* one_if = tmp_of(sb, HS_WORD_TYPE, IRExpr_Unop(HS_WORD_OP(Iop_1Uto), guard));
+    next_head = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, head, widen_to_64(sb, one_if)));
   }
+  IRExpr* slot_to = tmp_of(sb, HS_WORD_TYPE, IRExpr_Binop(HS_WORD_OP(Iop_Add), slot, word(8)));
+  addStmtToIRSB(sb, IRStmt_Store(Iend_LE, slot, u64(from)));
+  addStmtToIRSB(sb, IRStmt_Store(Iend_LE, slot_to, widen_to_64(sb, to)));
   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, head_at, next_head));
 }
 
 /* Appends the record of a transfer to a target known only at run time: a branch unless it
  * goes on to the next instruction (which single-stepping does not count as one either). */
 static void add_record_unless_next(IRSB* sb, Addr from, IRExpr* to, Addr next_insn) {
-  IRExpr* elsewhere = tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_CmpNE64, to, u64(next_insn)));
+  IRExpr* elsewhere = tmp_of(sb, Ity_I1, IRExpr_Binop(HS_WORD_OP(Iop_CmpNE), to, word(next_insn)));
   add_record(sb, from, to, elsewhere);
 }
 
@@ -634,8 +665,8 @@ static Bool repeats_itself(Addr addr, UInt len) {
       case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65: case 0x66: case 0x67:
         break;
       default:
-        if ((p[i] & 0xf0) != 0x40) {
-          return False; /* the opcode, past legacy and REX prefixes */
+        if (VG_WORDSIZE == 4 || (p[i] & 0xf0) != 0x40) {
+          return False; /* the opcode, past legacy and (64-bit code's) REX prefixes */
         }
     }
   }
@@ -650,8 +681,8 @@ static IRSB* hs_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
   (void)extents;
   (void)arch;
   (void)hWordTy;
-  if (gWordTy != Ity_I64) {
-    VG_(tool_panic)("hsdbt: 64-bit guests only");
+  if (gWordTy != HS_WORD_TYPE) {
+    VG_(tool_panic)("hsdbt: a guest of another word size than the host's");
   }
   IRSB* out = deepCopyIRSBExceptStmts(in);
   Addr insn = 0;  /* the guest instruction the statements belong to */
@@ -668,9 +699,9 @@ static IRSB* hs_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
       /* A side exit: a conditional branch, unless it only goes on to the next instruction
        * (the condition inverted: the block's end is the branch then) or back to this one for
        * a rep or lock prefix (the instruction repeats; no branch). */
-      const Addr dst = (Addr)st->Ist.Exit.dst->Ico.U64;
+      const Addr dst = constant_word(st->Ist.Exit.dst);
       if (dst != insn + insn_len && !(dst == insn && repeats_itself(insn, insn_len))) {
-        add_record(out, insn, u64(dst), st->Ist.Exit.guard);
+        add_record(out, insn, word(dst), st->Ist.Exit.guard);
       }
     }
     addStmtToIRSB(out, st);
@@ -684,7 +715,7 @@ static IRSB* hs_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
     if (next->tag != Iex_Const) {
       add_record_unless_next(out, insn, next, next_insn);
     } else {
-      const Addr dst = (Addr)next->Iex.Const.con->Ico.U64;
+      const Addr dst = constant_word(next->Iex.Const.con);
       if (dst != next_insn && !(dst == insn && repeats_itself(insn, insn_len))) {
         add_record(out, insn, next, NULL);
       }

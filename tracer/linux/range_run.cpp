@@ -33,10 +33,10 @@ bool runs_alone(const std::map<Pid, std::unique_ptr<Process>>& processes, const 
 // Jumps and conditional branches touch no memory: performed on the registers alone.
 class NoBranchMemory final : public arch::x86::BranchMemory {
  public:
-  base::Result<std::uint64_t> read_u64(std::uint64_t) override {
+  base::Result<std::uint64_t> read_word(std::uint64_t, std::size_t) override {
     return base::make_error(base::Errc::unsupported, "not performed here");
   }
-  base::Result<void> write_u64(std::uint64_t, std::uint64_t) override {
+  base::Result<void> write_word(std::uint64_t, std::uint64_t, std::size_t) override {
     return base::make_error(base::Errc::unsupported, "not performed here");
   }
 };

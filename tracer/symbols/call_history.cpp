@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "arch/x86/branch_emulation.hpp"
+#include "arch/x86/instruction_length.hpp"
 
 namespace tracer {
 namespace {
@@ -55,21 +55,24 @@ const char* entered_name(Entered how) {
   return "?";
 }
 
-Transfer classify_transfer(std::span<const std::uint8_t> code) {
+Transfer classify_transfer(std::span<const std::uint8_t> code, arch::x86::Isa isa) {
   if (code.empty()) {
     return Transfer::Unknown;
   }
-  if (auto insn = arch::x86::decode_branch(code)) {
-    switch (insn->kind) {
-      case arch::x86::BranchKind::Call: return Transfer::Call;
-      case arch::x86::BranchKind::Ret: return Transfer::Return;
-      default: return Transfer::Jump;
-    }
+  using arch::x86::InsnKind;
+  using arch::x86::StackEffect;
+  auto insn = arch::x86::decode_instruction(code, isa);
+  if (!insn) {
+    return Transfer::Other;
   }
-  if (code.size() >= 2 && code[0] == 0x0f && code[1] == 0x05) {
-    return Transfer::Syscall;
+  switch (insn->kind) {
+    case InsnKind::Syscall: return Transfer::Syscall;  // syscall; in i386 code int $0x80 or sysenter
+    case InsnKind::Branch:
+      return insn->stack == StackEffect::Call     ? Transfer::Call
+             : insn->stack == StackEffect::Return ? Transfer::Return
+                                                  : Transfer::Jump;
+    default: return Transfer::Other;
   }
-  return Transfer::Other;
 }
 
 CallHistory fold_calls(const std::vector<BtraceBlock>& blocks, const ClassifyAt& classify, const LocateAt& locate,

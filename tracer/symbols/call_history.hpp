@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/x86/isa.hpp"
 #include "tracer/btrace/branch_tracer.hpp"
 #include "tracer/symbols/symbolizer.hpp"
 
@@ -46,8 +47,9 @@ struct CallHistory {
   std::uint64_t dropped = 0;          // older entries left out to keep the last ones
 };
 
-// The transfer made by the instruction at the start of code (empty code: Unknown).
-Transfer classify_transfer(std::span<const std::uint8_t> code);
+// The transfer made by the instruction at the start of code of instruction set isa (empty
+// code: Unknown).
+Transfer classify_transfer(std::span<const std::uint8_t> code, arch::x86::Isa isa);
 
 using ClassifyAt = std::function<Transfer(Addr)>;
 using LocateAt = std::function<const SourceLocation&(Addr)>;

@@ -1,6 +1,6 @@
 // The PLT stubs a module calls other modules' functions through, named as GDB names them
-// (puts@plt): no symbol covers them, but each stub binds one relocation of .rela.plt, and
-// that relocation names the function.
+// (puts@plt): no symbol covers them, but each stub binds one relocation of .rela.plt (.rel.plt
+// in i386 modules), and that relocation names the function.
 #pragma once
 
 #include <elfutils/libdwfl.h>

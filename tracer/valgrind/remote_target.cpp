@@ -2,6 +2,8 @@
 
 #include <csignal>
 
+#include "arch/x86/register_layout.hpp"
+#include "arch/x86/target_description.hpp"
 #include "protocol/hex.hpp"
 #include "protocol/request_encoding.hpp"
 #include "protocol/signals.hpp"
@@ -37,6 +39,9 @@ Result<StopEvent> RemoteTarget::connect(RspLink link, Pid pid) {
   auto first = ask("?");
   if (!first || !first->starts_with("T")) {
     return base::make_error(base::Errc::system, "the program did not stop");
+  }
+  if (auto ok = read_description(); !ok) {
+    return std::move(ok).error();
   }
   StopEvent stop = stop_from_reply(*first);
   selected_ = stop.tid;
@@ -170,7 +175,7 @@ std::optional<StopEvent> RemoteTarget::poll() {
 }
 
 StopEvent RemoteTarget::stop_from_reply(const std::string& reply) {
-  auto stop = valgrind::parse_stop_reply(reply, pid_, selected_);
+  auto stop = valgrind::parse_stop_reply(reply, pid_, selected_, isa_);
   if (stop.thread) {
     selected_ = *stop.thread;  // the stub makes the stopped thread the current one
   }
@@ -219,16 +224,49 @@ Result<std::string> RemoteTarget::read_xfer(const std::string& object, const std
   return link_->read_xfer(object, annex);
 }
 
-Result<std::string> RemoteTarget::target_description(const std::string& annex) { return read_xfer("features", annex); }
+Result<std::string> RemoteTarget::target_description(const std::string& annex) {
+  if (!own_description_.empty()) {
+    if (annex != "target.xml") {
+      return base::make_error(base::Errc::invalid, "no target description " + annex);
+    }
+    return own_description_;
+  }
+  return read_xfer("features", annex);
+}
+
+Result<void> RemoteTarget::read_description() {
+  own_description_.clear();
+  auto top = target_description("target.xml");
+  if (!top && top.error().code == base::Errc::unsupported && program_isa() == arch::x86::Isa::I386) {
+    // The stub sends `g` in GDB's default i386 Linux layout: the FXSAVE-era registers.
+    const arch::x86::RegisterLayout layout(arch::x86::XsaveGeometry{}, arch::x86::Isa::I386);
+    isa_ = arch::x86::Isa::I386;
+    own_description_ = arch::x86::target_xml(layout);
+    register_sizes_.clear();
+    for (const auto& r : layout.registers()) {
+      register_sizes_.push_back(r.size);
+    }
+    return base::success();
+  }
+  if (!top) {
+    return std::move(top).error();
+  }
+  isa_ = valgrind::description_isa(*top);
+  // Registers in `g` come in the order the description lists them, features included.
+  auto sizes = valgrind::register_sizes(
+      [&](const std::string& annex) { return annex == "target.xml" ? top : target_description(annex); });
+  if (!sizes) {
+    return std::move(sizes).error();
+  }
+  register_sizes_ = std::move(*sizes);
+  return base::success();
+}
 
 Result<std::pair<std::size_t, std::size_t>> RemoteTarget::register_slot(int regno) {
   if (register_sizes_.empty()) {
-    // Registers in `g` come in the order the description lists them, features included.
-    auto sizes = valgrind::register_sizes([this](const std::string& annex) { return target_description(annex); });
-    if (!sizes) {
-      return std::move(sizes).error();
+    if (auto ok = read_description(); !ok) {
+      return std::move(ok).error();
     }
-    register_sizes_ = std::move(*sizes);
   }
   if (regno < 0 || static_cast<std::size_t>(regno) >= register_sizes_.size()) {
     return base::make_error(base::Errc::invalid, "no register " + std::to_string(regno));

@@ -35,6 +35,10 @@ class RemoteTarget : public Target {
   Result<void> write_registers(Tid tid, const Bytes& regs) override;
   Result<Bytes> read_register(Tid tid, int regno) override;
   Result<void> write_register(Tid tid, int regno, const Bytes& value) override;
+  arch::x86::Isa isa(Tid tid) override {
+    (void)tid;
+    return isa_;
+  }
 
   Result<Bytes> read_memory(Addr addr, std::size_t len) override;
   Result<void> write_memory(Addr addr, const Bytes& data) override;
@@ -61,6 +65,9 @@ class RemoteTarget : public Target {
   Result<std::string> ask(const std::string& packet);
   // A stop reply the program stopped with (after its own hook below).
   virtual void stopped(StopEvent& event) { (void)event; }
+  // The program's instruction set, asked only of a stub that sends no target description
+  // (Valgrind's, for i386 programs, unless it shows shadow registers).
+  virtual arch::x86::Isa program_isa() = 0;
   // The link closed with no stop reply: how the process ended (nothing: it goes on unlinked).
   virtual std::optional<StopEvent> ended_unannounced() = 0;
   // The process ended (its last stop is reported next).
@@ -71,6 +78,8 @@ class RemoteTarget : public Target {
   Result<std::string> read_xfer(const std::string& object, const std::string& annex);
   Result<void> select_thread(Tid tid);
   Result<void> set_breakpoint(bool insert, BreakpointType type, Addr addr, int len);  // Z or z
+  // The stub's target description read: the instruction set and the register sizes.
+  Result<void> read_description();
   // Byte offset and size of register regno in `g`, from the target description.
   Result<std::pair<std::size_t, std::size_t>> register_slot(int regno);
   // Every register of tid (`g`) and where regno starts in them.
@@ -84,6 +93,10 @@ class RemoteTarget : public Target {
   bool stepping_ = false;
   std::set<Addr> breakpoints_;
   std::vector<std::size_t> register_sizes_;  // bytes per register in `g` order
+  // The description served for a stub that has none: GDB's default for the instruction set
+  // (x87, SSE and the Linux orig_eax), the layout such a stub's `g` has.
+  std::string own_description_;
+  arch::x86::Isa isa_ = arch::x86::Isa::Amd64;
 };
 
 }  // namespace tracer

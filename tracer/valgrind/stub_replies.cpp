@@ -18,7 +18,7 @@ constexpr std::size_t kMaxRegisterBits = 4096;  // a zmm is 512; anything past t
 
 }  // namespace
 
-StubStop parse_stop_reply(std::string_view reply, Pid pid, Tid current) {
+StubStop parse_stop_reply(std::string_view reply, Pid pid, Tid current, arch::x86::Isa isa) {
   StubStop out;
   StopEvent& ev = out.event;
   ev.pid = pid;
@@ -56,13 +56,18 @@ StubStop parse_stop_reply(std::string_view reply, Pid pid, Tid current) {
                                                                        : StopReason::SyscallReturn;
     ev.syscall = parsed->syscall;
   }
-  const auto roles = arch::x86::register_roles(arch::x86::Isa::Amd64);  // Valgrind serves 64-bit programs here
+  const auto roles = arch::x86::register_roles(isa);
   for (const auto& [regno, bytes] : parsed->registers) {
     if (regno == roles.pc) {
       out.pc = arch::x86::address_value(roles, bytes).value_or(0);
     }
   }
   return out;
+}
+
+arch::x86::Isa description_isa(std::string_view document) {
+  return document.find("<architecture>i386</architecture>") != std::string_view::npos ? arch::x86::Isa::I386
+                                                                                       : arch::x86::Isa::Amd64;
 }
 
 base::Result<std::vector<std::size_t>> register_sizes(const DocumentReader& fetch) {

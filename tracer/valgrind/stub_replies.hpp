@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "arch/x86/isa.hpp"
 #include "base/result.hpp"
 #include "tracer/types.hpp"
 
@@ -22,7 +23,12 @@ struct StubStop {
   std::optional<Tid> thread;  // "thread:..." in the reply
   Addr pc = 0;                // the program counter when the reply expedites it, else 0
 };
-StubStop parse_stop_reply(std::string_view reply, Pid pid, Tid current);
+// isa: the program's, which numbers the expedited registers.
+StubStop parse_stop_reply(std::string_view reply, Pid pid, Tid current, arch::x86::Isa isa);
+
+// The instruction set a top-level target description is for: i386 when its <architecture>
+// says so, else amd64.
+arch::x86::Isa description_isa(std::string_view document);
 
 // Bytes per register in `g` order: the <reg bitsize=...> of every feature the top-level
 // description includes, in order. fetch(annex) reads one document. A size that is not a

@@ -19,6 +19,7 @@ std::optional<std::string> code_the_recorder_cannot_run(const std::string& path)
   std::optional<std::string> why;
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  const arch::x86::Isa isa = elf != nullptr && gelf_getclass(elf) == ELFCLASS32 ? arch::x86::Isa::I386 : arch::x86::Isa::Amd64;
   for (Elf_Scn* scn = elf != nullptr ? elf_nextscn(elf, nullptr) : nullptr; scn != nullptr && !why;
        scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
@@ -29,7 +30,7 @@ std::optional<std::string> code_the_recorder_cannot_run(const std::string& path)
     if (data == nullptr || data->d_buf == nullptr) {
       continue;
     }
-    if (arch::x86::uses_avx512(std::span(static_cast<const std::uint8_t*>(data->d_buf), data->d_size))) {
+    if (arch::x86::uses_avx512(std::span(static_cast<const std::uint8_t*>(data->d_buf), data->d_size), isa)) {
       size_t names = 0;
       elf_getshdrstrndx(elf, &names);
       const char* name = elf_strptr(elf, names, sh.sh_name);

@@ -60,7 +60,8 @@ Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
   }
   if (auto ok = connect(std::move(started->link), pid); !ok) {
     (void)kill();
-    return base::make_error(base::Errc::system, "the program under the dbt recorder did not stop at its start");
+    return base::make_error(base::Errc::system,
+                            "the program under the dbt recorder did not stop at its start: " + ok.error().message());
   }
   return pid;
 }
@@ -126,11 +127,13 @@ std::optional<StopEvent> ValgrindTarget::unlinked_end(bool wait) {
   return end_of(pid(), got, status);
 }
 
+arch::x86::Isa ValgrindTarget::program_isa() { return procfs::executable_isa(pid()); }
+
 std::vector<ThreadInfo> ValgrindTarget::threads() {
   auto out = RemoteTarget::threads();
   for (auto& t : out) {
     t.name = procfs::thread_name(pid(), t.tid);
-    if (t.name == "hsdbt-amd64-lin") {
+    if (t.name.starts_with("hsdbt-")) {  // hsdbt-amd64-lin, hsdbt-x86-linux
       t.name = program_name_;  // Valgrind's name, not the one the kernel would have given
     }
   }

@@ -57,6 +57,8 @@ class ValgrindTarget final : public RemoteTarget {
   explicit ValgrindTarget(std::shared_ptr<ValgrindProcess> valgrind);
   void stopped(StopEvent& event) override;
   std::optional<StopEvent> ended_unannounced() override;
+  // Valgrind's process runs the recorder built for the program's instruction set.
+  arch::x86::Isa program_isa() override;
   void process_ended() override { forget_process(true); }
   // The rings kept if asked, the link gone, the program reaped (wait) or left to run on.
   void forget_process(bool wait);

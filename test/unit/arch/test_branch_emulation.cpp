@@ -14,17 +14,21 @@ using ax::Condition;
 
 namespace {
 
-// Words at 8-byte addresses; anything else faults.
+// Words at the addresses set up; anything else faults. Each access must be of `word` bytes
+// (the code's word size); a read returns that many bytes of the stored value.
 struct FakeMemory final : ax::BranchMemory {
   std::map<std::uint64_t, std::uint64_t> words;
-  base::Result<std::uint64_t> read_u64(std::uint64_t addr) override {
+  std::size_t word = 8;
+  base::Result<std::uint64_t> read_word(std::uint64_t addr, std::size_t bytes) override {
+    CHECK(bytes == word);
     auto it = words.find(addr);
     if (it == words.end()) {
       return base::make_error(base::Errc::system, "unmapped");
     }
-    return it->second;
+    return bytes == 8 ? it->second : it->second & ((std::uint64_t{1} << (8 * bytes)) - 1);
   }
-  base::Result<void> write_u64(std::uint64_t addr, std::uint64_t value) override {
+  base::Result<void> write_word(std::uint64_t addr, std::uint64_t value, std::size_t bytes) override {
+    CHECK(bytes == word);
     if (words.count(addr) == 0) {
       return base::make_error(base::Errc::system, "unmapped");
     }
@@ -33,8 +37,8 @@ struct FakeMemory final : ax::BranchMemory {
   }
 };
 
-ax::BranchInstruction decode(std::vector<std::uint8_t> bytes) {
-  auto b = ax::decode_branch(bytes);
+ax::BranchInstruction decode(std::vector<std::uint8_t> bytes, ax::Isa isa = ax::Isa::Amd64) {
+  auto b = ax::decode_branch(bytes, isa);
   REQUIRE(b);
   return *b;
 }
@@ -94,7 +98,40 @@ TEST_CASE("decode_branch: kinds, targets and what is left to the CPU", "[arch][e
   };
   for (const auto& bytes : not_emulated) {
     CAPTURE(bytes);
-    CHECK_FALSE(ax::decode_branch(bytes));
+    CHECK_FALSE(ax::decode_branch(bytes, ax::Isa::Amd64));
+  }
+}
+
+TEST_CASE("decode_branch reads i386 code as i386 code", "[arch][emulate][i386]") {
+  const auto i386 = ax::Isa::I386;
+  CHECK(decode({0xe8, 0, 0, 0, 0}, i386).word_bytes == 4);
+  CHECK(decode({0xe8, 0, 0, 0, 0}).word_bytes == 8);
+  auto call_reg = decode({0xff, 0xd0}, i386);  // call *%eax
+  CHECK(call_reg.target == ax::TargetKind::Register);
+  CHECK(call_reg.reg == ax::kRax);
+  // jmp *0x804a00c: the PLT's absolute GOT slot (RIP-relative in 64-bit code)
+  auto plt = decode({0xff, 0x25, 0x0c, 0xa0, 0x04, 0x08}, i386);
+  CHECK(plt.target == ax::TargetKind::Memory);
+  CHECK(plt.mem.base == -1);
+  CHECK(plt.mem.disp == 0x804a00c);
+  CHECK(plt.mem.address_bits == 32);
+  CHECK(decode({0xff, 0xa3, 0x0c, 0, 0, 0}, i386).mem.base == ax::kRbx);  // jmp *0xc(%ebx): PIC PLT
+  CHECK(decode({0xe3, 0x05}, i386).counter_bits == 32);                  // jecxz
+  CHECK(decode({0xe2, 0xfe}, i386).counter_bits == 32);                  // loop with ecx
+  // 0x40-0x4f are inc/dec here, not REX: `41 ff d3` is no call.
+  CHECK_FALSE(ax::decode_branch(std::vector<std::uint8_t>{0x41, 0xff, 0xd3}, i386));
+  const std::vector<std::vector<std::uint8_t>> not_emulated = {
+      {0x65, 0xff, 0x15, 0x10, 0, 0, 0},  // call *%gs:0x10 (the base is a descriptor's)
+      {0xcd, 0x80},                       // int $0x80
+      {0x0f, 0x34},                       // sysenter
+      {0x67, 0xe3, 0x05},                 // jcxz: a 16-bit counter
+      {0x67, 0xe2, 0xfe},                 // loop with cx
+      {0x66, 0xc3},                       // retw
+      {0xca, 0x04, 0x00},                 // lret $4
+  };
+  for (const auto& bytes : not_emulated) {
+    CAPTURE(bytes);
+    CHECK_FALSE(ax::decode_branch(bytes, i386));
   }
 }
 
@@ -211,5 +248,62 @@ TEST_CASE("emulate_branch: calls push, rets pop, indirect targets are read", "[a
     CHECK_FALSE(ax::emulate_branch(decode({0xe8, 0, 0, 0, 0}), kPc, g, mem));
     g[ax::kRsp] = before[ax::kRsp];
     CHECK(g == before);
+  }
+}
+
+TEST_CASE("emulate_branch in i386 code: 4-byte return addresses and slots, 32-bit wrap", "[arch][emulate][i386]") {
+  const auto i386 = ax::Isa::I386;
+  constexpr std::uint64_t kPc32 = 0x8049000;
+  constexpr std::uint64_t kStack32 = 0xffffd000;
+  FakeMemory mem;
+  mem.word = 4;
+  mem.words[kStack32 - 4] = 0;
+  mem.words[kStack32] = 0xf7e01234ull | 0xdeadbeef00000000ull;  // the word above is not the return address's
+  mem.words[0x804a00c] = 0xf7d05678;
+  ax::Gprs g{};
+  g[ax::kRip] = kPc32;
+  g[ax::kRsp] = kStack32;
+  g[ax::kEflags] = 0x202;
+
+  SECTION("call rel32 pushes four bytes") {
+    auto out = ax::emulate_branch(decode({0xe8, 0xfb, 0x0f, 0, 0}, i386), kPc32, g, mem);
+    REQUIRE(out);
+    CHECK(out->next == kPc32 + 0x1000);
+    CHECK(g[ax::kRsp] == kStack32 - 4);
+    CHECK(mem.words[kStack32 - 4] == kPc32 + 5);
+  }
+  SECTION("ret pops four bytes; ret imm16 releases more") {
+    auto out = ax::emulate_branch(decode({0xc3}, i386), kPc32, g, mem);
+    REQUIRE(out);
+    CHECK(out->next == 0xf7e01234);
+    CHECK(g[ax::kRip] == 0xf7e01234);
+    CHECK(g[ax::kRsp] == kStack32 + 4);
+    g[ax::kRsp] = kStack32;
+    REQUIRE(ax::emulate_branch(decode({0xc2, 0x08, 0x00}, i386), kPc32, g, mem));
+    CHECK(g[ax::kRsp] == kStack32 + 4 + 8);
+  }
+  SECTION("jmp through the PLT's GOT slot reads four bytes") {
+    auto out = ax::emulate_branch(decode({0xff, 0x25, 0x0c, 0xa0, 0x04, 0x08}, i386), kPc32, g, mem);
+    REQUIRE(out);
+    CHECK(out->next == 0xf7d05678);
+    CHECK(g[ax::kRsp] == kStack32);
+  }
+  SECTION("a relative target past 4 GiB wraps, as the CPU's eip does") {
+    auto out = ax::emulate_branch(decode({0xe9, 0x00, 0x00, 0x00, 0x10}, i386), 0xf0000000, g, mem);  // jmp +0x10000000
+    REQUIRE(out);
+    CHECK(out->next == 0x00000005);
+  }
+  SECTION("loop counts ecx down, wrapping at 32 bits") {
+    g[ax::kRcx] = 0;
+    auto out = ax::emulate_branch(decode({0xe2, 0xfe}, i386), kPc32, g, mem);
+    REQUIRE(out);
+    CHECK(out->taken);
+    CHECK(g[ax::kRcx] == 0xffffffff);
+  }
+  SECTION("a register target keeps its low 32 bits") {
+    g[ax::kRax] = 0x1234567808049abcull;
+    auto out = ax::emulate_branch(decode({0xff, 0xe0}, i386), kPc32, g, mem);  // jmp *%eax
+    REQUIRE(out);
+    CHECK(out->next == 0x08049abc);
   }
 }

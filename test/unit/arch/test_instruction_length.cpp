@@ -8,6 +8,7 @@
 #include "arch/x86/isa_extensions.hpp"
 
 using arch::x86::decode_instruction;
+using arch::x86::Isa;
 using arch::x86::InsnKind;
 using arch::x86::InstructionInfo;
 using arch::x86::step_took_branch;
@@ -97,9 +98,18 @@ TEST_CASE("uses_avx512 finds an EVEX instruction among others", "[arch][isa]") {
   const std::vector<std::uint8_t> plain = {0x55, 0x48, 0x89, 0xe5,              // push %rbp; mov %rsp,%rbp
                                            0xc5, 0xfd, 0xef, 0xc0,              // vpxor %ymm0 (VEX, AVX2)
                                            0x62, 0x00, 0xc3};                   // undecodable, then ret
-  CHECK_FALSE(uses_avx512(plain));
+  CHECK_FALSE(uses_avx512(plain, Isa::Amd64));
   std::vector<std::uint8_t> with = plain;
   with.insert(with.begin() + 4, {0x62, 0xf1, 0x75, 0x48, 0xef, 0xc9});  // vpxord %zmm1,%zmm1,%zmm1
-  CHECK(uses_avx512(with));
-  CHECK_FALSE(uses_avx512({}));
+  CHECK(uses_avx512(with, Isa::Amd64));
+  CHECK_FALSE(uses_avx512({}, Isa::Amd64));
+}
+
+TEST_CASE("uses_avx512 reads 32-bit code as 32-bit code", "[arch][isa]") {
+  using arch::x86::uses_avx512;
+  // In 32-bit code 0x62 with a memory operand is `bound`; with a register one it is EVEX.
+  const std::vector<std::uint8_t> bound = {0x62, 0x45, 0xf8, 0xc3};  // bound %eax,-0x8(%ebp); ret
+  CHECK_FALSE(uses_avx512(bound, Isa::I386));
+  const std::vector<std::uint8_t> evex = {0x62, 0xf1, 0x75, 0x48, 0xef, 0xc9, 0xc3};  // vpxord %zmm1,%zmm1,%zmm1
+  CHECK(uses_avx512(evex, Isa::I386));
 }

@@ -7,6 +7,7 @@
 
 #include "tracer/symbols/call_history.hpp"
 
+using arch::x86::Isa;
 using tracer::BtraceBlock;
 using tracer::Entered;
 using tracer::SourceLocation;
@@ -132,12 +133,26 @@ TEST_CASE("classify_transfer: call, ret, jmp, jcc, syscall, other, unreadable", 
   const std::vector<std::uint8_t> jne{0x75, 0x02};
   const std::vector<std::uint8_t> syscall{0x0f, 0x05};
   const std::vector<std::uint8_t> mov{0x48, 0x89, 0xc7};
-  CHECK(tracer::classify_transfer(call) == Transfer::Call);
-  CHECK(tracer::classify_transfer(call_indirect) == Transfer::Call);
-  CHECK(tracer::classify_transfer(ret) == Transfer::Return);
-  CHECK(tracer::classify_transfer(jmp) == Transfer::Jump);
-  CHECK(tracer::classify_transfer(jne) == Transfer::Jump);
-  CHECK(tracer::classify_transfer(syscall) == Transfer::Syscall);
-  CHECK(tracer::classify_transfer(mov) == Transfer::Other);
-  CHECK(tracer::classify_transfer({}) == Transfer::Unknown);
+  CHECK(tracer::classify_transfer(call, Isa::Amd64) == Transfer::Call);
+  CHECK(tracer::classify_transfer(call_indirect, Isa::Amd64) == Transfer::Call);
+  CHECK(tracer::classify_transfer(ret, Isa::Amd64) == Transfer::Return);
+  CHECK(tracer::classify_transfer(jmp, Isa::Amd64) == Transfer::Jump);
+  CHECK(tracer::classify_transfer(jne, Isa::Amd64) == Transfer::Jump);
+  CHECK(tracer::classify_transfer(syscall, Isa::Amd64) == Transfer::Syscall);
+  CHECK(tracer::classify_transfer(mov, Isa::Amd64) == Transfer::Other);
+  CHECK(tracer::classify_transfer({}, Isa::Amd64) == Transfer::Unknown);
+}
+
+TEST_CASE("classify_transfer in i386 code: int $0x80 and sysenter enter the kernel; a call through gs: is a call",
+          "[triage][history][i386]") {
+  using Bytes = std::vector<std::uint8_t>;
+  CHECK(tracer::classify_transfer(Bytes{0xcd, 0x80}, Isa::I386) == Transfer::Syscall);
+  CHECK(tracer::classify_transfer(Bytes{0x0f, 0x34}, Isa::I386) == Transfer::Syscall);
+  // glibc's way to __kernel_vsyscall, which emulation leaves to the CPU: still a call here.
+  CHECK(tracer::classify_transfer(Bytes{0x65, 0xff, 0x15, 0x10, 0, 0, 0}, Isa::I386) == Transfer::Call);
+  CHECK(tracer::classify_transfer(Bytes{0xff, 0xa3, 0x0c, 0, 0, 0}, Isa::I386) == Transfer::Jump);  // PIC PLT
+  CHECK(tracer::classify_transfer(Bytes{0xc2, 0x04, 0x00}, Isa::I386) == Transfer::Return);
+  // 0x48 is `dec %eax` in i386 code, no REX prefix: `48 ff d0` is no call there.
+  CHECK(tracer::classify_transfer(Bytes{0x48, 0xff, 0xd0}, Isa::I386) == Transfer::Other);
+  CHECK(tracer::classify_transfer(Bytes{0x48, 0xff, 0xd0}, Isa::Amd64) == Transfer::Call);
 }

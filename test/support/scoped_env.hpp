@@ -1,0 +1,34 @@
+// An environment variable set for a scope (the servers a test starts inherit it), and what it
+// was given back at the scope's end.
+#pragma once
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace test_support {
+
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
+    if (const char* given = std::getenv(name_.c_str())) {
+      saved_ = given;
+    }
+    ::setenv(name_.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (saved_) {
+      ::setenv(name_.c_str(), saved_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> saved_;
+};
+
+}  // namespace test_support
