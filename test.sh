@@ -106,6 +106,9 @@ run_step vm_lane test/vm/test_lane.sh
 # (a plain ptrace program shows it; hardware and this host do not). Not [range-stepping]: its
 # program's busy loops, stepped under TCG, take minutes.
 run_catch vm:e2e "test/vm/run.sh" --timeout 1200 -- "$BUILD_DIR/test/e2e/e2e_tests" "[i386]~[range-stepping],[watch]~[btrace]"
+# GDB's own testsuite with the -m32 board, a subset, in the guest against GNU gdbserver and
+# against hindsight: no file worse (about 10 minutes; skipped without the conformance harness).
+run_step vm:conformance-i386 test/vm/conformance_i386.sh "$BUILD_DIR/server/hindsight"
 
 if [[ ${HS_FAST:-0} != 1 ]]; then
   echo "== unit tests under ASan+UBSan"

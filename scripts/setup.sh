@@ -21,8 +21,9 @@ BUILD_PACKAGES=(
 # that is itself traced, the JSON Schema check of triage reports and a browser for their page.
 TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headless-shell libc6-dbg
   # The VM lane (test/vm): QEMU, Debian's own kernel and a static busybox for the guest, and
-  # 32-bit compilers for what runs there.
-  qemu-system-x86 linux-image-amd64 busybox-static g++-multilib)
+  # 32-bit compilers for what runs there; GDB's testsuite, DejaGnu and GNU gdbserver for its
+  # -m32 conformance run.
+  qemu-system-x86 linux-image-amd64 busybox-static g++-multilib gdb-source dejagnu expect gdbserver)
 
 say() { echo "setup: $*" >&2; }
 

@@ -1,6 +1,6 @@
 // i386 programs (test/progs built -m32) under a 64-bit server, with real GDB: what gdbserver does
 // for them. Where this kernel refuses 32-bit programs the cases skip, saying so, and the VM lane
-// (test/vm/run_i386_e2e.sh) runs them in a guest on Debian's own kernel.
+// (./test.sh's vm:e2e step, through test/vm/run.sh) runs them in a guest on Debian's own kernel.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -98,6 +98,23 @@ TEST_CASE("i386: breakpoints, registers by i386 names, writes, calls, finish, ne
   CHECK_THAT(out.gdb, ContainsRegex(R"(#1  0x[0-9a-f]{8} in sum_squares \(n=4\))"));
   CHECK_THAT(out.gdb, Contains("= 81"));
   CHECK_THAT(out.gdb, Contains("exited with code 07"));
+}
+
+TEST_CASE("i386: a target-side condition reads the argument by i386 register numbers; info os", "[e2e][i386]") {
+  REQUIRE_I386();
+  // square() runs for x = 1..4; the condition (x on the stack, through ebp: register 5 here,
+  // rdi's number in 64-bit code) holds for x == 3 alone.
+  auto out = e2e::run_gdb({.program = "simple_m32",
+                           .commands = {"set breakpoint condition-evaluation target", "break square if x == 3",
+                                        "continue", "print x", "info breakpoints", "info os processes", "continue"},
+                           .remote_debug = true,
+                           .timeout = std::chrono::seconds(60)});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_err, ContainsRegex(R"(<- \$Z0,[0-9a-f]+,1;X[0-9a-f]+,[0-9a-f]+)"));
+  CHECK_THAT(out.gdb, Contains("Breakpoint 1, square (x=3)"));
+  CHECK_THAT(out.gdb, Contains("breakpoint already hit 1 time"));  // GDB saw one hit of four
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+ +\S+ +\S*simple_m32)"));  // its own line in info os
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
 }
 
 TEST_CASE("i386: threads, each stopping at its breakpoint", "[e2e][i386][threads]") {

@@ -7,14 +7,14 @@
 # Exit 77 when it cannot run here (no harness, no gdbserver, no DejaGnu, no GDB source), said why.
 # Environment: CONFORMANCE_HARNESS (the harness's run.sh), HINDSIGHT_VM_CONFORMANCE_DIR (its
 # work folder: the testsuite, builds and results, outside the checkout; default
-# ~/.cache/hindsight-vm/conformance), HINDSIGHT_VM_CONFORMANCE_TIMEOUT (seconds, 3000).
+# ~/.cache/hindsight-vm/conformance), HINDSIGHT_VM_CONFORMANCE_TIMEOUT (seconds, 1800).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HARNESS=${CONFORMANCE_HARNESS:-$(realpath -m "$ROOT/../shared/conformance/run.sh")}
 SERVER=$(realpath "${1:-$ROOT/build/server/hindsight}")
 SUBSET=$ROOT/test/vm/conformance_i386.txt
 WORK=${HINDSIGHT_VM_CONFORMANCE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hindsight-vm/conformance}
-TIMEOUT=${HINDSIGHT_VM_CONFORMANCE_TIMEOUT:-3000}
+TIMEOUT=${HINDSIGHT_VM_CONFORMANCE_TIMEOUT:-1800}
 
 cannot() { echo "conformance_i386: $*"; exit 77; }
 [ -x "$HARNESS" ] || cannot "no conformance harness at $HARNESS (CONFORMANCE_HARNESS)"

@@ -223,3 +223,18 @@ TEST_CASE("bts_data_pages: pages rounded up to a power of two", "[bts][size]") {
   CHECK(tracer::bts_data_pages(5 * 4096 + 1, 4096) == 8);
   CHECK(tracer::bts_data_pages(0xffffffff, 4096) == 0x100000);
 }
+
+TEST_CASE("decode_bts: an i386 program's records: 32-bit addresses, zero-extended by the 64-bit kernel",
+          "[bts][i386]") {
+  // A compat task's branches are logged as linear addresses in the same 64-bit fields; its
+  // libraries and vDSO sit just under 4 GiB, which is user space, not the kernel's.
+  PerfRingBuilder ring(256);
+  ring.sample(0x565561a7, 0xf7d8a2d0);          // call into libc (the PLT, then the library)
+  ring.sample(0xf7fc1549, 0xffffffff81e00190);  // int $0x80 in __kernel_vsyscall: into the kernel
+  ring.sample(0xffffffff81e00400, 0xf7fc154b);  // the kernel's return: its source is dropped
+  ring.sample(0xf7d8a2f3, 0x565561ac);          // ret
+  auto d = decode_bts(ring.data(), ring.head(), 0);
+  CHECK(d.samples == Samples{{0x565561a7, 0xf7d8a2d0}, {0xf7fc1549, 0xffffffff81e00190}, {0xf7d8a2f3, 0x565561ac}});
+  CHECK(d.kernel == 1);
+  CHECK_FALSE(d.lost);
+}
