@@ -2,8 +2,8 @@
 // that keeps the history equal to single-stepping's.
 #include "tracer/btrace/soft_emulate.hpp"
 
-#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "arch/x86/register_roles.hpp"
 
@@ -18,11 +18,14 @@ class HostMemory final : public arch::x86::BranchMemory {
  public:
   explicit HostMemory(CollectorHost& host) : host_(host) {}
   base::Result<std::uint64_t> read_word(std::uint64_t addr, std::size_t size) override {
+    if (size > sizeof(std::uint64_t)) {
+      return base::make_error(base::Errc::invalid, "no word of " + std::to_string(size) + " bytes");
+    }
     auto bytes = host_.read_code(addr, size);
     if (!bytes) {
       return std::move(bytes).error();
     }
-    if (bytes->size() != size || size > 8) {
+    if (bytes->size() != size) {
       return base::make_error(base::Errc::system, "short read");
     }
     std::uint64_t value = 0;
@@ -30,8 +33,11 @@ class HostMemory final : public arch::x86::BranchMemory {
     return value;
   }
   base::Result<void> write_word(std::uint64_t addr, std::uint64_t value, std::size_t size) override {
-    Bytes bytes(std::min<std::size_t>(size, 8));
-    std::memcpy(bytes.data(), &value, bytes.size());
+    if (size > sizeof value) {
+      return base::make_error(base::Errc::invalid, "no word of " + std::to_string(size) + " bytes");
+    }
+    Bytes bytes(size);
+    std::memcpy(bytes.data(), &value, size);
     return host_.write_memory(addr, bytes);
   }
   // A return address (a word of the thread's instruction set) on the stack at sp.
