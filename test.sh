@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ./test.sh   installs what is missing, builds, runs every test, ends with "N passed, N failed, N skipped".
 #   Suites: unit tests (Catch2), tracer tests on real processes, end-to-end tests that drive
-#   /usr/bin/gdb against hindsight, the fault suite, the VM lane (test/vm: a QEMU guest on Debian's
-#   kernel), the unit tests, end-to-end and fault suites again with ASan+UBSan, and a bounded
+#   /usr/bin/gdb and /usr/bin/lldb against hindsight, the fault suite, the VM lane (test/vm: a QEMU
+#   guest on Debian's kernel), the client lanes (test/clients: the GDB and LLDB of newer Debian
+#   releases), the unit tests, end-to-end and fault suites again with ASan+UBSan, and a bounded
 #   libFuzzer run over every parser of outside input; first, a check of scripts/setup.sh.
 #   HS_FAST=1 skips the sanitizer build and the fuzzer; HS_FUZZ_SECONDS sets the fuzz time.
 set -uo pipefail
@@ -109,6 +110,15 @@ run_catch vm:e2e "test/vm/run.sh" --timeout 1200 -- "$BUILD_DIR/test/e2e/e2e_tes
 # GDB's own testsuite with the -m32 board, a subset, in the guest against GNU gdbserver and
 # against hindsight: no file worse (about 10 minutes; skipped without the conformance harness).
 run_step vm:conformance-i386 test/vm/conformance_i386.sh "$BUILD_DIR/server/hindsight"
+
+echo "== client lanes (test/clients: GDB 16.3 and LLDB 19 of Debian 13, GDB 18.1 and LLDB 21 of unstable)"
+# A core of the end-to-end suite with each newer client; the lane's root is made once (debootstrap
+# and apt, about 30 s each) and kept in ~/.cache/hindsight-clients. Skipped, with the reason,
+# where it cannot be made (no network to the archive).
+CLIENT_CORE="[session],[threads],[signals],[tls],[btrace]~[i386],[extended],[attach],[fork],[exec],[lldb]"
+for lane in trixie sid; do
+  run_catch "clients:$lane" test/clients/run.sh "$lane" -- "$BUILD_DIR/test/e2e/e2e_tests" "$CLIENT_CORE"
+done
 
 if [[ ${HS_FAST:-0} != 1 ]]; then
   echo "== unit tests under ASan+UBSan"

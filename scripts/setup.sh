@@ -23,7 +23,9 @@ TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headl
   # The VM lane (test/vm): QEMU, Debian's own kernel and a static busybox for the guest, and
   # 32-bit compilers for what runs there; GDB's testsuite, DejaGnu and GNU gdbserver for its
   # -m32 conformance run.
-  qemu-system-x86 linux-image-amd64 busybox-static g++-multilib gdb-source dejagnu expect gdbserver)
+  qemu-system-x86 linux-image-amd64 busybox-static g++-multilib gdb-source dejagnu expect gdbserver
+  # LLDB as a client (end-to-end), and debootstrap for the client lanes' newer Debian roots.
+  lldb debootstrap)
 
 say() { echo "setup: $*" >&2; }
 

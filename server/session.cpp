@@ -167,10 +167,9 @@ void Session::report_stop(const tracer::StopEvent& event) {
     waiting_for_stop_ = false;
     send_packet(reply);
   }
-  if ((event.reason == tracer::StopReason::Exited || event.reason == tracer::StopReason::Killed) &&
-      !cx_.server.extended && !cx_.target.has_process()) {
-    cx_.state.end_session = true;
-  }
+  // After the last process's end GDB may still ask (GDB 16 reads the files of an inferior it
+  // keeps): as gdbserver, the session lasts until GDB closes it, and a server outside extended
+  // mode with nothing left then exits.
 }
 
 void Session::on_disconnect() {

@@ -17,7 +17,6 @@
 namespace e2e {
 namespace {
 
-constexpr const char* kGdb = "/usr/bin/gdb";
 constexpr auto kServerExitGrace = std::chrono::seconds(5);
 
 std::string shell_quote(const std::string& s) {
@@ -32,8 +31,22 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-std::vector<std::string> gdb_argv(const SessionOptions& opts, const std::string& target) {
-  std::vector<std::string> argv = {kGdb, "-nx", "-batch", "-iex", "set debuginfod enabled off"};
+std::vector<std::string> session_argv(const SessionOptions& opts, const std::string& target) {
+  if (opts.client == Client::lldb) {
+    // LLDB loads no module over the protocol: it is given the program's file first. Not -b:
+    // batch mode stops at the first crash; with stdin at its end LLDB quits after the commands.
+    std::vector<std::string> argv = {lldb_path(), "--no-lldbinit", "-o", "settings set auto-confirm true"};
+    for (const auto& c : opts.init_commands) {
+      argv.insert(argv.end(), {"-o", c});
+    }
+    argv.insert(argv.end(), {"-o", "target create " + shell_quote(prog_path(opts.program)), "-o",
+                             "gdb-remote " + target});
+    for (const auto& c : opts.commands) {
+      argv.insert(argv.end(), {"-o", c});
+    }
+    return argv;
+  }
+  std::vector<std::string> argv = gdb_batch_argv({});
   for (const auto& c : opts.init_commands) {
     argv.insert(argv.end(), {"-ex", c});
   }
@@ -52,11 +65,30 @@ std::string join(const std::vector<std::string>& words) {
   return out;
 }
 
+// $variable if set and not empty, else `fallback`.
+std::string path_from_env(const char* variable, const char* fallback) {
+  const char* env = std::getenv(variable);
+  return (env != nullptr && *env != '\0') ? env : fallback;
+}
+
 }  // namespace
 
+std::string gdb_path() {
+  return path_from_env("HINDSIGHT_GDB", "/usr/bin/gdb");
+}
+
+std::string lldb_path() {
+  return path_from_env("HINDSIGHT_LLDB", "/usr/bin/lldb");
+}
+
+std::vector<std::string> gdb_batch_argv(std::vector<std::string> args) {
+  std::vector<std::string> argv = {gdb_path(), "-nx", "-batch", "-iex", "set debuginfod enabled off"};
+  argv.insert(argv.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
+  return argv;
+}
+
 std::string server_path() {
-  const char* env = std::getenv("HINDSIGHT_SERVER");
-  return (env != nullptr && *env != '\0') ? env : HS_DEFAULT_SERVER;
+  return path_from_env("HINDSIGHT_SERVER", HS_DEFAULT_SERVER);
 }
 
 std::string prog_path(const std::string& name) {
@@ -80,8 +112,7 @@ Server::Server(const ServerOptions& opts) {
     }
     argv.insert(argv.end(), opts.extra_flags.begin(), opts.extra_flags.end());
     if (opts.attach_pid > 0) {
-      argv.insert(argv.end(),
-                  {"--attach", ":" + std::to_string(port_), std::to_string(opts.attach_pid)});
+      argv.insert(argv.end(), {"--attach", ":" + std::to_string(port_), std::to_string(opts.attach_pid)});
     } else if (opts.program.empty()) {
       argv.push_back(":" + std::to_string(port_));  // --multi: no program yet
     } else {
@@ -95,9 +126,8 @@ Server::Server(const ServerOptions& opts) {
     }
     child_->kill_and_reap();
     last_err = "server `" + join(argv) + "` did not report \"Listening on port\" within " +
-               std::to_string(opts.start_timeout.count()) + " ms (" +
-               describe_status(child_->status()) + ")\n--- server stderr ---\n" + child_->err() +
-               "--- server stdout ---\n" + child_->out();
+               std::to_string(opts.start_timeout.count()) + " ms (" + describe_status(child_->status()) +
+               ")\n--- server stderr ---\n" + child_->err() + "--- server stdout ---\n" + child_->out();
     if (child_->err().find("Address already in use") == std::string::npos) {
       break;
     }
@@ -119,9 +149,8 @@ std::string SessionResult::transcript() const {
                                                            : "did not exit by itself (killed)";
   std::ostringstream os;
   os << "--- gdb: " << join(gdb_argv) << "\n"
-     << "--- gdb " << describe_status(gdb_status) << (timed_out ? " (TIMED OUT)" : "")
-     << ", server " << server_state << ", stray processes killed: " << stray_processes
-     << "\n--- gdb output ---\n"
+     << "--- gdb " << describe_status(gdb_status) << (timed_out ? " (TIMED OUT)" : "") << ", server "
+     << server_state << ", stray processes killed: " << stray_processes << "\n--- gdb output ---\n"
      << gdb << "--- server stdout ---\n"
      << server_out << "--- server stderr ---\n"
      << server_err << "--- end ---";
@@ -131,8 +160,7 @@ std::string SessionResult::transcript() const {
 void require_server_exists() {
   const std::string path = server_path();
   if (::access(path.c_str(), X_OK) != 0) {
-    FAIL("server under test not found or not executable: "
-         << path << " (build it, or set HINDSIGHT_SERVER)");
+    FAIL("server under test not found or not executable: " << path << " (build it, or set HINDSIGHT_SERVER)");
   }
 }
 
@@ -147,6 +175,9 @@ SessionResult run_gdb(const SessionOptions& opts) {
   std::unique_ptr<Server> server;
   std::string target;
   if (opts.transport == Transport::stdio) {
+    if (opts.client == Client::lldb) {
+      FAIL("LLDB has no `target remote | COMMAND`: use Transport::tcp or Transport::attach");
+    }
     std::vector<std::string> words = {server_path()};
     if (opts.remote_debug) {
       words.push_back("--remote-debug");
@@ -169,7 +200,7 @@ SessionResult run_gdb(const SessionOptions& opts) {
     target = "127.0.0.1:" + std::to_string(server->port());
   }
 
-  res.gdb_argv = gdb_argv(opts, target);
+  res.gdb_argv = session_argv(opts, target);
   auto gdb = std::make_unique<Child>(SpawnOptions{.argv = res.gdb_argv, .merge_stderr = true});
   // Keep draining the server's pipes while GDB runs so that it never blocks on a full pipe.
   while (!gdb->wait(std::min(deadline, Clock::now() + std::chrono::milliseconds(20)))) {
@@ -196,8 +227,7 @@ SessionResult run_gdb(const SessionOptions& opts) {
   }
   res.stray_processes = kill_stray_children(children_before);
   if (res.timed_out) {
-    FAIL("GDB session did not finish within " << opts.timeout.count()
-                                              << " ms; everything was killed.\n"
+    FAIL("GDB session did not finish within " << opts.timeout.count() << " ms; everything was killed.\n"
                                               << res.transcript());
   }
   return res;

@@ -22,11 +22,23 @@
 
 namespace e2e {
 
+enum class Client {
+  gdb,  // gdb_path() -nx -batch ... -ex 'target remote TARGET' -ex COMMAND...
+  lldb  // lldb_path() -o 'target create PROG' -o 'gdb-remote PORT' -o COMMAND... (tcp, attach)
+};
+
 enum class Transport {
   tcp,    // SERVER --once :PORT PROG; gdb: target remote 127.0.0.1:PORT
   stdio,  // gdb: target remote | SERVER - PROG
   attach  // SERVER --once --attach :PORT PID; gdb: target remote 127.0.0.1:PORT
 };
+
+// The clients under test: $HINDSIGHT_GDB and $HINDSIGHT_LLDB (a newer GDB or LLDB from a client
+// lane, test/clients/run.sh), else Debian's /usr/bin/gdb and /usr/bin/lldb.
+std::string gdb_path();
+std::string lldb_path();
+// GDB in batch mode, without init files or debuginfod, followed by `args` (its -ex commands).
+std::vector<std::string> gdb_batch_argv(std::vector<std::string> args);
 
 // Absolute path of the server under test: $HINDSIGHT_SERVER, else the build's hindsight,
 // else /usr/bin/gdbserver.
@@ -76,10 +88,11 @@ struct SessionOptions {
   std::vector<std::string> init_commands{};  // -ex commands before `target remote`
   std::chrono::milliseconds timeout{20000};  // the whole session, GDB and server
   std::vector<std::string> server_flags{};   // more server options (e.g. --btrace=soft)
+  Client client = Client::gdb;               // commands are LLDB's for Client::lldb
 };
 
 struct SessionResult {
-  std::string gdb{};              // GDB's stdout and stderr, interleaved as written
+  std::string gdb{};              // the client's stdout and stderr, interleaved as written
   std::string server_out{};       // server stdout (in tcp/attach mode the inferior writes here too)
   std::string server_err{};       // server stderr (in stdio mode it goes to GDB's stderr instead)
   std::optional<int> gdb_status;  // wait status
@@ -93,7 +106,7 @@ struct SessionResult {
   std::string transcript() const;
 };
 
-// Runs GDB in batch mode against a freshly started server. FAILs the test on timeout.
+// Runs GDB (or LLDB) in batch mode against a freshly started server. FAILs the test on timeout.
 SessionResult run_gdb(const SessionOptions& opts);
 
 // The first hex number after `prefix` in `text` (e.g. "Breakpoint 1 at "), or nullopt.

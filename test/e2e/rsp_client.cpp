@@ -60,10 +60,14 @@ RspClient::RspClient(int port, ms timeout) {
   }
 }
 
-RspClient::~RspClient() {
+RspClient::~RspClient() { close(); }
+
+void RspClient::close() {
   if (fd_ >= 0) {
     ::close(fd_);
+    fd_ = -1;
   }
+  closed_ = true;
 }
 
 std::string RspClient::frame(const std::string& payload) {

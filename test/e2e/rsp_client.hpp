@@ -36,7 +36,9 @@ class RspClient {
   // send_packet + expect '+' + read_packet. nullopt if any step fails.
   std::optional<std::string> request(const std::string& payload, ms timeout = ms(2000));
 
-  // True once the server closed the connection.
+  // Hangs up, as a GDB that goes away.
+  void close();
+  // True once the server closed the connection (or close() was called).
   bool closed() const { return closed_; }
 
  private:

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -168,14 +169,21 @@ TEST_CASE("a port in use: gdbserver's exact words, non-zero exit", "[e2e][cli]")
 
 namespace {
 
+// How a --once server ends after GDB is gone: by itself (a socket closes), or, on a serial line,
+// which never hangs up, not until it is told to (SIGTERM), as gdbserver.
+enum class ServerEnd { by_itself, on_sigterm };
+
 // GDB connects to `target` (a socket or device path) of a --once server running `simple`:
-// stops at square, runs to the end; the server then ends by itself.
-void debug_simple_through(e2e::Child& server, const std::string& target) {
-  e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off", "-ex",
-                           "target remote " + target, "-ex", "break square", "-ex", "continue", "-ex", "delete",
-                           "-ex", "continue"},
+// stops at square, runs to the end; then the server ends as `end` says.
+void debug_simple_through(e2e::Child& server, const std::string& target, ServerEnd end) {
+  e2e::Child gdb({.argv = e2e::gdb_batch_argv({"-ex", "target remote " + target, "-ex", "break square", "-ex",
+                                               "continue", "-ex", "delete", "-ex", "continue"}),
                   .merge_stderr = true});
   gdb.wait(e2e::Clock::now() + std::chrono::seconds(30));
+  if (end == ServerEnd::on_sigterm) {
+    CHECK_FALSE(server.wait(e2e::Clock::now() + std::chrono::milliseconds(500)).has_value());
+    ::kill(server.pid(), SIGTERM);
+  }
   auto status = server.wait(e2e::Clock::now() + kExitTimeout);
   INFO("gdb:\n" << gdb.out() << "\nserver:\n" << server.err());
   CHECK_THAT(gdb.out(), Contains("Breakpoint 1, square (x=1)"));
@@ -200,7 +208,7 @@ TEST_CASE("a unix:PATH COMM: a socket of mode 0600, GDB connects, removed at exi
     REQUIRE(::stat(path.c_str(), &st) == 0);
     CHECK(S_ISSOCK(st.st_mode));
     CHECK((st.st_mode & 0777) == 0600);
-    debug_simple_through(server, path);
+    debug_simple_through(server, path, ServerEnd::by_itself);
   }
   e2e::kill_stray_children(before);
   struct stat st {};
@@ -272,7 +280,7 @@ TEST_CASE("a serial device COMM, as gdbserver: GDB at the other end of the line 
   {
     e2e::Child server({.argv = {e2e::server_path(), "--once", server_end.path, e2e::prog_path("simple")}});
     REQUIRE(server.wait_for_text("Remote debugging using " + server_end.path, e2e::Clock::now() + kExitTimeout));
-    debug_simple_through(server, gdb_end.path);
+    debug_simple_through(server, gdb_end.path, ServerEnd::on_sigterm);
   }
   stop = true;
   cable.join();

@@ -39,8 +39,7 @@ MultiSession run_multi(const std::vector<std::string>& server_flags, const std::
     argv.insert(argv.end(), server_flags.begin(), server_flags.end());
     argv.insert(argv.end(), {"--multi", ":0"});
     e2e::Child server({.argv = argv});
-    std::vector<std::string> gdb_argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off",
-                                         "-ex", "target extended-remote 127.0.0.1:" + listening_port(server)};
+    std::vector<std::string> gdb_argv = e2e::gdb_batch_argv({"-ex", "target extended-remote 127.0.0.1:" + listening_port(server)});
     for (const auto& c : commands) {
       gdb_argv.insert(gdb_argv.end(), {"-ex", c});
     }
@@ -147,14 +146,13 @@ TEST_CASE("--multi: run, kill, run again, monitor exit", "[e2e][extended]") {
   {
     e2e::Child server({.argv = {e2e::server_path(), "--multi", ":0"}});
     const std::string port_text = listening_port(server);
-    e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off",
-                             "-ex", "target extended-remote 127.0.0.1:" + port_text,
+    e2e::Child gdb({.argv = e2e::gdb_batch_argv({"-ex", "target extended-remote 127.0.0.1:" + port_text,
                              "-ex", "set remote exec-file " + e2e::prog_path("simple"),
                              "-ex", "run",
                              "-ex", "break square", "-ex", "run", "-ex", "bt 1",
                              "-ex", "kill", "-ex", "info inferiors",
                              "-ex", "run", "-ex", "print x", "-ex", "kill",
-                             "-ex", "monitor exit"},
+                             "-ex", "monitor exit"}),
                     .merge_stderr = true});
     gdb.wait(e2e::Clock::now() + std::chrono::seconds(30));
     auto status = server.wait(e2e::Clock::now() + std::chrono::seconds(5));
@@ -181,11 +179,10 @@ TEST_CASE("--multi: a program started by `run` inherits none of the server's des
     const std::string list_fds =
         "python import os; d = '/proc/%d/fd' % gdb.selected_inferior().pid; "
         "print('FDS', sorted(os.readlink(d + '/' + f) for f in os.listdir(d)))";
-    e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off",
-                             "-ex", "target extended-remote 127.0.0.1:" + port_text,
+    e2e::Child gdb({.argv = e2e::gdb_batch_argv({"-ex", "target extended-remote 127.0.0.1:" + port_text,
                              "-ex", "set remote exec-file " + e2e::prog_path("simple"),
                              "-ex", "file " + e2e::prog_path("simple"), "-ex", "break main", "-ex", "run",
-                             "-ex", list_fds, "-ex", "kill", "-ex", "monitor exit"},
+                             "-ex", list_fds, "-ex", "kill", "-ex", "monitor exit"}),
                     .merge_stderr = true});
     gdb.wait(e2e::Clock::now() + std::chrono::seconds(30));
     INFO("gdb:\n" << gdb.out() << "\nserver:\n" << server.err());

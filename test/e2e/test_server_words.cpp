@@ -40,9 +40,9 @@ pid_t program_pid(const std::string& err) {
 // A GDB that connects, lets the program run, and is then killed (SIGKILL) mid-session: it
 // says nothing to the server.
 void gdb_killed_while_running(e2e::Child& server, int port, const std::string& target_command) {
-  e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off", "-ex",
+  e2e::Child gdb({.argv = e2e::gdb_batch_argv({"-ex",
                            target_command + " 127.0.0.1:" + std::to_string(port), "-ex", "continue &", "-ex",
-                           "echo running\\n", "-ex", "shell sleep 60"},
+                           "echo running\\n", "-ex", "shell sleep 60"}),
                   .merge_stderr = true});
   REQUIRE(gdb.wait_for_text("running\n", e2e::Clock::now() + 20s, /*in_stdout=*/true));
   INFO(gdb.out());
@@ -122,9 +122,9 @@ TEST_CASE("GDB killed mid-session, --multi: the server says so, listens again an
                                       "connection.\nListening on port " + std::to_string(port) + "\n"));
     CHECK_FALSE(server.exited());
     // The next GDB finds the program and ends the server.
-    e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off", "-ex",
+    e2e::Child gdb({.argv = e2e::gdb_batch_argv({"-ex",
                              "target extended-remote 127.0.0.1:" + std::to_string(port), "-ex", "info threads",
-                             "-ex", "monitor exit"},
+                             "-ex", "monitor exit"}),
                     .merge_stderr = true});
     REQUIRE(gdb.wait(e2e::Clock::now() + 20s).has_value());
     INFO(gdb.out());

@@ -156,3 +156,16 @@ TEST_CASE("exec: GDB learns of the new program and stops in it", "[e2e][session]
   CHECK_THAT(out.gdb, Contains("Breakpoint 1, square (x=1)"));  // a symbol of the new program
   CHECK_THAT(out.gdb, Contains("exited with code 07"));
 }
+
+TEST_CASE("libraries: info sharedlibrary lists the loader and libc, read over the protocol; a breakpoint in libc hits",
+          "[e2e][session][libraries]") {
+  auto out = e2e::run_gdb({.program = "simple",
+                           .commands = {"break main", "continue", "info sharedlibrary", "break fflush", "continue",
+                                        "bt 2", "info symbol $pc"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n0x[0-9a-f]+ +0x[0-9a-f]+ +Yes[^\n]* +target:/lib64/ld-linux-x86-64\.so\.2\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n0x[0-9a-f]+ +0x[0-9a-f]+ +Yes[^\n]* +target:/lib/x86_64-linux-gnu/libc\.so\.6\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Breakpoint 2, [^\n]*fflush)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(#1  0x[0-9a-f]+ in main \(\) at)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(fflush[^\n]* in section \.text of target:/lib/x86_64-linux-gnu/libc\.so\.6\n)"));
+}

@@ -906,9 +906,9 @@ TEST_CASE("triage --serve: GDB connects at the crash with the history already re
                     [&] { return triage.err().find('\n', triage.err().find("Listening on port ")) != std::string::npos; });
   const int port = std::stoi(triage.err().substr(triage.err().find("Listening on port ") + 18));
   CHECK_THAT(triage.err(), Contains("died of SIGSEGV"));  // the report comes first
-  e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-ex", "target remote 127.0.0.1:" + std::to_string(port),
+  e2e::Child gdb({.argv = e2e::gdb_batch_argv({"-ex", "target remote 127.0.0.1:" + std::to_string(port),
                            "-ex", "info record", "-ex", "record function-call-history", "-ex", "reverse-step",
-                           "-ex", "reverse-step", "-ex", "bt", "-ex", "record goto end", "-ex", "kill"},
+                           "-ex", "reverse-step", "-ex", "bt", "-ex", "record goto end", "-ex", "kill"}),
                   .merge_stderr = true});
   REQUIRE(gdb.wait(e2e::Clock::now() + std::chrono::seconds(120)));
   auto status = triage.wait(e2e::Clock::now() + std::chrono::seconds(30));
@@ -933,8 +933,8 @@ TEST_CASE("triage --serve under dbt: a descendant's crash is where GDB comes in,
                     [&] { return triage.err().find('\n', triage.err().find("Listening on port ")) != std::string::npos; });
   const int port = std::stoi(triage.err().substr(triage.err().find("Listening on port ") + 18));
   CHECK_THAT(triage.err(), Contains("triage_cases is stopped at the fault"));
-  e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-ex", "target remote 127.0.0.1:" + std::to_string(port),
-                           "-ex", "bt", "-ex", "record function-call-history", "-ex", "kill"},
+  e2e::Child gdb({.argv = e2e::gdb_batch_argv({"-ex", "target remote 127.0.0.1:" + std::to_string(port),
+                           "-ex", "bt", "-ex", "record function-call-history", "-ex", "kill"}),
                   .merge_stderr = true});
   REQUIRE(gdb.wait(e2e::Clock::now() + std::chrono::seconds(120)));
   auto status = triage.wait(e2e::Clock::now() + std::chrono::seconds(30));

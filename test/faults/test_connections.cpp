@@ -110,6 +110,7 @@ TEST_CASE("junk on the wire: binary noise, bad checksums, truncated and overlong
   const auto end = client.request("vCont;c", 10000ms);
   INFO("answers to the flood: " << answers << "; the reply to vCont;c: " << end.value_or("(none)"));
   REQUIRE(end.value_or("").starts_with("W07"));
+  client.close();  // the server, its program gone, ends with the session
   auto status = server.wait(e2e::Clock::now() + 5s);
   INFO("server: " << server.err());
   CHECK(e2e::exit_code(status) == 0);
@@ -124,8 +125,8 @@ TEST_CASE("GDB killed with SIGKILL mid-continue: the program the server started 
   REQUIRE(server.wait_for_text("created; pid = ", e2e::Clock::now() + 5s));
   const std::string& err = server.err();
   const pid_t inferior = std::stoi(err.substr(err.find("created; pid = ") + 15));
-  e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off", "-ex",
-                           "target remote 127.0.0.1:" + std::to_string(port), "-ex", "continue"},
+  e2e::Child gdb({.argv = e2e::gdb_batch_argv({"-ex",
+                           "target remote 127.0.0.1:" + std::to_string(port), "-ex", "continue"}),
                   .merge_stderr = true});
   for (int i = 0; i < 100 && e2e::proc_state(inferior) != 'S' && e2e::proc_state(inferior) != 'R'; ++i) {
     std::this_thread::sleep_for(50ms);  // until the program runs

@@ -105,9 +105,9 @@ TEST_CASE("25 real GDB sessions against one --multi server: run, break, kill; de
   const std::string target = "target extended-remote 127.0.0.1:" + std::to_string(faults::listening_port(server));
   const std::string program = e2e::prog_path("simple");
   auto session = [&] {
-    e2e::Child gdb({.argv = {"/usr/bin/gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off", "-ex", target,
+    e2e::Child gdb({.argv = e2e::gdb_batch_argv({"-ex", target,
                              "-ex", "set remote exec-file " + program, "-ex", "file " + program, "-ex",
-                             "break sum_squares", "-ex", "run", "-ex", "info registers rip", "-ex", "kill"},
+                             "break sum_squares", "-ex", "run", "-ex", "info registers rip", "-ex", "kill"}),
                     .merge_stderr = true});
     const auto status = gdb.wait(e2e::Clock::now() + 20s);
     server.pump_until(e2e::Clock::now() + 1ms, [] { return false; });
