@@ -919,7 +919,9 @@ TEST_CASE("triage --serve: GDB connects at the crash with the history already re
   CHECK_THAT(gdb.out(), ContainsRegex(R"(\d+\s+prepare\n(.*\n)*\d+\s+crash_after_return\n\d+\s+checksum\n\d+\s+crash_after_return\n\d+\s+consume\n)"));
   const std::string call_line = line_of("  consume(sum);");
   CHECK_THAT(gdb.out(), Contains("crash_after_return () at ../test/progs/triage_cases.c:" + call_line));
-  CHECK_THAT(gdb.out(), Contains("#0  crash_after_return () at ../test/progs/triage_cases.c:" + call_line));
+  // GDB 13's first reverse-step goes back to the start of line 77 and the second into the caller;
+  // GDB 16's first reaches the caller and the second steps back into checksum(), called before.
+  CHECK_THAT(gdb.out(), ContainsRegex(R"(\n#[01]  (0x[0-9a-f]+ in )?crash_after_return \(\) at \.\./test/progs/triage_cases\.c:\d+\n)"));
   REQUIRE(status);
   CHECK(WEXITSTATUS(*status) == 128 + 11);
 }
