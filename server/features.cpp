@@ -25,6 +25,7 @@ std::vector<Feature> general_features() {
       {"fork-events+", {&Caps::fork_events}, &SessionState::fork_events},
       {"vfork-events+", {&Caps::fork_events}, &SessionState::vfork_events},
       {"no-resumed+", {&Caps::no_resumed}, &SessionState::no_resumed},
+      {"single-inf-arg+", {}, &SessionState::single_inferior_argument},  // vRun
   };
 }
 

@@ -32,6 +32,9 @@ class HostIo {
   virtual base::Result<std::size_t> pwrite(int fd, std::uint64_t offset, const Bytes& data) = 0;
   virtual base::Result<void> close(int fd) = 0;
   virtual base::Result<HostStat> fstat(int fd) = 0;
+  // The file at path (resolved as open resolves it); of a symbolic link itself unless
+  // follow_links.
+  virtual base::Result<HostStat> stat(const std::string& path, bool follow_links) = 0;
   virtual base::Result<std::string> readlink(const std::string& path) = 0;
   virtual base::Result<void> unlink(const std::string& path) = 0;
   // The connection ended: every file GDB opened is closed and paths resolve in the server's

@@ -29,6 +29,9 @@ struct LaunchSpec {
   // When GDB talks over our stdin/stdout (COMM "-"), the program's stdin becomes /dev/null
   // and its stdout our stderr, so it cannot corrupt the protocol stream (gdbserver does so).
   bool stdio_is_protocol = false;
+  // With startup_with_shell: the arguments as one line the shell reads (expanding globs and
+  // variables), in place of `args` (GDB's single-inf-arg).
+  std::optional<std::string> shell_line{};
 };
 
 // One thread's part in a resume, as in vCont. tid == kAllThreads is the default action

@@ -60,7 +60,9 @@ struct ServerOptions {
 // the program last run, the branch-trace configuration GDB chose, the stop '?' reports.
 struct ServerState {
   bool extended = false;                  // --multi, or GDB sent '!'
-  std::vector<std::string> last_program;  // for vRun with an empty program, and R
+  std::vector<std::string> last_program;  // for vRun with an empty program, R and qExecAndArgs
+  // last_program is {PROG, LINE}: its arguments are one line for the shell (single-inf-arg).
+  bool last_args_are_line = false;
   // How the next program starts (launch.cpp): the command line's --no-startup-with-shell, then
   // what GDB asks (QStartupWithShell, QEnvironment*, QSetWorkingDir, QDisableRandomization).
   bool startup_with_shell = true;
@@ -85,6 +87,7 @@ struct SessionState {
   bool fork_events = false;
   bool vfork_events = false;
   bool no_resumed = false;
+  bool single_inferior_argument = false;  // single-inf-arg: vRun's arguments as one line
   // Non-stop mode (QNonStop:1): stops go out as %Stop notifications, queued for vStopped.
   bool non_stop = false;
   struct QueuedStop {

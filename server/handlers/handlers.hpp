@@ -16,6 +16,8 @@ HandlerResult on_start_no_ack(Context& cx, std::string_view body);
 HandlerResult on_set_thread(Context& cx, const protocol::SetThread& req);
 HandlerResult on_thread_alive(Context& cx, const protocol::ThreadId& id);
 HandlerResult on_current_thread(Context& cx, std::string_view body);
+// qExecAndArgs: the program the server runs (or last ran) and its argument line, `U` if none.
+HandlerResult on_exec_and_args(Context& cx, std::string_view body);
 HandlerResult on_thread_info_first(Context& cx, std::string_view body);
 HandlerResult on_thread_info_next(Context& cx, std::string_view body);
 HandlerResult on_attached(Context& cx, const std::optional<std::int64_t>& pid);
@@ -51,6 +53,8 @@ HandlerResult on_write_register(Context& cx, const protocol::WriteReg& req);
 
 // memory.cpp
 HandlerResult on_read_memory(Context& cx, const protocol::ReadMem& req);
+// x: the same memory as binary data after a 'b' (binary-upload+, GDB 17 and later).
+HandlerResult on_read_memory_binary(Context& cx, const protocol::ReadMem& req);
 HandlerResult on_write_memory(Context& cx, const protocol::WriteMem& req);
 
 // breakpoints.cpp
@@ -78,6 +82,9 @@ HandlerResult on_vfile_pwrite(Context& cx, const protocol::VFilePwrite& req);
 HandlerResult on_vfile_close(Context& cx, const std::int64_t& fd);
 HandlerResult on_vfile_fstat(Context& cx, const std::int64_t& fd);
 HandlerResult on_vfile_readlink(Context& cx, const std::string& path);
+// vFile:stat (following links) and vFile:lstat (GDB 16, 17): a file by its name, as fstat.
+HandlerResult on_vfile_stat(Context& cx, const std::string& path);
+HandlerResult on_vfile_lstat(Context& cx, const std::string& path);
 HandlerResult on_vfile_unlink(Context& cx, const std::string& path);
 
 // btrace.cpp: branch tracing

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "protocol/inferior_args.hpp"
+
 namespace server {
 namespace {
 
@@ -40,10 +42,16 @@ std::string expand_tilde(const std::string& dir) {
 }  // namespace
 
 tracer::LaunchSpec launch_spec(const ServerOptions& options, const ServerState& server,
-                               const std::vector<std::string>& program) {
+                               const std::vector<std::string>& program, bool args_are_line) {
   tracer::LaunchSpec spec;
   spec.program = program_path(program.front());
-  spec.args.assign(program.begin() + 1, program.end());
+  if (!args_are_line) {
+    spec.args.assign(program.begin() + 1, program.end());
+  } else if (const std::string line = program.size() > 1 ? program[1] : ""; server.startup_with_shell) {
+    spec.shell_line = line;
+  } else {
+    spec.args = protocol::split_inferior_args(line);
+  }
   spec.startup_with_shell = server.startup_with_shell;
   spec.stdio_is_protocol = options.stdio_is_protocol;
   spec.wrapper = options.wrapper;

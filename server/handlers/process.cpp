@@ -41,14 +41,15 @@ base::Result<void> may_add_process(Context& cx) {
 }
 
 // Starts the program as the settings say, in gdbserver's words on the server's terminal.
-base::Result<tracer::Pid> start_program(Context& cx, const std::vector<std::string>& program) {
-  const tracer::LaunchSpec spec = launch_spec(cx.options, cx.server, program);
+base::Result<tracer::Pid> start_program(Context& cx, const std::vector<std::string>& program, bool args_are_line) {
+  const tracer::LaunchSpec spec = launch_spec(cx.options, cx.server, program, args_are_line);
   auto pid = cx.target.launch(spec);
   if (!pid) {
     cx.notice(pid.error().message());
     return pid.error();
   }
   cx.server.last_program = program;
+  cx.server.last_args_are_line = args_are_line;
   cx.state.xfer_cache.clear();
   cx.notice("Process " + spec.program + " created; pid = " + std::to_string(*pid));
   return pid;
@@ -93,6 +94,11 @@ HandlerResult on_vrun(Context& cx, const std::vector<std::string>& argv) {
   if (auto ok = may_add_process(cx); !ok) {
     return ok.error();
   }
+  // single-inf-arg: at most one argument, the whole line.
+  const bool as_line = cx.state.single_inferior_argument;
+  if (as_line && argv.size() > 2) {
+    return base::make_error(base::Errc::malformed, "more than one argument line");
+  }
   std::vector<std::string> program = argv;
   if (program.empty() || program.front().empty()) {
     if (cx.server.last_program.empty()) {
@@ -100,12 +106,12 @@ HandlerResult on_vrun(Context& cx, const std::vector<std::string>& argv) {
     }
     std::vector<std::string> args(program.size() > 1 ? program.begin() + 1 : program.end(), program.end());
     program = cx.server.last_program;
-    if (!args.empty()) {
+    if (!args.empty() || as_line != cx.server.last_args_are_line) {
       program.resize(1);
       program.insert(program.end(), args.begin(), args.end());
     }
   }
-  auto pid = start_program(cx, program);
+  auto pid = start_program(cx, program, as_line);
   if (!pid) {
     return pid.error();
   }
@@ -125,7 +131,7 @@ HandlerResult on_restart(Context& cx, std::string_view /*body*/) {
   }
   process_gone(cx);
   if (!cx.server.last_program.empty()) {
-    (void)start_program(cx, cx.server.last_program);  // R has no reply: failures are on stderr
+    (void)start_program(cx, cx.server.last_program, cx.server.last_args_are_line);  // R has no reply: failures are on stderr
   }
   return Reply::none();
 }

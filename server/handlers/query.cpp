@@ -3,6 +3,7 @@
 
 #include "protocol/framing.hpp"
 #include "protocol/hex.hpp"
+#include "protocol/inferior_args.hpp"
 #include "protocol/signals.hpp"
 #include "server/handlers/handlers.hpp"
 
@@ -85,6 +86,18 @@ HandlerResult on_current_thread(Context& cx, std::string_view /*body*/) {
     return tid.error();
   }
   return Reply::packet("QC" + protocol::format_thread_id(wire_thread(cx, *tid), cx.state.multiprocess));
+}
+
+HandlerResult on_exec_and_args(Context& cx, std::string_view /*body*/) {
+  const auto& program = cx.server.last_program;
+  if (program.empty()) {
+    return Reply::packet("U");
+  }
+  const std::vector<std::string> args(program.begin() + 1, program.end());
+  const std::string line = !cx.server.last_args_are_line ? protocol::join_inferior_args(args)
+                           : args.empty()                ? ""
+                                                         : args.front();
+  return Reply::packet("S;" + protocol::to_hex(program.front()) + ";" + protocol::to_hex(line) + ";");
 }
 
 HandlerResult on_thread_info_first(Context& cx, std::string_view /*body*/) {

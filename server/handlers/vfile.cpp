@@ -83,11 +83,10 @@ HandlerResult on_vfile_close(Context& cx, const std::int64_t& fd) {
   return file_result(0);
 }
 
-HandlerResult on_vfile_fstat(Context& cx, const std::int64_t& fd) {
-  if (!valid_fd(fd)) {
-    return file_error(base::Error{base::Errc::invalid, EBADF, "bad fd"});
-  }
-  auto st = cx.host.fstat(static_cast<int>(fd));
+namespace {
+
+// F40;STRUCT: GDB's struct stat (64 bytes), binary.
+HandlerResult stat_reply(const base::Result<tracer::HostStat>& st) {
   if (!st) {
     return file_error(st.error());
   }
@@ -95,6 +94,19 @@ HandlerResult on_vfile_fstat(Context& cx, const std::int64_t& fd) {
                          st->size, st->blksize, st->blocks, st->atime, st->mtime, st->ctime};
   return Reply::packet("F40;" + protocol::encode_gdb_stat(out));
 }
+
+}  // namespace
+
+HandlerResult on_vfile_fstat(Context& cx, const std::int64_t& fd) {
+  if (!valid_fd(fd)) {
+    return file_error(base::Error{base::Errc::invalid, EBADF, "bad fd"});
+  }
+  return stat_reply(cx.host.fstat(static_cast<int>(fd)));
+}
+
+HandlerResult on_vfile_stat(Context& cx, const std::string& path) { return stat_reply(cx.host.stat(path, true)); }
+
+HandlerResult on_vfile_lstat(Context& cx, const std::string& path) { return stat_reply(cx.host.stat(path, false)); }
 
 HandlerResult on_vfile_readlink(Context& cx, const std::string& path) {
   auto target = cx.host.readlink(path);

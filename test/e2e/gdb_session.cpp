@@ -81,6 +81,17 @@ std::string lldb_path() {
   return path_from_env("HINDSIGHT_LLDB", "/usr/bin/lldb");
 }
 
+int gdb_major_version() {
+  static const int version = [] {
+    Child gdb({.argv = {gdb_path(), "--version"}});
+    gdb.wait(Clock::now() + std::chrono::seconds(20));
+    const std::string first = gdb.out().substr(0, gdb.out().find('\n'));
+    const auto space = first.rfind(' ');
+    return space == std::string::npos ? 0 : std::atoi(first.c_str() + space + 1);
+  }();
+  return version;
+}
+
 std::vector<std::string> gdb_batch_argv(std::vector<std::string> args) {
   std::vector<std::string> argv = {gdb_path(), "-nx", "-batch", "-iex", "set debuginfod enabled off"};
   argv.insert(argv.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));

@@ -37,6 +37,8 @@ enum class Transport {
 // lane, test/clients/run.sh), else Debian's /usr/bin/gdb and /usr/bin/lldb.
 std::string gdb_path();
 std::string lldb_path();
+// The major version of gdb_path() ("GNU gdb (Debian 16.3-1) 16.3" -> 16); 0 if it does not say.
+int gdb_major_version();
 // GDB in batch mode, without init files or debuginfod, followed by `args` (its -ex commands).
 std::vector<std::string> gdb_batch_argv(std::vector<std::string> args);
 

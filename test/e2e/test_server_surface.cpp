@@ -5,6 +5,7 @@
 #include "test/e2e/collectors.hpp"
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
+#include "test/support/skip.hpp"
 
 using Catch::Matchers::Contains;
 
@@ -47,6 +48,10 @@ TEST_CASE("thread-local variables in a static program", "[e2e][tls]") {
 TEST_CASE("thread-local variables under the dbt recorder: Valgrind's gdbserver finds them",
           "[e2e][tls][btrace]") {
   SKIP_IF_NOT_BUILT(std::string("dbt"));
+  if (e2e::gdb_major_version() >= 17) {
+    HS_SKIP("GDB 17 and later look thread-local storage up themselves, through fs_base, which Valgrind's "
+            "gdbserver does not describe (they send no qGetTLSAddr)");
+  }
   for (const char* program : {"tls", "tls_static"}) {
     INFO("program " << program);
     auto out = e2e::run_gdb({.program = program,
@@ -68,10 +73,16 @@ TEST_CASE("no libthread_db along the search path: GDB is told, the server serves
                                         "monitor set libthread-db-search-path", "print tls_main"}});
   INFO(out.transcript());
   CHECK_THAT(out.gdb, Contains("libthread-db-search-path set to `/nonexistent'"));
-  CHECK_THAT(out.gdb, Contains("Cannot find thread-local storage for Thread"));
-  CHECK_THAT(out.gdb, Contains("Remote target failed to process qGetTLSAddr request"));
+  if (e2e::gdb_major_version() < 17) {
+    CHECK_THAT(out.gdb, Contains("Cannot find thread-local storage for Thread"));
+    CHECK_THAT(out.gdb, Contains("Remote target failed to process qGetTLSAddr request"));
+    CHECK_THAT(out.gdb, Contains("$1 = 1"));  // the default path again: found
+  } else {
+    // GDB 17 and later find it themselves (fs_base and the loader's data) and never ask.
+    CHECK_THAT(out.gdb, Contains("$1 = 1\n"));
+    CHECK_THAT(out.gdb, Contains("$2 = 1\n"));
+  }
   CHECK_THAT(out.gdb, Contains("libthread-db-search-path set to `$sdir:$pdir'"));
-  CHECK_THAT(out.gdb, Contains("$1 = 1"));  // the default path again: found
 }
 
 TEST_CASE("monitor: gdbserver's commands and messages; an unknown one is an error with the list",

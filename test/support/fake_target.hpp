@@ -320,6 +320,16 @@ class FakeHostIo : public tracer::HostIo {
     st.mode = 0100755;
     return st;
   }
+  // The one file, /fake/prog, and a link to it, /link.
+  base::Result<tracer::HostStat> stat(const std::string& path, bool follow_links) override {
+    if (path != "/fake/prog" && path != "/link") {
+      return base::sys_error("stat", 2);
+    }
+    tracer::HostStat st;
+    st.size = content.size();
+    st.mode = path == "/link" && !follow_links ? 0120777 : 0100755;
+    return st;
+  }
   base::Result<std::string> readlink(const std::string&) override { return base::sys_error("readlink", 22); }
   base::Result<void> unlink(const std::string&) override { return base::sys_error("unlink", 1); }
   void end_session() override {

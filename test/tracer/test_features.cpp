@@ -52,6 +52,8 @@ const std::map<std::string, std::string> kProbes = {
     {"fork-events+", ""},
     {"vfork-events+", ""},
     {"no-resumed+", ""},
+    {"single-inf-arg+", ""},
+    {"binary-upload+", "x1000,1"},
 };
 // Features of one packet that another route also serves: refused means an error, not "".
 const std::map<std::string, std::string> kOptionProbes = {
@@ -60,7 +62,7 @@ const std::map<std::string, std::string> kOptionProbes = {
 
 const std::string kGdbOffers =
     "qSupported:multiprocess+;swbreak+;hwbreak+;fork-events+;vfork-events+;exec-events+;vContSupported+;"
-    "QThreadEvents+;no-resumed+";
+    "QThreadEvents+;no-resumed+;single-inf-arg+";
 
 std::set<std::string> announced_by(server::Context& cx) {
   auto reply = server::dispatch_packet(cx, kGdbOffers).payload;

@@ -112,14 +112,9 @@ base::Result<void> LinuxHostIo::close(int fd) {
   return base::success();
 }
 
-base::Result<HostStat> LinuxHostIo::fstat(int fd) {
-  if (auto ok = check_fd(fd); !ok) {
-    return std::move(ok).error();
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    return base::sys_error("fstat");
-  }
+namespace {
+
+HostStat host_stat(const struct stat& st) {
   HostStat h;
   h.dev = st.st_dev;
   h.ino = st.st_ino;
@@ -135,6 +130,28 @@ base::Result<HostStat> LinuxHostIo::fstat(int fd) {
   h.mtime = st.st_mtime;
   h.ctime = st.st_ctime;
   return h;
+}
+
+}  // namespace
+
+base::Result<HostStat> LinuxHostIo::fstat(int fd) {
+  if (auto ok = check_fd(fd); !ok) {
+    return std::move(ok).error();
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    return base::sys_error("fstat");
+  }
+  return host_stat(st);
+}
+
+base::Result<HostStat> LinuxHostIo::stat(const std::string& path, bool follow_links) {
+  struct stat st;
+  const std::string real = resolve(path);
+  if ((follow_links ? ::stat(real.c_str(), &st) : ::lstat(real.c_str(), &st)) != 0) {
+    return base::sys_error((follow_links ? "stat " : "lstat ") + path);
+  }
+  return host_stat(st);
 }
 
 base::Result<std::string> LinuxHostIo::readlink(const std::string& path) {

@@ -22,6 +22,7 @@ class LinuxHostIo final : public HostIo {
   base::Result<std::size_t> pwrite(int fd, std::uint64_t offset, const Bytes& data) override;
   base::Result<void> close(int fd) override;
   base::Result<HostStat> fstat(int fd) override;
+  base::Result<HostStat> stat(const std::string& path, bool follow_links) override;
   base::Result<std::string> readlink(const std::string& path) override;
   base::Result<void> unlink(const std::string& path) override;
   void end_session() override;

@@ -160,8 +160,8 @@ base::Result<int> wait_for_stop(Pid pid) {
   }
 }
 
-// The words to exec: through the shell ("exec WRAPPER... PROG ARGS", each quoted), or the
-// wrapper's or program's file found in PATH.
+// The words to exec: through the shell ("exec WRAPPER... PROG ARGS", each quoted, then the
+// shell line as it is), or the wrapper's or program's file found in PATH.
 base::Result<std::vector<std::string>> exec_words(const LaunchSpec& spec) {
   std::vector<std::string> words = spec.wrapper;
   words.push_back(spec.program);
@@ -171,6 +171,9 @@ base::Result<std::vector<std::string>> exec_words(const LaunchSpec& spec) {
     std::string command = "exec";
     for (const auto& w : words) {
       command += " " + shell_quote(w);
+    }
+    if (spec.shell_line && !spec.shell_line->empty()) {
+      command += " " + *spec.shell_line;
     }
     return std::vector<std::string>{shell != nullptr && *shell != '\0' ? shell : "/bin/sh", "-c", command};
   }

@@ -390,3 +390,72 @@ TEST_CASE("exec events are announced and reported only when GDB asks for them", 
   f.server.last_stop = ev;
   CHECK(f.send("?").starts_with("T05exec:" + protocol::to_hex("/bin/true") + ";"));
 }
+
+TEST_CASE("x: memory as binary after a 'b' (binary-upload+), escaped; errors as m", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("qSupported:multiprocess+").find(";binary-upload+") != std::string::npos);
+  f.target.memory[0] = '}';  // escaped on the wire
+  CHECK(f.send("x400000,4") == std::string("b}]\x07\x0e\x15", 6));
+  CHECK(f.send("x400000,0") == "b");  // LLDB's probe x0,0 gets no OK: LLDB keeps to m
+  CHECK(f.send("x40fffe,10").size() == 3);  // a short read: two bytes
+  CHECK(f.send("x10,4") == "E0e");
+  CHECK(f.send("xzz,4") == "E01");
+  f.target.alive = false;
+  CHECK(f.send("x400000,4") == "E01");
+}
+
+TEST_CASE("vFile:stat follows a link, vFile:lstat does not; a missing file is F-1,ENOENT", "[handlers]") {
+  HandlerFixture f;
+  const auto mode_of = [](const std::string& reply) {  // st_mode: bytes 8..11 of the struct, big-endian
+    REQUIRE(reply.size() == 4 + 64);
+    const auto* b = reinterpret_cast<const unsigned char*>(reply.data() + 4 + 8);
+    return (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
+  };
+  CHECK(mode_of(f.send("vFile:stat:" + protocol::to_hex("/link"))) == 0100755);
+  CHECK(mode_of(f.send("vFile:lstat:" + protocol::to_hex("/link"))) == 0120777);
+  CHECK(mode_of(f.send("vFile:lstat:" + protocol::to_hex("/fake/prog"))) == 0100755);
+  CHECK(f.send("vFile:stat:" + protocol::to_hex("/nope")) == "F-1,2");
+  CHECK(f.send("vFile:lstat:zz").starts_with("E"));
+}
+
+TEST_CASE("qExecAndArgs: the program and its argument line, U when there is none", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("qExecAndArgs") == "U");
+  f.server.last_program = {"/bin/prog", "a b", "$HOME", ""};
+  CHECK(f.send("qExecAndArgs") ==
+        "S;" + protocol::to_hex("/bin/prog") + ";" + protocol::to_hex(R"(a\ b \$HOME '')") + ";");
+  f.server.last_program = {"/bin/prog", "*.c $HOME"};
+  f.server.last_args_are_line = true;
+  CHECK(f.send("qExecAndArgs") == "S;" + protocol::to_hex("/bin/prog") + ";" + protocol::to_hex("*.c $HOME") + ";");
+  f.server.last_program = {"/bin/prog"};
+  CHECK(f.send("qExecAndArgs") == "S;" + protocol::to_hex("/bin/prog") + ";;");
+}
+
+TEST_CASE("single-inf-arg: when GDB offers it, vRun's one argument is a line the shell reads", "[handlers]") {
+  HandlerFixture f;
+  f.target.alive = false;
+  CHECK(f.send("!") == "OK");
+  CHECK(f.send("qSupported:multiprocess+").find("single-inf-arg+") == std::string::npos);  // only if offered
+  CHECK(f.send("qSupported:multiprocess+;single-inf-arg+").find(";single-inf-arg+") != std::string::npos);
+  CHECK(f.send("vRun;" + protocol::to_hex("/bin/prog") + ";" + protocol::to_hex("*.c 'a b'")).starts_with("T05"));
+  REQUIRE(f.target.last_launch);
+  CHECK(f.target.last_launch->args.empty());
+  CHECK(f.target.last_launch->shell_line == std::optional<std::string>("*.c 'a b'"));
+  CHECK(f.server.last_args_are_line);
+  CHECK(f.send("vKill;64") == "OK");
+  // Without the shell GDB's splitting applies: quotes group, nothing expands.
+  CHECK(f.send("QStartupWithShell:0") == "OK");
+  CHECK(f.send("vRun;;" + protocol::to_hex("*.c 'a b'")).starts_with("T05"));  // the last program
+  CHECK(f.target.last_launch->program == "/bin/prog");
+  CHECK(f.target.last_launch->args == std::vector<std::string>{"*.c", "a b"});
+  CHECK_FALSE(f.target.last_launch->shell_line);
+  CHECK(f.send("vKill;64") == "OK");
+  CHECK(f.send("vRun;" + protocol::to_hex("/bin/prog") + ";" + protocol::to_hex("a") + ";" + protocol::to_hex("b")) ==
+        "E01");  // more than one line
+  // A GDB without it sends each argument on its own: quoted, as before.
+  CHECK(f.send("qSupported:multiprocess+") != "");
+  CHECK(f.send("QStartupWithShell:1") == "OK");
+  CHECK(f.send("vRun;" + protocol::to_hex("/bin/prog") + ";" + protocol::to_hex("*.c")).starts_with("T05"));
+  CHECK(f.target.last_launch->args == std::vector<std::string>{"*.c"});
+  CHECK_FALSE(f.target.last_launch->shell_line);
+}
