@@ -177,6 +177,38 @@ TEST_CASE("CodeMemory: an int3 rewritten by the program is not ours to restore",
   CHECK(parent.empty());
 }
 
+TEST_CASE("CodeMemory: GDB's int3s a vfork child planted in shared memory become the parent's when it leaves",
+          "[code_memory]") {
+  Bytes bytes(kSize, 0x90);
+  bytes[3] = 0x55;
+  VectorMemory shared(bytes);
+  CodeMemory parent(shared), child(shared);
+  REQUIRE(parent.plant(kBase + 1, SiteOwner::Gdb));
+  REQUIRE(parent.plant(kBase + 2, SiteOwner::Collector));
+  child.inherit(parent);
+  // GDB takes its breakpoint out of the parent and puts it in through the child (what GDB 16
+  // and 18 do around a vfork), and plants two more there; the child removes one of them again.
+  REQUIRE(parent.unplant(kBase + 1, SiteOwner::Gdb).value());
+  REQUIRE(child.plant(kBase + 1, SiteOwner::Gdb));
+  REQUIRE(child.plant(kBase + 2, SiteOwner::Gdb));
+  REQUIRE(child.plant(kBase + 3, SiteOwner::Gdb));
+  REQUIRE(child.plant(kBase + 4, SiteOwner::Gdb));
+  REQUIRE(child.unplant(kBase + 4, SiteOwner::Gdb).value());
+  parent.adopt(child);
+  CHECK(parent.owned_by(kBase + 1, SiteOwner::Gdb));
+  CHECK(parent.owned_by(kBase + 2, SiteOwner::Gdb));  // one more owner of the collector's int3
+  CHECK(parent.owned_by(kBase + 2, SiteOwner::Collector));
+  CHECK(parent.owned_by(kBase + 3, SiteOwner::Gdb));
+  CHECK_FALSE(parent.contains(kBase + 4));
+  // The parent's view hides them, and GDB's z0 through the parent puts the program's bytes back.
+  CHECK(parent.read(kBase, 5).value() == Bytes{0x90, 0x90, 0x90, 0x55, 0x90});
+  for (Addr a : {kBase + 1, kBase + 2, kBase + 3}) {
+    CHECK(parent.unplant(a, SiteOwner::Gdb).value());
+  }
+  parent.unplant_all(SiteOwner::Collector);
+  CHECK(shared.bytes() == bytes);
+}
+
 TEST_CASE("CodeMemory: a breakpoint whose page is gone cannot be removed, and says so", "[code_memory]") {
   Bytes initial(kSize, 0x90);
   VectorMemory raw(initial);

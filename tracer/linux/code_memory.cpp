@@ -133,6 +133,22 @@ void CodeMemory::inherit(const CodeMemory& parent) {
   out_of_line_ = parent.out_of_line_;
 }
 
+void CodeMemory::adopt(const CodeMemory& vfork_child) {
+  for (const auto& [addr, site] : vfork_child.sites()) {
+    if (!vfork_child.owned_by(addr, SiteOwner::Gdb) || owned_by(addr, SiteOwner::Gdb)) {
+      continue;
+    }
+    if (contains(addr)) {
+      claim(addr, SiteOwner::Gdb);
+      continue;
+    }
+    auto byte = raw_->read(addr, 1);
+    if (byte && byte->size() == 1 && (*byte)[0] == kInt3) {
+      sites_.add(addr, site.original, SiteOwner::Gdb);
+    }
+  }
+}
+
 bool CodeMemory::lift(Addr addr) {
   auto original = sites_.original(addr);
   if (!original || !raw_->write(addr, Bytes{*original})) {

@@ -71,6 +71,9 @@ class CodeMemory {
   void forget_all();
   // A fork child: its copy of memory holds its parent's int3s and slots.
   void inherit(const CodeMemory& parent);
+  // A vfork child that shared this memory exits or execs: GDB's int3s it planted (or kept)
+  // that are still in this memory become ours, as GDB thinks them the parent's now.
+  void adopt(const CodeMemory& vfork_child);
 
   // A step-over in place: the original byte goes into memory while one thread runs it (the
   // site stays ours), then the int3 comes back if an owner still wants it.

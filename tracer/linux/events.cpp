@@ -144,7 +144,9 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
     }  // else GDB had it stopped (killed from outside): its next resume reports the end
     return;
   }
-  // A vfork child that exits gives its parent back its memory: the parent reports vforkdone.
+  // A vfork child that exits gives its parent back its memory, with the int3s GDB planted
+  // through it: the parent reports vforkdone.
+  hand_back_vfork_memory(p);
   forget_process(p.pid);
   if (tell_gdb) {
     queue_exit(ev);

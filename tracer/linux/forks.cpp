@@ -131,6 +131,15 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   }
 }
 
+void LinuxTarget::hand_back_vfork_memory(Process& child) {
+  if (child.vfork_parent == 0) {
+    return;
+  }
+  if (Process* parent = process(child.vfork_parent)) {
+    parent->code.adopt(child.code);
+  }
+}
+
 // A fork child nobody debugs: our int3s out of its memory (unless shared with the vfork
 // parent), then it runs free.
 void LinuxTarget::release_fork_child(Process& c) {
@@ -170,6 +179,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   }
   p.threads.clear();
   p.threads.insert_or_assign(p.pid, self);
+  hand_back_vfork_memory(p);  // a vfork child's int3s stay in its parent's memory
   p.code.forget_all();  // (slots too)
   p.conditions.clear();
   p.commands.clear();

@@ -174,6 +174,9 @@ class LinuxTarget final : public Target {
   void thread_started(Process& p, LinuxThread& t);
   void on_clone(Process& p, LinuxThread& t, Tid child);
   void on_fork(Process& p, LinuxThread& t, Pid child, bool vfork);
+  // A vfork child stops sharing its parent's memory (exit, exec): GDB's int3s it planted there
+  // become the parent's.
+  void hand_back_vfork_memory(Process& child);
   void on_exec(Process& p, LinuxThread& t);
   void release_fork_child(Process& child);
 
