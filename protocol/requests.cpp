@@ -486,6 +486,30 @@ Result<CatchSyscalls> parse_catch_syscalls(std::string_view body) {
   return out;
 }
 
+Result<Svr4Annex> parse_svr4_annex(std::string_view annex) {
+  Svr4Annex out;
+  while (!annex.empty()) {
+    const std::size_t semi = annex.find(';');
+    const std::string_view item = annex.substr(0, semi);
+    annex.remove_prefix(semi == std::string_view::npos ? annex.size() : semi + 1);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return malformed("no '=' in libraries-svr4 annex");
+    }
+    const std::string_view name = item.substr(0, eq);
+    std::uint64_t* field = name == "start" ? &out.start : name == "prev" ? &out.prev : name == "lmid" ? &out.lmid : nullptr;
+    if (field == nullptr) {
+      continue;
+    }
+    auto value = parse_hex_u64(item.substr(eq + 1));
+    if (!value) {
+      return malformed("bad address in libraries-svr4 annex");
+    }
+    *field = *value;
+  }
+  return out;
+}
+
 Result<std::vector<std::string>> parse_vrun(std::string_view body) {
   if (body.empty() || body.front() != ';') {
     return malformed("missing ';' before program");

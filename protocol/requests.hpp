@@ -71,6 +71,10 @@ Result<LegacyResume> parse_legacy_resume(std::string_view body, bool with_signal
 // qXfer:OBJECT:read:ANNEX:OFFSET,LENGTH (body after "qXfer:").
 struct XferRead { std::string object; std::string annex; std::uint64_t offset = 0; std::uint64_t length = 0; };
 Result<XferRead> parse_xfer_read(std::string_view body);
+// The annex of an incremental qXfer:libraries-svr4:read (augmented-libraries-svr4-read):
+// "start=HEX;prev=HEX;lmid=HEX", any of them; unknown names are skipped, as gdbserver does.
+struct Svr4Annex { std::uint64_t start = 0; std::uint64_t prev = 0; std::uint64_t lmid = 0; };
+Result<Svr4Annex> parse_svr4_annex(std::string_view annex);
 // qXfer:OBJECT:write:ANNEX:OFFSET:DATA (escaped binary).
 struct XferWrite { std::string object; std::string annex; std::uint64_t offset = 0; Bytes data; };
 Result<XferWrite> parse_xfer_write(std::string_view body);

@@ -26,6 +26,7 @@ std::vector<Feature> general_features() {
       {"vfork-events+", {&Caps::fork_events}, &SessionState::vfork_events},
       {"no-resumed+", {&Caps::no_resumed}, &SessionState::no_resumed},
       {"single-inf-arg+", {}, &SessionState::single_inferior_argument},  // vRun
+      {"augmented-libraries-svr4-read+", {}, nullptr},  // qXfer:libraries-svr4:read:start=...
   };
 }
 

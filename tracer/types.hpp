@@ -116,6 +116,7 @@ struct LoadedLibrary {
   Addr l_addr = 0;  // load bias
   Addr l_ld = 0;    // address of its dynamic section
   Addr lmid = 0;    // namespace id (0 = the default namespace)
+  Addr l_prev = 0;  // the entry before it in its namespace's list (checked by incremental reads)
 };
 struct LibraryList {
   Addr main_lm = 0;  // link_map of the main program, 0 when the loader has not run yet

@@ -2,6 +2,8 @@
 // that also gives qSupported its qXfer features.
 // A document is built when GDB reads offset 0 and served from the cache for later offsets,
 // so a multi-packet read sees one consistent snapshot.
+#include <algorithm>
+
 #include "protocol/hex.hpp"
 #include "protocol/xml.hpp"
 #include "server/features.hpp"
@@ -20,16 +22,31 @@ base::Result<std::string> build_threads(Context& cx) {
   return protocol::threads_xml(threads, cx.state.multiprocess);
 }
 
-base::Result<std::string> build_libraries(Context& cx) {
+// The whole list; or, with start=LM (augmented-libraries-svr4-read, GDB reading what was added
+// after the entry `prev` it knows), the entries from LM on in its namespace, none if LM does not
+// follow prev there (the list changed under GDB: it reads it all again), without main-lm.
+base::Result<std::string> build_libraries(Context& cx, const std::string& annex) {
+  auto from = protocol::parse_svr4_annex(annex);
+  if (!from) {
+    return from.error();
+  }
   auto list = cx.target.libraries();
   if (!list) {
     return list.error();
   }
-  std::vector<protocol::XmlLibrary> libs;
-  for (const auto& l : list->libraries) {
-    libs.push_back({l.name, l.lm, l.l_addr, l.l_ld, l.lmid});
+  const auto& all = list->libraries;
+  auto first = all.begin();
+  if (from->start != 0) {
+    first = std::find_if(all.begin(), all.end(), [&](const tracer::LoadedLibrary& l) { return l.lm == from->start; });
+    if (first != all.end() && first->l_prev != from->prev) {
+      first = all.end();
+    }
   }
-  return protocol::libraries_svr4_xml(list->main_lm, libs);
+  std::vector<protocol::XmlLibrary> libs;
+  for (auto l = first; l != all.end() && (from->start == 0 || l->lmid == first->lmid); ++l) {
+    libs.push_back({l->name, l->lm, l->l_addr, l->l_ld, l->lmid});
+  }
+  return protocol::libraries_svr4_xml(from->start == 0 ? list->main_lm : 0, libs);
 }
 
 base::Result<std::string> build_exec_file(Context& cx, const std::string& annex) {
@@ -162,7 +179,7 @@ constexpr XferObject kXferObjects[] = {
     {"exec-file", false, build_exec_file, nullptr},
     {"threads", true, [](Context& cx, const std::string&) { return build_threads(cx); }, nullptr,
      {nullptr, DisablePacket::Threads}},
-    {"libraries-svr4", true, [](Context& cx, const std::string&) { return build_libraries(cx); }, nullptr},
+    {"libraries-svr4", true, build_libraries, nullptr},
     {"siginfo", true, build_siginfo, write_siginfo},
     {"osdata", false, build_osdata, nullptr},
 };

@@ -7,6 +7,11 @@
 // pass against it too.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
 
@@ -168,4 +173,48 @@ TEST_CASE("libraries: info sharedlibrary lists the loader and libc, read over th
   CHECK_THAT(out.gdb, ContainsRegex(R"(Breakpoint 2, [^\n]*fflush)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(#1  0x[0-9a-f]+ in main \(\) at)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(fflush[^\n]* in section \.text of target:/lib/x86_64-linux-gnu/libc\.so\.6\n)"));
+}
+
+TEST_CASE("libraries: a dlopen'd library is listed, broken in, and gone once unloaded", "[e2e][session][libraries]") {
+  auto out = e2e::run_gdb({.program = "triage_cases",
+                           .commands = {"set breakpoint pending on", "break dlclose", "continue", "info sharedlibrary",
+                                        "continue", "info sharedlibrary"},
+                           .args = {"dlopen"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Breakpoint 1, [^\n]*dlclose)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n0x[0-9a-f]+ +0x[0-9a-f]+ +Yes[^\n]* +target:/lib/x86_64-linux-gnu/libm\.so\.6\n)"));
+  CHECK_THAT(out.gdb, Contains("Program received signal SIGSEGV"));
+  const auto last_list = out.gdb.rfind("Shared Object Library");
+  REQUIRE(last_list != std::string::npos);
+  CHECK(out.gdb.find("libm.so.6", last_list) == std::string::npos);  // unloaded
+  CHECK_THAT(out.server_out, Contains("cos(0) = 1"));
+}
+
+TEST_CASE("libraries: an incremental read (augmented-libraries-svr4-read) gives what follows the entry GDB names",
+          "[e2e][session][libraries]") {
+  // GDB asks so at the loader's probes when it can; here GDB's own `maint packet` asks, with
+  // the link-map addresses of the full list.
+  const std::string script =
+      "python\n"
+      "import re\n"
+      "full = gdb.execute('maint packet qXfer:libraries-svr4:read::0,1000', to_string=True)\n"
+      "lms = re.findall(r' lm=\"(0x[0-9a-f]+)\"', full)\n"
+      "main = re.search(r'main-lm=\"(0x[0-9a-f]+)\"', full).group(1)\n"
+      "print('LMS', len(lms))\n"
+      "after = gdb.execute('maint packet qXfer:libraries-svr4:read:start=%s;prev=%s:0,1000' % (lms[1][2:], lms[0][2:]), to_string=True)\n"
+      "print('AFTER', len(re.findall(r'<library ', after)), 'main-lm' in after, lms[0] in after)\n"
+      "stale = gdb.execute('maint packet qXfer:libraries-svr4:read:start=%s;prev=%s:0,1000' % (lms[1][2:], main[2:]), to_string=True)\n"
+      "print('STALE', len(re.findall(r'<library ', stale)))\n"
+      "end\n";
+  const std::string file = "/tmp/hindsight-e2e-svr4-" + std::to_string(::getpid()) + ".gdb";
+  {
+    std::ofstream(file) << script;
+  }
+  auto out = e2e::run_gdb({.program = "tls", .commands = {"break all_set", "continue", "source " + file}});
+  std::remove(file.c_str());
+  INFO(out.transcript());
+  // vdso, libtls_lib, libc, ld.so: after the first, the three others, no main-lm, not the first.
+  CHECK_THAT(out.gdb, Contains("LMS 4\n"));
+  CHECK_THAT(out.gdb, Contains("AFTER 3 False False\n"));
+  CHECK_THAT(out.gdb, Contains("STALE 0\n"));  // prev is not what comes before start
 }

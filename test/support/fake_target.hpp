@@ -211,7 +211,9 @@ class FakeTarget : public tracer::Target {
   tracer::Result<tracer::LibraryList> libraries() override {
     tracer::LibraryList list;
     list.main_lm = 0x1000;
-    list.libraries.push_back({"/lib/libc.so.6", 0x2000, 0x7f0000, 0x7f1000, 0});
+    list.libraries.push_back({"/lib/libc.so.6", 0x2000, 0x7f0000, 0x7f1000, 0, 0x1000});
+    list.libraries.push_back({"/lib/libm.so.6", 0x3000, 0x7e0000, 0x7e1000, 0, 0x2000});
+    list.libraries.push_back({"/lib/dlmopened.so", 0x4000, 0x7d0000, 0x7d1000, 0x9000, 0});  // its own namespace
     return list;
   }
   // Branch tracing: a RingBufferTracer per thread that tests feed with record().

@@ -53,6 +53,7 @@ const std::map<std::string, std::string> kProbes = {
     {"vfork-events+", ""},
     {"no-resumed+", ""},
     {"single-inf-arg+", ""},
+    {"augmented-libraries-svr4-read+", ""},
     {"binary-upload+", "x1000,1"},
 };
 // Features of one packet that another route also serves: refused means an error, not "".

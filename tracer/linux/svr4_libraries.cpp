@@ -216,7 +216,7 @@ base::Result<LibraryList> read_libraries(const MemoryReader& read, const Bytes& 
       } else {
         std::string name = read_c_string(read, entry->l_name);
         if (!name.empty()) {
-          list.libraries.push_back(LoadedLibrary{name, lm, entry->l_addr, entry->l_ld, ns});
+          list.libraries.push_back(LoadedLibrary{name, lm, entry->l_addr, entry->l_ld, ns, entry->l_prev});
         }
       }
       prev = lm;

@@ -381,3 +381,19 @@ TEST_CASE("parse_vfile_number and parse_vfile_path", "[requests]") {
   CHECK(*protocol::parse_vfile_path("2f70726f632f312f6d617073") == "/proc/1/maps");
   check_bad(protocol::parse_vfile_path, {"2", "2g", "2f00"});
 }
+
+TEST_CASE("parse_svr4_annex: start, prev and lmid in any order; unknown names skipped; bad ones malformed") {
+  auto all = protocol::parse_svr4_annex("start=7ffff7ffe2e0;prev=7ffff7ffe8b0;lmid=7ffff7ffe118");
+  REQUIRE(all);
+  CHECK(all->start == 0x7ffff7ffe2e0);
+  CHECK(all->prev == 0x7ffff7ffe8b0);
+  CHECK(all->lmid == 0x7ffff7ffe118);
+  auto none = protocol::parse_svr4_annex("");
+  REQUIRE(none);
+  CHECK(none->start == 0);
+  auto some = protocol::parse_svr4_annex("future=1;prev=10");
+  REQUIRE(some);
+  CHECK(some->prev == 0x10);
+  CHECK_FALSE(protocol::parse_svr4_annex("start"));
+  CHECK_FALSE(protocol::parse_svr4_annex("start=xyz"));
+}

@@ -459,3 +459,23 @@ TEST_CASE("single-inf-arg: when GDB offers it, vRun's one argument is a line the
   CHECK(f.target.last_launch->args == std::vector<std::string>{"*.c"});
   CHECK_FALSE(f.target.last_launch->shell_line);
 }
+
+TEST_CASE("qXfer:libraries-svr4 with start= and prev=: the entries GDB has not seen, in one namespace",
+          "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("qSupported:multiprocess+").find(";augmented-libraries-svr4-read+") != std::string::npos);
+  const auto all = f.send("qXfer:libraries-svr4:read::0,1000");
+  CHECK(all.find("main-lm=\"0x1000\"") != std::string::npos);
+  CHECK(all.find("/lib/dlmopened.so") != std::string::npos);
+  // After libc (0x2000), which follows the main program: libm only, no main-lm, not the other namespace.
+  const auto added = f.send("qXfer:libraries-svr4:read:start=3000;prev=2000:0,1000");
+  CHECK(added == "l<library-list-svr4 version=\"1.0\"><library name=\"/lib/libm.so.6\" lm=\"0x3000\" "
+                 "l_addr=\"0x7e0000\" l_ld=\"0x7e1000\" lmid=\"0x0\"/></library-list-svr4>");
+  CHECK(f.send("qXfer:libraries-svr4:read:start=2000;prev=1000;lmid=0:0,1000").find("/lib/libm.so.6") != std::string::npos);
+  // A start that does not follow prev (the list changed), or that is unknown: an empty list.
+  CHECK(f.send("qXfer:libraries-svr4:read:start=3000;prev=1000:0,1000") == "l<library-list-svr4 version=\"1.0\"></library-list-svr4>");
+  CHECK(f.send("qXfer:libraries-svr4:read:start=5000;prev=3000:0,1000") == "l<library-list-svr4 version=\"1.0\"></library-list-svr4>");
+  CHECK(f.send("qXfer:libraries-svr4:read:start=4000;prev=0:0,1000").find("/lib/dlmopened.so") != std::string::npos);
+  CHECK(f.send("qXfer:libraries-svr4:read:start=zz:0,1000").starts_with("E"));
+  CHECK(f.send("qXfer:libraries-svr4:read:other=1;start=3000;prev=2000:0,1000").find("/lib/libm.so.6") != std::string::npos);
+}
