@@ -58,6 +58,7 @@ std::vector<std::string> negotiate_features(Context& cx, const std::vector<std::
   // GDB's own words on what it understands in stop replies, whatever we announce.
   cx.state.swbreak = offered(gdb_features, "swbreak+");
   cx.state.hwbreak = offered(gdb_features, "hwbreak+");
+  cx.state.gdb15_or_later = offered(gdb_features, "error-message+");
   std::vector<std::string> out;
   for (const Feature& f : all_features()) {
     bool on = available(cx, f.when);

@@ -81,6 +81,9 @@ struct SessionState {
   bool multiprocess = false;
   bool swbreak = false;
   bool hwbreak = false;
+  // GDB offered error-message+, as GDB 15 and later do: `monitor` speaks gdbserver 15's words
+  // (`set debug COMPONENT on|off`), which their testsuites expect; older GDBs get gdbserver 13's.
+  bool gdb15_or_later = false;
   bool no_ack = false;
   bool thread_events = false;
   bool exec_events = false;

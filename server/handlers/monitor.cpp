@@ -1,10 +1,13 @@
 // `monitor` (qRcmd) commands, with gdbserver's words: GDB's testsuite and people's scripts
-// look for them. Ours beyond gdbserver's: btrace.
+// look for them. Those of gdbserver 13 for GDB 13 and 14, those of gdbserver 15 and later
+// (`set debug COMPONENT on|off`, monitor_debug.cpp) for GDB 15 and later, which their testsuites
+// expect. Ours beyond gdbserver's: libthread-db-search-path, btrace.
 #include <functional>
 #include <sstream>
 
 #include "base/log.hpp"
 #include "server/handlers/handlers.hpp"
+#include "server/handlers/monitor_debug.hpp"
 #include "tracer/thread_db/thread_db.hpp"
 
 namespace server {
@@ -12,16 +15,24 @@ namespace {
 
 using Say = std::function<void(const std::string&)>;
 
-void show_help(const Say& say) {
+void show_help(const Context& cx, const Say& say) {
   say("The following monitor commands are supported:");
-  say("  set debug <0|1>");
-  say("    Enable general debugging messages");
-  say("  set debug-hw-points <0|1>");
-  say("    Enable h/w breakpoint/watchpoint debugging messages");
-  say("  set remote-debug <0|1>");
-  say("    Enable remote protocol debugging messages");
-  say("  set event-loop-debug <0|1>");
-  say("    Enable event loop debugging messages");
+  if (cx.state.gdb15_or_later) {
+    for (const auto& line : debug_components_help()) {
+      say(line);
+    }
+    say("  set debug-hw-points <0|1>");
+    say("    Enable h/w breakpoint/watchpoint debugging messages");
+  } else {
+    say("  set debug <0|1>");
+    say("    Enable general debugging messages");
+    say("  set debug-hw-points <0|1>");
+    say("    Enable h/w breakpoint/watchpoint debugging messages");
+    say("  set remote-debug <0|1>");
+    say("    Enable remote protocol debugging messages");
+    say("  set event-loop-debug <0|1>");
+    say("    Enable event loop debugging messages");
+  }
   say("  set debug-format option1[,option2,...]");
   say("    Add additional information to debugging messages");
   say("    Options: all, none, timestamp");
@@ -72,7 +83,7 @@ bool set_debug_format(std::string_view options, const Say& say) {
 // Runs one known command; false when the command is not one of ours.
 bool run_command(Context& cx, const std::string& command, const Say& say) {
   if (command == "help") {
-    show_help(say);
+    show_help(cx, say);
     return true;
   }
   if (command == "exit") {
@@ -112,7 +123,14 @@ bool run_command(Context& cx, const std::string& command, const Say& say) {
 HandlerResult on_monitor(Context& cx, const std::string& command) {
   Say say = [&](const std::string& line) { cx.console.push_back(line + "\n"); };
   constexpr std::string_view kDebugFormat = "set debug-format ";
-  if (command.starts_with(kDebugFormat)) {
+  constexpr std::string_view kSetDebug = "set debug ";
+  if (cx.state.gdb15_or_later && command.starts_with(kSetDebug)) {
+    const auto result = set_debug_components(std::string_view(command).substr(kSetDebug.size()));
+    say(result.message);
+    if (result.ok) {
+      return Reply::ok();
+    }
+  } else if (command.starts_with(kDebugFormat)) {
     if (set_debug_format(std::string_view(command).substr(kDebugFormat.size()), say)) {
       return Reply::ok();
     }
@@ -122,7 +140,7 @@ HandlerResult on_monitor(Context& cx, const std::string& command) {
     say("Unknown monitor command.\n");
   }
   // As gdbserver: the list, then an error (GDB says "Protocol error with Rcmd").
-  show_help(say);
+  show_help(cx, say);
   return base::make_error(base::Errc::invalid, "unknown monitor command");
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "base/log.hpp"
 #include "protocol/hex.hpp"
 #include "test/unit/server/fixture.hpp"
 
@@ -478,4 +479,54 @@ TEST_CASE("qXfer:libraries-svr4 with start= and prev=: the entries GDB has not s
   CHECK(f.send("qXfer:libraries-svr4:read:start=4000;prev=0:0,1000").find("/lib/dlmopened.so") != std::string::npos);
   CHECK(f.send("qXfer:libraries-svr4:read:start=zz:0,1000").starts_with("E"));
   CHECK(f.send("qXfer:libraries-svr4:read:other=1;start=3000;prev=2000:0,1000").find("/lib/libm.so.6") != std::string::npos);
+}
+
+TEST_CASE("monitor set debug for GDB 15 and later (error-message+): gdbserver 15's components and words",
+          "[handlers]") {
+  auto said = [](HandlerFixture& f) {
+    std::string all;
+    for (const auto& line : f.cx.console) {
+      all += line;
+    }
+    f.cx.console.clear();
+    return all;
+  };
+  auto run = [](HandlerFixture& f, const std::string& command) { return f.send("qRcmd," + protocol::to_hex(command)); };
+  HandlerFixture m;
+  (void)m.send("qSupported:multiprocess+;error-message+");
+  CHECK(run(m, "set debug 1") == "OK");
+  CHECK(said(m) == "General debug output enabled.\n");
+  CHECK(base::log_enabled(base::LogCat::ptrace));
+  CHECK(run(m, "set debug remote on") == "OK");
+  CHECK(said(m) == "Debug output for 'remote' enabled.\n");
+  CHECK(base::log_enabled(base::LogCat::rsp));
+  CHECK(run(m, "set debug off") == "OK");
+  CHECK(said(m) == "All debug output disabled.\n");
+  CHECK_FALSE(base::log_enabled(base::LogCat::rsp));
+  CHECK_FALSE(base::log_enabled(base::LogCat::ptrace));
+  CHECK(run(m, "set debug event-loop 1") == "OK");
+  CHECK(said(m) == "Debug output for 'event-loop' enabled.\n");
+  CHECK(run(m, "set debug all 0") == "OK");
+  CHECK(said(m) == "Debug output for 'all' disabled.\n");
+  CHECK(run(m, "set debug yeah").starts_with("E"));
+  CHECK(said(m).starts_with("Missing value for 'set debug yeah' command.\nThe following monitor commands are supported:\n"
+                            "  set debug on\n"));
+  CHECK(run(m, "set debug on sometimes").starts_with("E"));
+  CHECK(said(m).starts_with("Junk 'sometimes' found at end of 'set debug on' command.\n"));
+  CHECK(run(m, "set debug all yeah").starts_with("E"));
+  CHECK(said(m).starts_with("Invalid value 'yeah' for 'set debug all'.\n"));
+  CHECK(run(m, "set debug all on sometimes").starts_with("E"));
+  CHECK(said(m).starts_with("Junk 'sometimes' found at end of 'set debug all on' command.\n"));
+  CHECK(run(m, "set debug -all on").starts_with("E"));
+  CHECK(said(m).starts_with("Invalid character found in debug component name.\n"));
+  CHECK(run(m, "set debug frobs on").starts_with("E"));
+  CHECK(said(m).starts_with("Error: unknown debug option 'frobs'\n"));
+  CHECK(run(m, "help") == "OK");
+  CHECK(said(m).find("one of: all, threads, remote, event-loop.") != std::string::npos);
+  // A GDB 13 in the next session gets gdbserver 13's words again.
+  HandlerFixture old;
+  (void)old.send("qSupported:multiprocess+");
+  CHECK(run(old, "set debug 1") == "OK");
+  CHECK(said(old) == "Debug output enabled.\n");
+  CHECK(run(old, "set debug 0") == "OK");
 }
