@@ -150,3 +150,20 @@ TEST_CASE("attach to a running 50-thread process and detach: every thread runs o
     CHECK((s == 'S' || s == 'R'));
   }
 }
+
+TEST_CASE("a thread execs while it runs alone (scheduler-locking): GDB hears of the exec, not of the threads it killed",
+          "[e2e][threads][exec]") {
+  // GDB 16 and 18 give up ("No unwaited-for children left") on the exit of a thread they did
+  // not resume: as gdbserver, those exits wait until GDB resumes the thread, and the exec
+  // drops them.
+  auto out = e2e::run_gdb({.program = "mt",
+                           .commands = {"break exec_from_thread", "continue", "set scheduler-locking on", "continue",
+                                        "info threads", "set scheduler-locking off", "continue"},
+                           .args = {"threadexec", e2e::prog_path("simple")}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(hit Breakpoint 1, exec_from_thread \(\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(process \d+ is executing new program: .*/simple)"));
+  CHECK_THAT(out.gdb, !Contains("No unwaited-for children left"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
+  CHECK_THAT(out.server_out, Contains("sum=30 counter=4"));
+}

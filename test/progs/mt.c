@@ -12,7 +12,8 @@
    storm [N] 20 rounds of N threads (10; up to 100) created, tick() called, threads joined
    steplock 2 spinners bump `spins`; main runs lock_step() for a `next` under scheduler-locking
    stopcont a child process sends SIGSTOP, then SIGCONT, to this one while 2 threads count
-   many N   N threads that sleep and count until killed (attach, bench); prints pid= */
+   many N   N threads that sleep and count until killed (attach, bench); prints pid=
+   threadexec PROG  2 threads sleep; a third calls exec_from_thread(), then execs PROG */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -360,6 +361,36 @@ static int run_many(int n) {
   return 0;
 }
 
+__attribute__((noinline)) void exec_from_thread(void) { __asm__ volatile("" ::: "memory"); }
+
+static void* sleeper_thread(void* arg) {
+  (void)arg;
+  for (;;) {
+    sleep(1);
+  }
+  return NULL;
+}
+
+static const char* exec_target;
+
+static void* execing_thread(void* arg) {
+  (void)arg;
+  exec_from_thread();
+  execl(exec_target, exec_target, (char*)NULL);
+  perror("execl");
+  exit(1);
+}
+
+static int run_thread_exec(const char* program) {
+  exec_target = program;
+  pthread_t t[3];
+  pthread_create(&t[0], 0, sleeper_thread, NULL);
+  pthread_create(&t[1], 0, sleeper_thread, NULL);
+  pthread_create(&t[2], 0, execing_thread, NULL);
+  pthread_join(t[2], NULL);
+  return 1;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -378,6 +409,7 @@ int main(int argc, char** argv) {
     return run_storm(n < 1 || n > 100 ? 10 : n);
   }
   if (!strcmp(mode, "steplock")) return run_steplock();
+  if (!strcmp(mode, "threadexec") && argc > 2) return run_thread_exec(argv[2]);
   if (!strcmp(mode, "stopcont")) return run_stopcont();
   if (!strcmp(mode, "many")) return run_many(argc > 2 ? atoi(argv[2]) : 50);
   fprintf(stderr, "usage: mt pair|stopcont|bp8|watch|signals|latesig|sigpair|bploop|leaderexit|segv|life|storm|steplock|many N\n");

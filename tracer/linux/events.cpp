@@ -105,11 +105,17 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
   }
   if (tid != p.pid) {
     log_event("thread_exit", p.pid, tid, {}, WIFEXITED(status) ? WEXITSTATUS(status) : 0);
+    const LinuxThread* gone = p.find(tid);
+    const bool resumed = gone == nullptr || gone->gdb.resumed();
     p.threads.erase(tid);  // one thread gone, its process lives on
     if (report_thread_exits_ && p.known_to_gdb) {
       StopEvent ev{StopReason::ThreadExited, p.pid, tid, 0};
       ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-      queue_exit(ev);
+      if (all_stop() && !resumed) {
+        p.held_thread_exits.push_back(ev);
+      } else {
+        queue_exit(ev);
+      }
     }
     if (p.step_over && !p.step_over->started) {
       try_begin_step_over(p);  // it may have been waiting for this thread to stop

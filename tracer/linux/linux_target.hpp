@@ -189,6 +189,7 @@ class LinuxTarget final : public Target {
   bool settle();
   PendingEvents::Next all_stop_next();  // the event all-stop reports next
   void report_ended(const ResumePlan& plan);
+  void report_held_exits(const ResumePlan& plan);
   std::vector<Pid> unreported_fork_children(Pid pid) const;
   // A running leader that called pthread_exit (or exited) before its threads is a zombie: it
   // leaves the thread list, as in gdbserver. Asked of /proc when GDB asks for threads.

@@ -65,6 +65,10 @@ struct Process {
   // stopped) at the next resume, as with gdbserver.
   std::optional<StopEvent> ended;
   bool end_queued = false;
+  // All-stop: exits of threads GDB had stopped (another thread ran alone, scheduler locking),
+  // told when GDB resumes them, as gdbserver keeps them pending; an exec, which killed them,
+  // drops them (GDB hears of the exec instead: GDB 16 gives up on a thread it did not resume).
+  std::vector<StopEvent> held_thread_exits;
 
   bool any_resumed() const {
     for (const auto& [tid, t] : threads) {

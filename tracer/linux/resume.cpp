@@ -56,6 +56,22 @@ void LinuxTarget::report_ended(const ResumePlan& plan) {
   }
 }
 
+// Threads that died while GDB had them stopped: resuming one reports its exit.
+void LinuxTarget::report_held_exits(const ResumePlan& plan) {
+  for (auto& [pid, p] : processes_) {
+    auto& held = p->held_thread_exits;
+    for (auto ev = held.begin(); ev != held.end();) {
+      const ThreadAction* a = action_for(plan, pid, ev->tid);
+      if (a != nullptr && a->kind != ResumeKind::Stop) {
+        queue_exit(*ev);
+        ev = held.erase(ev);
+      } else {
+        ++ev;
+      }
+    }
+  }
+}
+
 Result<void> LinuxTarget::resume(const ResumePlan& plan) {
   if (!has_process()) {
     return base::make_error(base::Errc::no_process, "no process");
@@ -64,6 +80,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
     return base::make_error(base::Errc::invalid, "already running");
   }
   report_ended(plan);
+  report_held_exits(plan);
   if (all_stop() && pending_.has_exits()) {
     all_stop_.resumed();  // a process died while stopped: this resume reports its end
     events_.kick();
