@@ -9,6 +9,20 @@
 using test_support::FakeTarget;
 using test_support::HandlerFixture;
 
+namespace {
+
+// What the monitor said since the last call (its console lines), and forgets it.
+std::string take_console(HandlerFixture& f) {
+  std::string all;
+  for (const auto& line : f.cx.console) {
+    all += line;
+  }
+  f.cx.console.clear();
+  return all;
+}
+
+}  // namespace
+
 TEST_CASE("qSupported announces our features and PacketSize", "[handlers]") {
   HandlerFixture f;
   auto reply = f.send("qSupported:multiprocess+;swbreak+;hwbreak+;vContSupported+");
@@ -261,32 +275,24 @@ TEST_CASE("detach, kill and monitor", "[handlers]") {
 }
 
 TEST_CASE("monitor: gdbserver's messages; unknown commands get the list and an error", "[handlers]") {
-  auto said = [](HandlerFixture& f) {
-    std::string all;
-    for (const auto& line : f.cx.console) {
-      all += line;
-    }
-    f.cx.console.clear();
-    return all;
-  };
   HandlerFixture m;
   CHECK(m.send("qRcmd," + protocol::to_hex("set debug 1")) == "OK");
-  CHECK(said(m) == "Debug output enabled.\n");
+  CHECK(take_console(m) == "Debug output enabled.\n");
   CHECK(m.send("qRcmd," + protocol::to_hex("set debug 0")) == "OK");
-  CHECK(said(m) == "Debug output disabled.\n");
+  CHECK(take_console(m) == "Debug output disabled.\n");
   CHECK(m.send("qRcmd," + protocol::to_hex("set debug-format all")) == "OK");
-  CHECK(said(m) == "All extra debug format options enabled.\n");
+  CHECK(take_console(m) == "All extra debug format options enabled.\n");
   CHECK(m.send("qRcmd," + protocol::to_hex("set debug-format none")) == "OK");
-  CHECK(said(m) == "All extra debug format options disabled.\n");
+  CHECK(take_console(m) == "All extra debug format options disabled.\n");
   CHECK(m.send("qRcmd," + protocol::to_hex("set debug-format x")).starts_with("E"));
-  CHECK(said(m).starts_with("Unknown debug-format argument: \"x\"\nThe following monitor commands"));
+  CHECK(take_console(m).starts_with("Unknown debug-format argument: \"x\"\nThe following monitor commands"));
   CHECK(m.send("qRcmd,").starts_with("E"));
-  CHECK(said(m).starts_with("Unknown monitor command.\n\nThe following monitor commands are supported:\n"));
+  CHECK(take_console(m).starts_with("Unknown monitor command.\n\nThe following monitor commands are supported:\n"));
   CHECK(m.send("qRcmd," + protocol::to_hex("set libthread-db-search-path /opt/lib")) == "OK");
-  CHECK(said(m) == "libthread-db-search-path set to `/opt/lib'\n");
+  CHECK(take_console(m) == "libthread-db-search-path set to `/opt/lib'\n");
   CHECK(m.target.thread_db_search_path == "/opt/lib");
   CHECK(m.send("qRcmd," + protocol::to_hex("set libthread-db-search-path")) == "OK");
-  CHECK(said(m) == "libthread-db-search-path set to `$sdir:$pdir'\n");
+  CHECK(take_console(m) == "libthread-db-search-path set to `$sdir:$pdir'\n");
   CHECK(m.target.thread_db_search_path.empty());
 }
 
@@ -483,50 +489,42 @@ TEST_CASE("qXfer:libraries-svr4 with start= and prev=: the entries GDB has not s
 
 TEST_CASE("monitor set debug for GDB 15 and later (error-message+): gdbserver 15's components and words",
           "[handlers]") {
-  auto said = [](HandlerFixture& f) {
-    std::string all;
-    for (const auto& line : f.cx.console) {
-      all += line;
-    }
-    f.cx.console.clear();
-    return all;
-  };
   auto run = [](HandlerFixture& f, const std::string& command) { return f.send("qRcmd," + protocol::to_hex(command)); };
   HandlerFixture m;
   (void)m.send("qSupported:multiprocess+;error-message+");
   CHECK(run(m, "set debug 1") == "OK");
-  CHECK(said(m) == "General debug output enabled.\n");
+  CHECK(take_console(m) == "General debug output enabled.\n");
   CHECK(base::log_enabled(base::LogCat::ptrace));
   CHECK(run(m, "set debug remote on") == "OK");
-  CHECK(said(m) == "Debug output for 'remote' enabled.\n");
+  CHECK(take_console(m) == "Debug output for 'remote' enabled.\n");
   CHECK(base::log_enabled(base::LogCat::rsp));
   CHECK(run(m, "set debug off") == "OK");
-  CHECK(said(m) == "All debug output disabled.\n");
+  CHECK(take_console(m) == "All debug output disabled.\n");
   CHECK_FALSE(base::log_enabled(base::LogCat::rsp));
   CHECK_FALSE(base::log_enabled(base::LogCat::ptrace));
   CHECK(run(m, "set debug event-loop 1") == "OK");
-  CHECK(said(m) == "Debug output for 'event-loop' enabled.\n");
+  CHECK(take_console(m) == "Debug output for 'event-loop' enabled.\n");
   CHECK(run(m, "set debug all 0") == "OK");
-  CHECK(said(m) == "Debug output for 'all' disabled.\n");
+  CHECK(take_console(m) == "Debug output for 'all' disabled.\n");
   CHECK(run(m, "set debug yeah").starts_with("E"));
-  CHECK(said(m).starts_with("Missing value for 'set debug yeah' command.\nThe following monitor commands are supported:\n"
+  CHECK(take_console(m).starts_with("Missing value for 'set debug yeah' command.\nThe following monitor commands are supported:\n"
                             "  set debug on\n"));
   CHECK(run(m, "set debug on sometimes").starts_with("E"));
-  CHECK(said(m).starts_with("Junk 'sometimes' found at end of 'set debug on' command.\n"));
+  CHECK(take_console(m).starts_with("Junk 'sometimes' found at end of 'set debug on' command.\n"));
   CHECK(run(m, "set debug all yeah").starts_with("E"));
-  CHECK(said(m).starts_with("Invalid value 'yeah' for 'set debug all'.\n"));
+  CHECK(take_console(m).starts_with("Invalid value 'yeah' for 'set debug all'.\n"));
   CHECK(run(m, "set debug all on sometimes").starts_with("E"));
-  CHECK(said(m).starts_with("Junk 'sometimes' found at end of 'set debug all on' command.\n"));
+  CHECK(take_console(m).starts_with("Junk 'sometimes' found at end of 'set debug all on' command.\n"));
   CHECK(run(m, "set debug -all on").starts_with("E"));
-  CHECK(said(m).starts_with("Invalid character found in debug component name.\n"));
+  CHECK(take_console(m).starts_with("Invalid character found in debug component name.\n"));
   CHECK(run(m, "set debug frobs on").starts_with("E"));
-  CHECK(said(m).starts_with("Error: unknown debug option 'frobs'\n"));
+  CHECK(take_console(m).starts_with("Error: unknown debug option 'frobs'\n"));
   CHECK(run(m, "help") == "OK");
-  CHECK(said(m).find("one of: all, threads, remote, event-loop.") != std::string::npos);
+  CHECK(take_console(m).find("one of: all, threads, remote, event-loop.") != std::string::npos);
   // A GDB 13 in the next session gets gdbserver 13's words again.
   HandlerFixture old;
   (void)old.send("qSupported:multiprocess+");
   CHECK(run(old, "set debug 1") == "OK");
-  CHECK(said(old) == "Debug output enabled.\n");
+  CHECK(take_console(old) == "Debug output enabled.\n");
   CHECK(run(old, "set debug 0") == "OK");
 }
