@@ -11,16 +11,22 @@ constexpr std::string_view kShellSpecial = "\"!#$&*()\\|[]{}<>?'`~^; \t\n";
 }  // namespace
 
 std::vector<std::string> split_inferior_args(std::string_view line) {
+  constexpr std::string_view kEscapedInDoubleQuotes = "$`\"\\\n";
   std::vector<std::string> out;
   std::string word;
   bool in_word = false;
-  char quote = 0;  // the open quote, if any
+  bool escaped = false;  // the character before was an escaping backslash
+  char quote = 0;        // the open quote, if any
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
-    if (c == '\\') {
-      if (i + 1 < line.size()) {
-        word += line[++i];
+    if (escaped) {
+      escaped = false;
+      if (c != '\n') {  // a backslash-newline joins lines
+        word += c;
       }
+    } else if (c == '\\' && quote != '\'' &&
+               (quote != '"' || i + 1 == line.size() || kEscapedInDoubleQuotes.find(line[i + 1]) != std::string_view::npos)) {
+      escaped = true;
       in_word = true;
     } else if (quote != 0) {
       if (c == quote) {

@@ -8,8 +8,10 @@
 
 namespace protocol {
 
-// Splits a line into arguments as GDB does without a shell: blanks separate; single and double
-// quotes group (and are removed); a backslash takes the next character as it is, in quotes too.
+// Splits a line into arguments as GDB 18 does without a shell, with a POSIX shell's quoting but
+// no expansion: blanks separate; quotes group and are removed; a backslash takes the next
+// character as it is, except inside single quotes (where it is itself) and inside double quotes
+// before anything but $ ` " \ and newline; a backslash-newline disappears.
 std::vector<std::string> split_inferior_args(std::string_view line);
 
 // The line whose shell reading gives these arguments back: each shell-special character is

@@ -23,6 +23,9 @@ namespace {
 constexpr long kLaunchOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL |
                                 PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
                                 PTRACE_O_TRACEVFORKDONE;
+// Until the program's own exec: the shell may fork for a command substitution (`$(echo a)` in
+// GDB 18's single-inf-arg line), and those children are not ours.
+constexpr long kStartupOptions = PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD;
 
 // In gdbserver's words ("Cannot exec PROG", then the reason): scripts and GDB's testsuite
 // look for them.
@@ -274,13 +277,13 @@ Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
   }
   ::close(pipe_fds[0]);
   // First stop: the SIGTRAP after the first exec (the shell's, the wrapper's or the program's).
-  if (auto res = pt::set_options(child, kLaunchOptions); !res) {
+  const int execs_to_come = (spec.startup_with_shell ? 1 : 0) + (spec.wrapper.empty() ? 0 : 1);
+  if (auto res = pt::set_options(child, execs_to_come > 0 ? kStartupOptions : kLaunchOptions); !res) {
     kill_and_reap(child);
     return std::move(res).error();
   }
   // Run through the execs before the program's: the shell's exec of the wrapper or program,
   // the wrapper's of the program (PTRACE_EVENT_EXEC stops).
-  const int execs_to_come = (spec.startup_with_shell ? 1 : 0) + (spec.wrapper.empty() ? 0 : 1);
   for (int execs = 0, sig = 0; execs < execs_to_come;) {
     if (auto res = pt::resume(child, false, sig); !res) {
       kill_and_reap(child);
@@ -296,6 +299,12 @@ Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
       sig = 0;
     } else if (sig == SIGTRAP || sig == (SIGTRAP | 0x80)) {
       sig = 0;
+    }
+  }
+  if (execs_to_come > 0) {
+    if (auto res = pt::set_options(child, kLaunchOptions); !res) {
+      kill_and_reap(child);
+      return std::move(res).error();
     }
   }
   LinuxThread& leader = add_process(child, ProcessOrigin::Launched).add_thread(child);

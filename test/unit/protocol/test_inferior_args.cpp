@@ -6,14 +6,15 @@ using protocol::join_inferior_args;
 using protocol::split_inferior_args;
 using Args = std::vector<std::string>;
 
-TEST_CASE("split_inferior_args: blanks separate, quotes group, a backslash takes the next character") {
+TEST_CASE("split_inferior_args: blanks separate, quotes group, a backslash escapes as in a POSIX shell") {
   CHECK(split_inferior_args("") == Args{});
   CHECK(split_inferior_args("  a\tb  c ") == Args{"a", "b", "c"});
   CHECK(split_inferior_args(R"('a b' "c d" e\ f)") == Args{"a b", "c d", "e f"});
   CHECK(split_inferior_args(R"(x'y z'w)") == Args{"xy zw"});
   CHECK(split_inferior_args(R"('' "")") == Args{"", ""});
   CHECK(split_inferior_args(R"("it's" 'say "hi"')") == Args{"it's", R"(say "hi")"});
-  CHECK(split_inferior_args(R"(a\"b 'c\'d')") == Args{R"(a"b)", "c'd"});
+  CHECK(split_inferior_args(R"(a\"b 'c\d' "e\f\"g\$")") == Args{R"(a"b)", R"(c\d)", R"(e\f"g$)"});
+  CHECK(split_inferior_args("one\\\ntwo") == Args{"onetwo"});  // backslash-newline
   CHECK(split_inferior_args("$HOME *.c") == Args{"$HOME", "*.c"});  // no expansion
   CHECK(split_inferior_args("end\\") == Args{"end"});                // a lone backslash at the end
 }
