@@ -90,7 +90,7 @@ TEST_CASE("GDB steps one thread while 1000 threads are born and die around it", 
   INFO(out.transcript());
   CHECK_THAT(out.gdb, Contains("Breakpoint 1, tick (n=5)"));
   // Stepped through the joins of round 5 into round 6, whose threads were born meanwhile.
-  CHECK_THAT(out.gdb, ContainsRegex(R"(\n266\s+pthread_join[^\n]*\n[\s\S]*\n262\s+pthread_create)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+\s+pthread_join[^\n]*\n[\s\S]*\n\d+\s+pthread_create)"));
   CHECK_THAT(out.gdb, !Contains("Cannot"));
   CHECK_THAT(out.gdb, Contains("exited normally"));
   CHECK_THAT(out.server_out, Contains("storm done"));
