@@ -486,6 +486,33 @@ Result<CatchSyscalls> parse_catch_syscalls(std::string_view body) {
   return out;
 }
 
+Result<std::vector<ThreadOptionsEntry>> parse_thread_options(std::string_view body) {
+  std::vector<ThreadOptionsEntry> entries;
+  for (;;) {
+    const std::size_t semi = body.find(';');
+    const std::string_view item = body.substr(0, semi);
+    const std::size_t colon = item.find(':');
+    auto options = hex_field_max(item.substr(0, colon), "thread options", 0xffffffff);
+    if (!options) {
+      return std::move(options).error();
+    }
+    ThreadOptionsEntry entry;
+    entry.options = static_cast<std::uint32_t>(*options);
+    if (colon != std::string_view::npos) {
+      auto thread = parse_thread_id(item.substr(colon + 1));
+      if (!thread) {
+        return std::move(thread).error();
+      }
+      entry.thread = *thread;
+    }
+    entries.push_back(entry);
+    if (semi == std::string_view::npos) {
+      return entries;
+    }
+    body.remove_prefix(semi + 1);
+  }
+}
+
 Result<Svr4Annex> parse_svr4_annex(std::string_view annex) {
   Svr4Annex out;
   while (!annex.empty()) {

@@ -86,6 +86,12 @@ Result<std::vector<int>> parse_signal_list(std::string_view body);
 struct CatchSyscalls { bool enabled = false; std::vector<int> numbers; };
 Result<CatchSyscalls> parse_catch_syscalls(std::string_view body);
 
+// QThreadOptions;OPTIONS[:THREAD][;OPTIONS[:THREAD]]... (the body after "QThreadOptions;"):
+// a hex mask of options for the threads one entry names (none: every thread). A thread takes
+// the options of the last entry naming it; threads no entry names keep theirs.
+struct ThreadOptionsEntry { std::uint32_t options = 0; std::optional<ThreadId> thread; };
+Result<std::vector<ThreadOptionsEntry>> parse_thread_options(std::string_view body);
+
 // vRun;HEXPROG[;HEXARG]... -> program then args (program may be empty: rerun).
 Result<std::vector<std::string>> parse_vrun(std::string_view body);
 // vAttach;PID, vKill;PID, D;PID, qAttached:PID: a hex pid after one separator char;

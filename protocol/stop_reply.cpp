@@ -36,6 +36,9 @@ void append_why(std::string& out, const StopReply& reply, bool multiprocess) {
     case StopReply::Why::VForkDone:
       out += "vforkdone:;";
       break;
+    case StopReply::Why::Clone:
+      out += "clone:" + format_thread_id(reply.child, multiprocess) + ";";
+      break;
     case StopReply::Why::SyscallEntry:
       out += "syscall_entry:" + hex_u64(static_cast<std::uint32_t>(reply.syscall)) + ";";
       break;
@@ -130,10 +133,10 @@ void read_field(StopReply& reply, std::string_view key, std::string_view value) 
               : key == "rwatch" ? StopReply::Why::ReadWatch
                                 : StopReply::Why::AccessWatch);
     }
-  } else if (key == "fork" || key == "vfork") {
+  } else if (key == "fork" || key == "vfork" || key == "clone") {
     if (auto id = parse_thread_id(value)) {
       reply.child = *id;
-      set_why(key == "fork" ? StopReply::Why::Fork : StopReply::Why::VFork);
+      set_why(key == "fork" ? StopReply::Why::Fork : key == "vfork" ? StopReply::Why::VFork : StopReply::Why::Clone);
     }
   } else if (key == "syscall_entry" || key == "syscall_return") {
     if (auto number = hex(); number && *number <= 0x7fffffff) {

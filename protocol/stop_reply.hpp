@@ -1,4 +1,4 @@
-// Stop replies: T (with thread, registers, swbreak/hwbreak/watch/fork/vfork/vforkdone/exec/
+// Stop replies: T (with thread, registers, swbreak/hwbreak/watch/fork/vfork/vforkdone/clone/exec/
 // syscall_entry/syscall_return), W, X, and w (a thread exited).
 #pragma once
 
@@ -17,7 +17,7 @@ namespace protocol {
 struct StopReply {
   enum class Kind { Stopped, Exited, Terminated, ThreadExited, NoResumed };
   enum class Why {
-    None, SwBreak, HwBreak, Watch, ReadWatch, AccessWatch, Fork, VFork, VForkDone, SyscallEntry, SyscallReturn
+    None, SwBreak, HwBreak, Watch, ReadWatch, AccessWatch, Fork, VFork, VForkDone, Clone, SyscallEntry, SyscallReturn
   };
   Kind kind = Kind::Stopped;
   int gdb_signal = 0;   // Stopped/Terminated: GDB signal number
@@ -28,7 +28,7 @@ struct StopReply {
   Why why = Why::None;
   std::uint64_t watch_addr = 0;
   int syscall = 0;        // SyscallEntry / SyscallReturn: its number ("syscall_entry:3b;")
-  ThreadId child;         // Fork / VFork: the new process's thread ("fork:p2.2;")
+  ThreadId child;         // Fork / VFork: the new process's thread ("fork:p2.2;"); Clone: the new thread
   std::string exec_path;  // not empty: the process exec'd this program ("exec:HEX;")
   int core = -1;        // -1: not sent
   bool thread_field = true;  // false: no "thread:" (a server without it, --disable-packet=Tthread)

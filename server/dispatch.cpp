@@ -97,6 +97,7 @@ constexpr Route kRoutes[] = {
     {"QPassSignals:", false, kCode, "QPassSignals+", adapt<protocol::parse_signal_list, on_pass_signals>},
     {"QProgramSignals:", false, kCode, "QProgramSignals+", adapt<protocol::parse_signal_list, on_program_signals>},
     {"QThreadEvents:", false, kCode, "QThreadEvents+", adapt<parse_flag, on_thread_events>, {&Caps::thread_exit_events}},
+    {"QThreadOptions;", false, kCode, "QThreadOptions=3", adapt<protocol::parse_thread_options, on_thread_options>, {&Caps::thread_options}},
     {"QCatchSyscalls:", false, kCode, "QCatchSyscalls+", adapt<protocol::parse_catch_syscalls, on_catch_syscalls>, {&Caps::catch_syscalls}},
     // how the next program starts
     {"QStartupWithShell:", false, kCode, "QStartupWithShell+", adapt<parse_flag, on_startup_with_shell>},

@@ -29,6 +29,7 @@ struct Capabilities {
   bool exec_events = false;          // set_report_exec
   bool thread_exit_events = false;   // set_report_thread_exits: QThreadEvents
   bool no_resumed = false;           // set_report_no_resumed
+  bool thread_options = false;       // set_thread_options: QThreadOptions (clone and exit events)
   bool catch_syscalls = false;       // set_catch_syscalls: QCatchSyscalls
   bool breakpoint_commands = false;  // set_breakpoint_commands: Z0 ;cmds (an agent dprintf)
   bool branch_tracing = false;       // enable_btrace: Qbtrace, qXfer:btrace
@@ -43,6 +44,7 @@ struct Capabilities {
             .exec_events = true,
             .thread_exit_events = true,
             .no_resumed = true,
+            .thread_options = true,
             .catch_syscalls = true,
             .breakpoint_commands = true,
             .branch_tracing = true,
@@ -157,6 +159,13 @@ class Target {
   }
   // Report single threads exiting (QThreadEvents:1). Default: not reported.
   virtual void set_report_thread_exits(bool on) { (void)on; }
+  // Per thread, what is reported besides (QThreadOptions): rules in order, a thread taking the
+  // options of the last rule naming it; threads no rule names keep theirs. A new thread has
+  // none.
+  virtual Result<void> set_thread_options(const std::vector<ThreadOptionsRule>& rules) {
+    (void)rules;
+    return base::make_error(base::Errc::unsupported, "thread options are not supported");
+  }
   // Report NoResumed when every thread GDB let run is gone (GDB announced no-resumed).
   virtual void set_report_no_resumed(bool on) { (void)on; }
   // Which syscalls of the current process stop it, at entry and at return (QCatchSyscalls).

@@ -66,6 +66,7 @@ enum class StopReason {
   Fork,                // the thread forked child_pid (only when fork reporting is on)
   VFork,               // the thread vforked child_pid; its memory is shared until VForkDone
   VForkDone,           // the vfork child exec'd or exited: the parent's memory is its own again
+  Clone,               // the thread made thread child_tid, kept stopped (only when asked of it)
   Exited,              // the process exited: status
   Killed,              // the process died of a signal: signal
   ThreadExited,        // one thread exited, its process lives on (only when thread events are on)
@@ -86,7 +87,22 @@ struct StopEvent {
   WatchKind watch_kind = WatchKind::Write;
   std::string exec_path{};  // Exec: the new program
   Pid child_pid = 0;        // Fork, VFork: the new process (its only thread has tid child_pid)
+  Tid child_tid = 0;        // Clone: the new thread, of pid
   int syscall = 0;          // SyscallEntry, SyscallReturn: the syscall's number
+};
+
+// What GDB asks to hear of one thread beyond what every thread reports (QThreadOptions).
+struct ThreadOptions {
+  bool clone_events = false;  // its clones are reported (Clone), each new thread kept stopped
+  bool exit_events = false;   // its exit is reported (ThreadExited), as with thread events on
+  bool operator==(const ThreadOptions&) const = default;
+};
+// The options of the threads one rule names: tid, or every thread (kAllThreads) of pid, or of
+// every process (pid 0).
+struct ThreadOptionsRule {
+  Pid pid = 0;
+  Tid tid = kAllThreads;
+  ThreadOptions options{};
 };
 
 // Which syscalls stop a process (QCatchSyscalls): none, any, or those listed.

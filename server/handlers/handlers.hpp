@@ -27,6 +27,7 @@ HandlerResult on_vctrlc(Context& cx, std::string_view body);
 HandlerResult on_pass_signals(Context& cx, const std::vector<int>& signals);
 HandlerResult on_program_signals(Context& cx, const std::vector<int>& signals);
 HandlerResult on_thread_events(Context& cx, const bool& on);
+HandlerResult on_thread_options(Context& cx, const std::vector<protocol::ThreadOptionsEntry>& entries);
 HandlerResult on_catch_syscalls(Context& cx, const protocol::CatchSyscalls& req);
 HandlerResult on_symbol(Context& cx, std::string_view body);
 HandlerResult on_extended_mode(Context& cx, std::string_view body);

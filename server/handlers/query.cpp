@@ -1,6 +1,8 @@
 // Connection set-up, thread selection and listing, settings.
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "protocol/framing.hpp"
 #include "protocol/hex.hpp"
 #include "protocol/inferior_args.hpp"
@@ -166,6 +168,32 @@ HandlerResult on_program_signals(Context& cx, const std::vector<int>& signals) {
 HandlerResult on_thread_events(Context& cx, const bool& on) {
   cx.state.thread_events = on;
   cx.target.set_report_thread_exits(on);
+  return Reply::ok();
+}
+
+// QThreadOptions masks, as GDB_THREAD_OPTION_* of gdbsupport/gdb_thread_options.h.
+constexpr std::uint32_t kCloneOption = 1;
+constexpr std::uint32_t kExitOption = 2;
+
+HandlerResult on_thread_options(Context& cx, const std::vector<protocol::ThreadOptionsEntry>& entries) {
+  std::vector<tracer::ThreadOptionsRule> rules;
+  for (const auto& e : entries) {
+    if ((e.options & ~(kCloneOption | kExitOption)) != 0) {
+      return base::make_error(base::Errc::invalid, fmt::format("unknown thread options requested: {:#x}", e.options));
+    }
+    tracer::ThreadOptionsRule rule{.options = {.clone_events = (e.options & kCloneOption) != 0,
+                                               .exit_events = (e.options & kExitOption) != 0}};
+    if (e.thread && e.thread->tid > 0) {
+      rule.tid = static_cast<tracer::Tid>(e.thread->tid);
+    } else if (e.thread && e.thread->pid > 0) {
+      rule.pid = static_cast<tracer::Pid>(e.thread->pid);  // pPID, pPID.-1: every thread of PID
+    }
+    rules.push_back(rule);
+  }
+  auto ok = cx.target.set_thread_options(rules);
+  if (!ok) {
+    return ok.error();
+  }
   return Reply::ok();
 }
 

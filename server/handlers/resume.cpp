@@ -128,10 +128,13 @@ HandlerResult on_vcont(Context& cx, const std::vector<protocol::VContAction>& ac
     return base::make_error(base::Errc::invalid, "vCont resumes nothing of this process");
   }
   // Non-stop: stops GDB has not pulled yet with vStopped are news to it; a wildcard leaves
-  // those threads, and the fork children they announce, as they are (as gdbserver does). GDB
-  // sends `c` for everything while a %Stop is on its way to it.
+  // those threads, and the threads and fork children they announce, as they are (as gdbserver
+  // does). GDB sends `c` for everything while a %Stop is on its way to it.
   for (const auto& queued : cx.state.stop_notifications) {
     plan.unannounced_threads.insert(queued.event.tid);
+    if (queued.event.child_tid != 0) {
+      plan.unannounced_threads.insert(queued.event.child_tid);
+    }
     if (queued.event.child_pid != 0) {
       plan.unannounced_children.insert(queued.event.child_pid);
     }

@@ -21,6 +21,7 @@ protocol::StopReply::Why why_from(const tracer::StopEvent& event) {
     case tracer::StopReason::Fork: return Why::Fork;
     case tracer::StopReason::VFork: return Why::VFork;
     case tracer::StopReason::VForkDone: return Why::VForkDone;
+    case tracer::StopReason::Clone: return Why::Clone;
     case tracer::StopReason::SyscallEntry: return Why::SyscallEntry;
     case tracer::StopReason::SyscallReturn: return Why::SyscallReturn;
     default: return Why::None;
@@ -60,7 +61,8 @@ std::string encode_stop_event(Context& cx, const tracer::StopEvent& event) {
       }
       reply.watch_addr = event.watch_addr;
       reply.syscall = event.syscall;
-      reply.child = protocol::ThreadId{event.child_pid, event.child_pid};
+      reply.child = event.reason == tracer::StopReason::Clone ? protocol::ThreadId{event.pid, event.child_tid}
+                                                              : protocol::ThreadId{event.child_pid, event.child_pid};
       reply.exec_path = event.exec_path;
       reply.thread_field = !cx.options.disabled(DisablePacket::Tthread);
       reply.signal_only = cx.options.disabled(DisablePacket::T);

@@ -12,6 +12,7 @@
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
 #include "test/support/debug_registers_probe.hpp"
+#include "test/support/skip.hpp"
 
 using Catch::Matchers::Contains;
 using e2e::ContainsRegex;
@@ -166,4 +167,55 @@ TEST_CASE("a thread execs while it runs alone (scheduler-locking): GDB hears of 
   CHECK_THAT(out.gdb, !Contains("No unwaited-for children left"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
   CHECK_THAT(out.server_out, Contains("sum=30 counter=4"));
+}
+
+namespace {
+
+// gdb.base/step-over-syscall.exp's clone case: stepi over the syscall instruction of glibc's
+// clone(), under a breakpoint. GDB 15 and later ask the stepping thread's clones and exit
+// (QThreadOptions): the new thread is announced and kept stopped until GDB has moved it out of
+// a displaced step's copy.
+void step_over_clone(const std::string& displaced) {
+  const std::string find_syscall =
+      "python a = next(i['addr'] for i in gdb.selected_frame().architecture().disassemble("
+      "gdb.selected_frame().pc(), count=200) if i['asm'].startswith('syscall')); gdb.execute('break *%#x' % a)";
+  const std::string check_pc =
+      "python print('after the step: pc %s' % ('right' if int(gdb.parse_and_eval('$pc')) == a + 2 else 'wrong'))";
+  auto out = e2e::run_gdb({.program = "clones",
+                           .commands = {"break main", "continue", "break clone", "continue", find_syscall, "continue",
+                                        "set displaced-stepping " + displaced, "stepi", check_pc, "thread",
+                                        "info threads", "delete", "continue"},
+                           .args = {"3"},
+                           .remote_debug = true});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Breakpoint 3, clone \(\))"));
+  CHECK_THAT(out.gdb, Contains("after the step: pc right"));
+  CHECK_THAT(out.gdb, Contains("Current thread is 1 "));
+  CHECK_THAT(out.gdb, !Contains("internal-error"));
+  CHECK_THAT(out.gdb, !Contains("SIGSEGV"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited normally\])"));
+  CHECK_THAT(out.server_out, Contains("clones ok: 3"));
+  if (e2e::gdb_major_version() >= 15) {
+    CHECK_THAT(out.server_err, Contains("<- $QThreadOptions;"));
+    CHECK_THAT(out.server_err, Contains("-> $T05clone:p"));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("stepi over the clone syscall (in-line step-over): GDB stays on the stepping thread, the new thread "
+          "starts in the program; GDB 15 and later hear of it as a clone event",
+          "[e2e][threads]") {
+  step_over_clone("off");
+}
+
+TEST_CASE("stepi over the clone syscall, displaced: the new thread is moved out of the copy before it runs "
+          "(GDB 15 and later: the clone event)",
+          "[e2e][threads]") {
+  if (e2e::gdb_major_version() < 15) {
+    HS_SKIP("GDB " + std::to_string(e2e::gdb_major_version()) +
+            " cannot step a clone out of line (its bug gdb/19675, a known failure of its own testsuite; GDB 15 "
+            "fixed it with QThreadOptions; run in a client lane: test/clients/run.sh sid)");
+  }
+  step_over_clone("on");
 }

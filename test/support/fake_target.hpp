@@ -64,6 +64,11 @@ class FakeTarget : public tracer::Target {
   }
   void set_report_thread_exits(bool on) override { report_thread_exits = on; }
   void set_report_no_resumed(bool on) override { report_no_resumed = on; }
+  std::vector<tracer::ThreadOptionsRule> thread_options;  // every rule set, in order
+  tracer::Result<void> set_thread_options(const std::vector<tracer::ThreadOptionsRule>& rules) override {
+    thread_options.insert(thread_options.end(), rules.begin(), rules.end());
+    return base::success();
+  }
   tracer::Result<void> set_breakpoint_commands(tracer::Addr addr, const std::vector<tracer::Bytes>& c) override {
     commands[addr] = c;
     return base::success();

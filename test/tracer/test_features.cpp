@@ -22,6 +22,7 @@ const std::map<std::string, std::string> kProbes = {
     {"QPassSignals+", "QPassSignals:"},
     {"QProgramSignals+", "QProgramSignals:"},
     {"QThreadEvents+", "QThreadEvents:0"},
+    {"QThreadOptions=3", "QThreadOptions;0"},
     {"QCatchSyscalls+", "QCatchSyscalls:0"},
     {"QNonStop+", "QNonStop:0"},
     {"QStartupWithShell+", "QStartupWithShell:1"},
@@ -112,6 +113,7 @@ void check_announced_is_served(tracer::Target& target) {
   CHECK(announced.count("QNonStop+") == (can.non_stop ? 1u : 0u));
   CHECK(announced.count("fork-events+") == (can.fork_events ? 1u : 0u));
   CHECK(announced.count("QThreadEvents+") == (can.thread_exit_events ? 1u : 0u));
+  CHECK(announced.count("QThreadOptions=3") == (can.thread_options ? 1u : 0u));
   CHECK(announced.count("Qbtrace:bts+") == (can.branch_tracing ? 1u : 0u));
   CHECK(announced.count("BreakpointCommands+") == (can.breakpoint_commands ? 1u : 0u));
 }

@@ -60,12 +60,17 @@ TEST_CASE("gdb view: steps, step-overs and exec", "[gdb_view]") {
   CHECK(v.take_resume_signal() == SIGCHLD);
   v.unpause();
   CHECK_FALSE(v.paused_for_step_over());
-  // The thread that called exec hands its view to the leader, named for it.
+  // The thread that called exec hands its view to the leader, named for it, with what GDB
+  // asked to hear of it (QThreadOptions; a new thread has none).
+  v.set_options(tracer::ThreadOptions{.clone_events = true, .exit_events = true});
   GdbView leader;
+  CHECK(leader.options() == tracer::ThreadOptions{});
   leader.took_over_from(v, 5);
   CHECK(leader.resumed());
   CHECK(leader.action().tid == 5);
   CHECK(leader.stepping());
+  CHECK(leader.options().clone_events);
+  CHECK(leader.options().exit_events);
   GdbView all;
   all.runs_on(ThreadAction{});  // every thread's action
   leader.took_over_from(all, 5);

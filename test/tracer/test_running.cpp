@@ -310,3 +310,57 @@ TEST_CASE("a leader that called pthread_exit does not hang all-stop", "[tracer][
   CHECK(ev->status == 5);
   CHECK_FALSE(process_exists(*pid));
 }
+
+TEST_CASE("thread options: a clone is reported and its thread waits, stopped, until resumed; an exit "
+          "is reported for the thread that asks it", "[tracer][threads]") {
+  REQUIRE_PTRACE();
+  tracer::LinuxTarget target;
+  auto pid = target.launch({prog("threads"), {}, true, true});
+  REQUIRE(pid.ok());
+  const tracer::ThreadOptions clone_and_exit{.clone_events = true, .exit_events = true};
+  REQUIRE(target.set_thread_options({{.tid = *pid, .options = clone_and_exit}}).ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  auto first = wait_stop(target);
+  REQUIRE(first);
+  REQUIRE(first->reason == StopReason::Clone);
+  CHECK(first->tid == *pid);
+  CHECK(first->signal == SIGTRAP);
+  const tracer::Tid a = first->child_tid;
+  REQUIRE(a > 0);
+  REQUIRE(a != *pid);
+  CHECK(target.threads().size() == 2);
+  CHECK(thread_state(*pid, a) == 't');
+  const auto a_pc = tracer::read_pc(a);
+  REQUIRE(a_pc.ok());
+
+  // GDB steps the parent alone: the new thread stays where it was born.
+  tracer::ThreadAction step_main{.tid = *pid, .kind = ResumeKind::Step};
+  REQUIRE(target.resume(tracer::ResumePlan{{step_main}}).ok());
+  auto stepped = wait_stop(target);
+  REQUIRE(stepped);
+  CHECK(stepped->reason == StopReason::SingleStep);
+  CHECK(stepped->tid == *pid);
+  CHECK(thread_state(*pid, a) == 't');
+  CHECK(tracer::read_pc(a).value_or(0) == *a_pc);
+
+  // A wildcard resumes it; the second clone is reported likewise.
+  REQUIRE(target.resume(plan_all()).ok());
+  auto second = wait_stop(target);
+  REQUIRE(second);
+  REQUIRE(second->reason == StopReason::Clone);
+  const tracer::Tid b = second->child_tid;
+  CHECK(b != a);
+
+  // From now on: no more clone events; a's exit is reported, b's is not (thread events off).
+  REQUIRE(target.set_thread_options({{.options = {}}, {.tid = a, .options = {.exit_events = true}}}).ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  auto gone = wait_stop(target);
+  REQUIRE(gone);
+  CHECK(gone->reason == StopReason::ThreadExited);
+  CHECK(gone->tid == a);
+  REQUIRE(target.resume(plan_all()).ok());
+  auto last = wait_stop(target);
+  REQUIRE(last);
+  CHECK(last->reason == StopReason::Exited);
+  CHECK(last->status == 0);
+}

@@ -107,8 +107,9 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
     log_event("thread_exit", p.pid, tid, {}, WIFEXITED(status) ? WEXITSTATUS(status) : 0);
     const LinuxThread* gone = p.find(tid);
     const bool resumed = gone == nullptr || gone->gdb.resumed();
+    const bool report = gone != nullptr ? reports_exit_of(*gone) : report_thread_exits_;
     p.threads.erase(tid);  // one thread gone, its process lives on
-    if (report_thread_exits_ && p.known_to_gdb) {
+    if (report && p.known_to_gdb) {
       StopEvent ev{StopReason::ThreadExited, p.pid, tid, 0};
       ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
       if (all_stop() && !resumed) {

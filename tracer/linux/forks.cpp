@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <optional>
 
 #include "base/log.hpp"
 #include "tracer/linux/linux_target.hpp"
@@ -54,23 +55,41 @@ void LinuxTarget::thread_started(Process& p, LinuxThread& t) {
   keep_going(p, t);
 }
 
+// A new thread runs with its parent, as a continue (never a step), unless GDB asked to hear of
+// the parent's clones: then the parent stops with the news and the child waits, stopped, until
+// GDB resumes it (GDB moves it out of a displaced step's copy first).
 void LinuxTarget::on_clone(Process& p, LinuxThread& parent, Tid child) {
+  const bool announce = p.known_to_gdb && parent.gdb.options().clone_events;
   if (p.find(child) == nullptr) {
     LinuxThread& c = p.add_thread(child);
     c.run.born();  // running until its first stop
-    // GDB resumed the parent: the child runs with it, as a continue (never a step).
-    if (parent.gdb.resumed()) {
+    if (parent.gdb.resumed() && !announce) {
       c.gdb.runs_on(ThreadAction{child, p.pid, ResumeKind::Continue});
     }
     collector_thread_born(p, c);
     log_event("thread_start", p.pid, child);
+    if (announce) {
+      StopEvent ev{StopReason::Clone, p.pid, parent.tid, SIGTRAP};
+      ev.child_tid = child;
+      make_pending(parent, ev);
+    }
+    std::optional<int> status;
     if (auto early = early_stops_.find(child); early != early_stops_.end()) {
-      const int status = early->second;
+      status = early->second;
       early_stops_.erase(early);
-      handle_status(child, status);
+    } else if (announce) {
+      // GDB, told of it, reads its registers at once: its first stop is taken now.
+      if (auto waited = kernel_.wait_for(child)) {
+        status = *waited;
+      }
+    }
+    if (status) {
+      handle_status(child, *status);
     }
   }
-  keep_going(p, parent);
+  if (!announce) {
+    keep_going(p, parent);
+  }
 }
 
 void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {

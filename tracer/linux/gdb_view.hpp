@@ -24,6 +24,8 @@ class GdbView {
   bool stepping() const { return action_.kind == ResumeKind::Step || action_.kind == ResumeKind::RangeStep; }
   // Stopped by the core for another thread's step-over, while GDB wants it running.
   bool paused_for_step_over() const { return paused_; }
+  // What GDB asked to hear of it besides its stops (QThreadOptions).
+  const ThreadOptions& options() const { return options_; }
   // The signal of its stop GDB heard of, until it runs again (a detach delivers it when GDB
   // lets the program have it).
   int reported_signal() const { return reported_signal_; }
@@ -48,6 +50,8 @@ class GdbView {
       action_.tid = self;
     }
   }
+  // QThreadOptions named it.
+  void set_options(const ThreadOptions& o) { options_ = o; }
   // A vCont;t or ^C: its stop is to say this signal (non-stop: 0; ^C: SIGINT).
   void stop_to_say(int sig) { stop_says_ = sig; }
   // That stop came, or another report made it moot: the signal it says, once.
@@ -113,6 +117,7 @@ class GdbView {
   bool paused_ = false;
   int reported_signal_ = 0;
   int stop_says_ = -1;
+  ThreadOptions options_;
   std::deque<int> held_;
 };
 

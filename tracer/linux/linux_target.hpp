@@ -78,6 +78,7 @@ class LinuxTarget final : public Target {
   }
   void set_report_thread_exits(bool on) override { report_thread_exits_ = on; }
   void set_report_no_resumed(bool on) override { report_no_resumed_ = on; }
+  Result<void> set_thread_options(const std::vector<ThreadOptionsRule>& rules) override;
   Result<void> set_catch_syscalls(const SyscallCatch& what) override;
   void set_event_log(EventLog* log) override { event_log_ = log; }
   void keep_ended_histories() override { keep_ended_histories_ = true; }
@@ -172,6 +173,8 @@ class LinuxTarget final : public Target {
   // --- clone, fork, vfork, exec (forks.cpp) ---
   void handle_ptrace_event(Process& p, LinuxThread& t, int event);
   void thread_started(Process& p, LinuxThread& t);
+  // GDB hears of t's exit: thread events are on (QThreadEvents), or t's options ask it.
+  bool reports_exit_of(const LinuxThread& t) const;
   void on_clone(Process& p, LinuxThread& t, Tid child);
   void on_fork(Process& p, LinuxThread& t, Pid child, bool vfork);
   // A vfork child stops sharing its parent's memory (exit, exec): GDB's int3s it planted there

@@ -76,6 +76,23 @@ TEST_CASE("parse_catch_syscalls: off, any, a list; unknown modes rejected", "[re
   check_bad(protocol::parse_catch_syscalls, {"", "2", "01", "1x", "1;", "1;zz", "1;1;;2", "0;1", "1;100000000"});
 }
 
+TEST_CASE("parse_thread_options: masks for every thread or the ones named, in order", "[requests]") {
+  // What GDB 16 sends before stepping a thread over a clone (gdbserver's log).
+  auto r = protocol::parse_thread_options("0;3:p791a.791a");
+  REQUIRE(r.ok());
+  REQUIRE(r->size() == 2);
+  CHECK((*r)[0].options == 0);
+  CHECK_FALSE((*r)[0].thread.has_value());
+  CHECK((*r)[1].options == 3);
+  CHECK((*r)[1].thread == ThreadId{0x791a, 0x791a});
+  auto all = protocol::parse_thread_options("2");
+  REQUIRE(all.ok());
+  CHECK(all->size() == 1);
+  CHECK((*all)[0].options == 2);
+  CHECK(protocol::parse_thread_options("1:p2a.-1")->front().thread == ThreadId{0x2a, ThreadId::kAll});
+  check_bad(protocol::parse_thread_options, {"", ";", "3;", ";3", "zz", "3:", "3:pzz", "1;;2", "100000000"});
+}
+
 TEST_CASE("parse_read_mem", "[requests]") {
   auto r = protocol::parse_read_mem("401000,4");
   REQUIRE(r.ok());

@@ -61,6 +61,19 @@ TEST_CASE("T reply: syscall entry and return, the number in hex as gdbserver sen
   CHECK(protocol::encode_stop_reply(r, false) == "T05syscall_return:0;10:4e51555555550000;thread:39d5;");
 }
 
+TEST_CASE("T reply: a clone event names the new thread, as gdbserver 15 and later send it", "[stop_reply]") {
+  StopReply r = stopped(5);
+  r.thread = {0x791a, 0x791a};
+  r.why = StopReply::Why::Clone;
+  r.child = {0x791a, 0x791d};
+  CHECK(protocol::encode_stop_reply(r, true) == "T05clone:p791a.791d;thread:p791a.791a;");
+  CHECK(protocol::encode_stop_reply(r, false) == "T05clone:791d;thread:791a;");
+  auto back = protocol::parse_stop_reply("T05clone:p791a.791d;thread:p791a.791a;");
+  REQUIRE(back.ok());
+  CHECK(back->why == StopReply::Why::Clone);
+  CHECK(back->child == protocol::ThreadId{0x791a, 0x791d});
+}
+
 TEST_CASE("T reply: register numbers above 0xff", "[stop_reply]") {
   StopReply r = stopped(5);
   r.registers = {{0x94, hex("00000000")}, {0x123, hex("ff")}};
@@ -107,7 +120,7 @@ TEST_CASE("stop replies read back what encode_stop_reply writes", "[stop_reply]"
   t.registers = {{6, protocol::Bytes(8, 0x11)}, {7, protocol::Bytes(8, 0x22)}, {0x10, protocol::Bytes(8, 0x33)}};
   t.core = 1;
   for (R::Why why : {R::Why::None, R::Why::SwBreak, R::Why::HwBreak, R::Why::Watch, R::Why::ReadWatch,
-                     R::Why::AccessWatch, R::Why::Fork, R::Why::VFork, R::Why::VForkDone, R::Why::SyscallEntry,
+                     R::Why::AccessWatch, R::Why::Fork, R::Why::VFork, R::Why::VForkDone, R::Why::Clone, R::Why::SyscallEntry,
                      R::Why::SyscallReturn}) {
     t.why = why;
     t.watch_addr = 0x601040;

@@ -398,6 +398,40 @@ TEST_CASE("exec events are announced and reported only when GDB asks for them", 
   CHECK(f.send("?").starts_with("T05exec:" + protocol::to_hex("/bin/true") + ";"));
 }
 
+TEST_CASE("QThreadOptions: announced as gdbserver does (clone and exit: 3), each entry a rule for the "
+          "target; a clone event names the new thread", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("qSupported:multiprocess+;QThreadOptions+").find(";QThreadOptions=3") != std::string::npos);
+  CHECK(f.send("QThreadOptions;0;3:p64.65") == "OK");
+  REQUIRE(f.target.thread_options.size() == 2);
+  const tracer::ThreadOptionsRule& all = f.target.thread_options[0];
+  CHECK(all.pid == 0);
+  CHECK(all.tid == tracer::kAllThreads);
+  CHECK(all.options == tracer::ThreadOptions{});
+  const tracer::ThreadOptionsRule& one = f.target.thread_options[1];
+  CHECK(one.tid == 0x65);
+  CHECK(one.options == tracer::ThreadOptions{.clone_events = true, .exit_events = true});
+  CHECK(f.send("QThreadOptions;2:p64") == "OK");
+  CHECK(f.target.thread_options.back().pid == 0x64);
+  CHECK(f.target.thread_options.back().tid == tracer::kAllThreads);
+  CHECK(f.target.thread_options.back().options == tracer::ThreadOptions{.exit_events = true});
+  // An option this server does not know, or a malformed list: an error, nothing set.
+  f.target.thread_options.clear();
+  CHECK(f.send("QThreadOptions;4") == "E01");
+  CHECK(f.send("QThreadOptions;3:pzz") == "E01");
+  CHECK(f.send("QThreadOptions;") == "E01");
+  CHECK(f.target.thread_options.empty());
+  tracer::StopEvent clone{tracer::StopReason::Clone, 100, 101, 5};
+  clone.child_tid = 0x66;
+  f.server.last_stop = clone;
+  CHECK(f.send("?").starts_with("T05clone:p64.66;"));
+  // A target that cannot: neither announced nor served.
+  HandlerFixture without;
+  without.target.caps.thread_options = false;
+  CHECK(without.send("qSupported:multiprocess+;QThreadOptions+").find("QThreadOptions") == std::string::npos);
+  CHECK(without.send("QThreadOptions;3").empty());
+}
+
 TEST_CASE("x: memory as binary after a 'b' (binary-upload+), escaped; errors as m", "[handlers]") {
   HandlerFixture f;
   CHECK(f.send("qSupported:multiprocess+").find(";binary-upload+") != std::string::npos);

@@ -151,3 +151,19 @@ TEST_CASE("non-stop: a wildcard resume leaves alone the threads and fork childre
   CHECK(f.target.resumes.back().unannounced_threads.empty());
   CHECK(f.target.resumes.back().unannounced_children.empty());
 }
+
+TEST_CASE("non-stop: a wildcard resume leaves alone the new thread of a clone GDB has not pulled yet",
+          "[session]") {
+  SessionFixture f;
+  f.exchange(protocol::encode_packet("QStartNoAckMode"));
+  REQUIRE(f.exchange(protocol::encode_packet("QNonStop:1")) == protocol::encode_packet("OK"));
+  REQUIRE(f.exchange(protocol::encode_packet("vCont;c")) == protocol::encode_packet("OK"));
+  tracer::StopEvent clone{tracer::StopReason::Clone, 100, 101, 5};
+  clone.child_tid = 102;
+  f.target.pending.push_back(clone);
+  f.out.clear();
+  f.session.on_target_event();
+  REQUIRE(f.out.starts_with("%Stop:T05clone:"));
+  REQUIRE(f.exchange(protocol::encode_packet("vCont;c")) == protocol::encode_packet("OK"));
+  CHECK(f.target.resumes.back().unannounced_threads == std::set<tracer::Tid>{101, 102});
+}
