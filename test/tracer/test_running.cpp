@@ -364,3 +364,75 @@ TEST_CASE("thread options: a clone is reported and its thread waits, stopped, un
   CHECK(last->reason == StopReason::Exited);
   CHECK(last->status == 0);
 }
+
+TEST_CASE("an int3 taken out after threads ran it, before their traps were seen: they run on, nobody told; "
+          "the program's own int3 and int $3 are its SIGTRAPs", "[tracer][threads]") {
+  REQUIRE_PTRACE();
+  const auto hit = symbol("threads", "hit");
+  REQUIRE(hit != 0);
+  {
+    const auto ready = symbol("threads", "ready");
+    tracer::LinuxTarget target;
+    auto pid = target.launch({prog("threads"), {}, true, true});
+    REQUIRE(pid.ok());
+    // Once both workers exist (main at ready), nothing but the int3 stops them.
+    REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, ready, 1).ok());
+    REQUIRE(target.resume(plan_all()).ok());
+    auto at_ready = wait_stop(target);
+    REQUIRE(at_ready);
+    REQUIRE(at_ready->reason == StopReason::SoftwareBreakpoint);
+    REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, ready, 1).ok());
+    REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, hit, 1).ok());
+    REQUIRE(target.resume(plan_all()).ok());
+    // Both workers run the int3 before anyone looks; then it is taken out (as GDB removes a
+    // breakpoint while other threads run, in non-stop).
+    pollfd pfd{target.event_fd(), POLLIN, 0};
+    ::poll(&pfd, 1, 5000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, hit, 1).ok());
+    auto ev = wait_stop(target);
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::Exited);
+    CHECK(ev->status == 0);  // both called hit() to the end
+  }
+  const auto after_int3 = symbol("traps", "after_int3");
+  const auto after_int_3 = symbol("traps", "after_int_3");
+  REQUIRE(after_int3 != 0);
+  tracer::LinuxTarget target;
+  auto pid = target.launch({prog("traps"), {}, true, true});
+  REQUIRE(pid.ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  for (const auto after : {after_int3, after_int_3}) {
+    auto ev = wait_stop(target);
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::Signal);
+    CHECK(ev->signal == SIGTRAP);
+    CHECK(tracer::read_pc(*pid).value_or(0) == after);
+    REQUIRE(target.resume(plan_all(ResumeKind::Continue, SIGTRAP)).ok());  // to its handler
+  }
+  auto last = wait_stop(target);
+  REQUIRE(last);
+  CHECK(last->reason == StopReason::Exited);
+  CHECK(last->status == 0);
+}
+
+TEST_CASE("thread options: a leader's pthread_exit is its exit for GDB that asked it; its process lives on",
+          "[tracer][threads]") {
+  REQUIRE_PTRACE();
+  tracer::LinuxTarget target;
+  auto pid = target.launch({prog("leader_exit"), {}, true, true});
+  REQUIRE(pid.ok());
+  REQUIRE(target.set_thread_options({{.tid = *pid, .options = {.exit_events = true}}}).ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  auto ev = wait_stop(target);
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::ThreadExited);
+  CHECK(ev->tid == *pid);
+  CHECK(ev->status == 0);
+  CHECK(target.threads().size() == 1);  // the worker
+  REQUIRE(target.resume(plan_all()).ok());
+  ev = wait_stop(target);
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::Exited);
+  CHECK(ev->status == 5);
+}

@@ -16,6 +16,21 @@
 #include "tracer/linux/ptrace_calls.hpp"
 
 namespace tracer {
+namespace {
+
+// A trap from an int3 (SI_KERNEL) whose byte is no longer before pc: an int3 of ours, taken
+// out after the thread ran it and before its trap was seen (GDB's z0 in non-stop, a collector
+// letting go). A program's own int3 is still in memory; its `int $3` (CD 03) leaves 03 there.
+bool ran_removed_int3(const CodeMemory& code, Addr pc) {
+  auto bytes = code.read(pc - 2, 2);
+  if (!bytes || bytes->size() != 2) {
+    return false;
+  }
+  const std::uint8_t before = (*bytes)[1];
+  return before != 0xcc && !((*bytes)[0] == 0xcd && before == 0x03);
+}
+
+}  // namespace
 
 const char* to_string(ThreadState s) {
   switch (s) {
@@ -109,14 +124,8 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
     const bool resumed = gone == nullptr || gone->gdb.resumed();
     const bool report = gone != nullptr ? reports_exit_of(*gone) : report_thread_exits_;
     p.threads.erase(tid);  // one thread gone, its process lives on
-    if (report && p.known_to_gdb) {
-      StopEvent ev{StopReason::ThreadExited, p.pid, tid, 0};
-      ev.status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-      if (all_stop() && !resumed) {
-        p.held_thread_exits.push_back(ev);
-      } else {
-        queue_exit(ev);
-      }
+    if (report) {
+      tell_thread_exit(p, tid, WIFEXITED(status) ? WEXITSTATUS(status) : 0, resumed);
     }
     if (p.step_over && !p.step_over->started) {
       try_begin_step_over(p);  // it may have been waiting for this thread to stop
@@ -157,6 +166,30 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
   forget_process(p.pid);
   if (tell_gdb) {
     queue_exit(ev);
+  }
+}
+
+// GDB hears of a thread's end (`w`); in all-stop, of one it had stopped only once it resumes it.
+void LinuxTarget::tell_thread_exit(Process& p, Tid tid, int status, bool resumed) {
+  if (!p.known_to_gdb) {
+    return;
+  }
+  StopEvent ev{StopReason::ThreadExited, p.pid, tid, 0};
+  ev.status = status;
+  if (all_stop() && !resumed) {
+    p.held_thread_exits.push_back(ev);
+  } else {
+    queue_exit(ev);
+  }
+}
+
+// The leader exited before its threads (pthread_exit, or the whole process is on its way out):
+// a zombie until the last one is gone, it never stops again. GDB that asked to hear of its exit
+// hears of it now, as from gdbserver (`w0`: its status is the process's, known only at the end).
+void LinuxTarget::leader_became_zombie(Process& p, LinuxThread& leader) {
+  leader.run.became_zombie();
+  if (reports_exit_of(leader)) {
+    tell_thread_exit(p, leader.tid, 0, leader.gdb.resumed());
   }
 }
 
@@ -299,6 +332,14 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     }
     ev.reason = StopReason::SoftwareBreakpoint;
     return ev;
+  }
+  if (code == SI_KERNEL && ran_removed_int3(p.code, *pc)) {
+    // The original instruction is back: the thread runs it, nobody told (as gdbserver drops a
+    // hit of a breakpoint removed meanwhile).
+    base::logf(base::LogCat::ptrace, "thread {}: trap of an int3 taken out at {:#x}; on", t.tid, *pc - 1);
+    (void)t.regs.set_pc(t.tid, *pc - 1);
+    t.stop_pc = *pc - 1;
+    return std::nullopt;
   }
   if (t.run.stepping() || code == TRAP_TRACE) {
     if (t.run.stepping()) {

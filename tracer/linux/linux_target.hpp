@@ -175,6 +175,8 @@ class LinuxTarget final : public Target {
   void thread_started(Process& p, LinuxThread& t);
   // GDB hears of t's exit: thread events are on (QThreadEvents), or t's options ask it.
   bool reports_exit_of(const LinuxThread& t) const;
+  void tell_thread_exit(Process& p, Tid tid, int status, bool resumed);
+  void leader_became_zombie(Process& p, LinuxThread& leader);
   void on_clone(Process& p, LinuxThread& t, Tid child);
   void on_fork(Process& p, LinuxThread& t, Pid child, bool vfork);
   // A vfork child stops sharing its parent's memory (exit, exec): GDB's int3s it planted there

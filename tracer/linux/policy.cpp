@@ -125,7 +125,11 @@ bool LinuxTarget::settle() {
   for (LinuxThread* t : waiting) {
     if (t->run.started() && t->run.sigstop_expected()) {
       if (gone(t->pid, t->tid)) {
-        t->run.became_zombie();
+        if (Process* p = process(t->pid); p != nullptr && t->tid == p->pid) {
+          leader_became_zombie(*p, *t);
+        } else {
+          t->run.became_zombie();  // its exit is on its way
+        }
         continue;
       }
     }
@@ -141,7 +145,7 @@ void LinuxTarget::notice_zombie_leader(Process& p) {
   }
   if (gone(p.pid, p.pid)) {
     base::logf(base::LogCat::ptrace, "leader {} is a zombie: it leaves the thread list", p.pid);
-    leader->run.became_zombie();
+    leader_became_zombie(p, *leader);
   }
 }
 
