@@ -55,4 +55,34 @@ inline Result<std::uint64_t> hex_field_max(std::string_view text, const char* wh
   return value;
 }
 
+// An agent expression's bytecode is at most this long (gdbserver's limit is the packet's).
+inline constexpr std::uint64_t kMaxExpressionBytes = 0x1000;
+
+// "XLEN,HEX" at the start of rest: one agent expression, taken off rest (what follows it is
+// the next field: its length says where it ends). what names it in errors.
+inline Result<Bytes> take_expression(std::string_view& rest, const std::string& what) {
+  if (rest.empty() || rest.front() != 'X') {
+    return malformed(what + " must start with X, not '" + std::string(rest.substr(0, 16)) + "'");
+  }
+  rest.remove_prefix(1);
+  const std::size_t comma = rest.find(',');
+  if (comma == std::string_view::npos) {
+    return malformed(what + " needs LEN,BYTECODE");
+  }
+  auto len = hex_field_max(rest.substr(0, comma), (what + " length").c_str(), kMaxExpressionBytes);
+  if (!len) {
+    return std::move(len).error();
+  }
+  rest.remove_prefix(comma + 1);
+  if (rest.size() < 2 * *len) {
+    return malformed(what + " shorter than its length " + std::to_string(*len));
+  }
+  auto code = from_hex(rest.substr(0, 2 * *len));
+  if (!code) {
+    return std::move(code).error();
+  }
+  rest.remove_prefix(2 * *len);
+  return code;
+}
+
 }  // namespace protocol::fields

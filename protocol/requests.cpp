@@ -23,7 +23,6 @@ constexpr std::uint64_t kMaxRegno = 0xfff;
 constexpr std::uint64_t kMaxBreakpointKind = 0xffff;
 constexpr std::uint64_t kMaxGdbSignal = 0xff;
 constexpr std::uint64_t kMaxSyscallNumber = 0x7fffffff;
-constexpr std::uint64_t kMaxConditionBytes = 0x1000;
 
 // [addr, addr + len) must not wrap past the top of the address space.
 bool range_wraps(std::uint64_t addr, std::uint64_t len) {
@@ -240,28 +239,11 @@ namespace {
 Result<std::vector<Bytes>> parse_expressions(std::string_view& rest, const std::string& what) {
   std::vector<Bytes> expressions;
   while (!rest.empty() && rest.front() != ';') {
-    if (rest.front() != 'X') {
-      return malformed(what + " must start with X, not '" + std::string(rest.substr(0, 16)) + "'");
-    }
-    rest.remove_prefix(1);
-    const std::size_t comma = rest.find(',');
-    if (comma == std::string_view::npos) {
-      return malformed(what + " needs LEN,BYTECODE");
-    }
-    auto len = hex_field_max(rest.substr(0, comma), (what + " length").c_str(), kMaxConditionBytes);
-    if (!len) {
-      return std::move(len).error();
-    }
-    rest.remove_prefix(comma + 1);
-    if (rest.size() < 2 * *len) {
-      return malformed(what + " shorter than its length " + std::to_string(*len));
-    }
-    auto code = from_hex(rest.substr(0, 2 * *len));
+    auto code = fields::take_expression(rest, what);
     if (!code) {
       return std::move(code).error();
     }
     expressions.push_back(std::move(*code));
-    rest.remove_prefix(2 * *len);
   }
   return expressions;
 }
