@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <thread>
 
@@ -232,8 +233,8 @@ TEST_CASE("--multi: attach while a signal is on its way: reported as the attach'
           "detach",
           "[e2e][extended][attach][signals]") {
   // signal_loop always has a SIGALRM pending; losing one (a detach that drops the signal GDB
-  // was told of) ends it with status 3.
-  e2e::Child looper({.argv = {e2e::prog_path("signal_loop"), "10"}});
+  // was told of) ends it with status 3. It runs until told (SIGUSR1), however slow the rounds.
+  e2e::Child looper({.argv = {e2e::prog_path("signal_loop"), "600"}});
   REQUIRE(looper.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(5), true));
   const std::string pid = std::to_string(looper.pid());
   // Most attaches find the signal blocked in its handler (a plain stop); about one in six
@@ -251,6 +252,7 @@ TEST_CASE("--multi: attach while a signal is on its way: reported as the attach'
     ++detached;
   }
   CHECK(detached == kRounds);
+  ::kill(looper.pid(), SIGUSR1);
   const auto status = looper.wait(e2e::Clock::now() + std::chrono::seconds(20));
   INFO("signal_loop: " << e2e::describe_status(status) << "\n" << looper.out());
   CHECK(e2e::exit_code(status) == 0);

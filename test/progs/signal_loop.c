@@ -1,8 +1,8 @@
 /* signal_loop.c - always has a SIGALRM on the way: its handler raises the next one (blocked
    inside the handler, so pending until it returns), so a debugger that attaches finds one
    pending or being delivered. Nothing else runs meanwhile: main goes on only when the handler
-   stops raising, after argv[1] seconds (default 30; then "signals ok", status 0), or when a
-   signal was lost ("a signal was lost", status 3). Prints its pid first. */
+   stops raising, after argv[1] seconds (default 30) or at a SIGUSR1 (then "signals ok", status
+   0), or when a signal was lost ("a signal was lost", status 3). Prints its pid first. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static time_t end_time;
+static volatile time_t end_time;
 static volatile sig_atomic_t finished;
+
+static void on_usr1(int sig)
+{
+  (void)sig;
+  end_time = 0;  /* the next SIGALRM is the last */
+}
 
 static void on_alarm(int sig)
 {
@@ -34,6 +40,8 @@ int main(int argc, char **argv)
   act.sa_handler = on_alarm;
   act.sa_flags = SA_RESTART;
   sigaction(SIGALRM, &act, NULL);
+  act.sa_handler = on_usr1;
+  sigaction(SIGUSR1, &act, NULL);
   printf("pid=%d\n", (int)getpid());
   fflush(stdout);
   raise(SIGALRM);
