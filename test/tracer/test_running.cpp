@@ -30,6 +30,17 @@ pid_t spawn_sleeper() {
   return child;
 }
 
+// Runs every thread to an int3 at addr, then takes it out (as GDB does before it steps on).
+tracer::StopEvent continue_to(tracer::LinuxTarget& target, std::uint64_t addr) {
+  REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, addr, 1).ok());
+  REQUIRE(target.resume(plan_all()).ok());
+  auto ev = wait_stop(target);
+  REQUIRE(ev);
+  REQUIRE(ev->reason == StopReason::SoftwareBreakpoint);
+  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, addr, 1).ok());
+  return *ev;
+}
+
 void reap(pid_t child) {
   ::kill(child, SIGKILL);
   int st = 0;
@@ -193,15 +204,10 @@ TEST_CASE("all-stop: every thread stops; the other thread's hit stays pending", 
   auto pid = target.launch({prog("threads"), {}, true, true});
   REQUIRE(pid.ok());
   // Stop in main once both workers exist.
-  REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, ready, 1).ok());
-  REQUIRE(target.resume(plan_all()).ok());
-  auto at_ready = wait_stop(target);
-  REQUIRE(at_ready);
-  REQUIRE(at_ready->reason == StopReason::SoftwareBreakpoint);
-  CHECK(at_ready->tid == *pid);
+  const tracer::StopEvent at_ready = continue_to(target, ready);
+  CHECK(at_ready.tid == *pid);
   CHECK(target.threads().size() == 3);
-  // Step main alone (off the int3 at ready, taken out as GDB does): the workers stay stopped.
-  REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, ready, 1).ok());
+  // Step main alone (off where the int3 at ready was): the workers stay stopped.
   tracer::ThreadAction step_main;
   step_main.tid = *pid;
   step_main.kind = ResumeKind::Step;
@@ -376,12 +382,7 @@ TEST_CASE("an int3 taken out after threads ran it, before their traps were seen:
     auto pid = target.launch({prog("threads"), {}, true, true});
     REQUIRE(pid.ok());
     // Once both workers exist (main at ready), nothing but the int3 stops them.
-    REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, ready, 1).ok());
-    REQUIRE(target.resume(plan_all()).ok());
-    auto at_ready = wait_stop(target);
-    REQUIRE(at_ready);
-    REQUIRE(at_ready->reason == StopReason::SoftwareBreakpoint);
-    REQUIRE(target.remove_breakpoint(tracer::BreakpointType::Software, ready, 1).ok());
+    continue_to(target, ready);
     REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, hit, 1).ok());
     REQUIRE(target.resume(plan_all()).ok());
     // Both workers run the int3 before anyone looks; then it is taken out (as GDB removes a
