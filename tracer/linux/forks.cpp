@@ -59,7 +59,8 @@ void LinuxTarget::thread_started(Process& p, LinuxThread& t) {
 // the parent's clones: then the parent stops with the news and the child waits, stopped, until
 // GDB resumes it (GDB moves it out of a displaced step's copy first).
 void LinuxTarget::on_clone(Process& p, LinuxThread& parent, Tid child) {
-  const bool announce = p.known_to_gdb && parent.gdb.options().clone_events;
+  // (A thread already known was announced already: the parent goes on.)
+  const bool announce = p.known_to_gdb && parent.gdb.options().clone_events && p.find(child) == nullptr;
   if (p.find(child) == nullptr) {
     LinuxThread& c = p.add_thread(child);
     c.run.born();  // running until its first stop
