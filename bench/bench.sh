@@ -16,6 +16,9 @@
 # (f) conditional breakpoint evaluations per second: `break bump if sink == N`, false until the
 #     $COND_HITS-th call, evaluated by the server (condition-evaluation target) and by GDB
 #     (host, $COND_HOST_HITS calls); one continue, median of $THRU_RUNS sessions.
+# (g) tracepoint hits collected per second: a tracepoint on bump() collecting a global, one
+#     continue over its 100000 hits (the program runs on at each; the server collects);
+#     median of $THRU_RUNS sessions. (Fast tracepoints: see the issue's note.)
 # (d) 1000 threads (bench/progs/threads_target.c): `info threads` + `thread apply all bt`
 #     at a breakpoint, and one `continue` to a breakpoint (resume and stop all 1001 threads,
 #     mean of $ROUNDS); medians of $THREAD_RUNS sessions.
@@ -228,6 +231,25 @@ fi
 g_cond_t=$(measure_cond "$GDBSERVER" target "$COND_HITS"); g_cond_h=$(measure_cond "$GDBSERVER" host "$COND_HOST_HITS")
 printf '%-38s %14s %14s\n' "cond. breakpoint evals/s (target)" "$h_cond_t" "$g_cond_t"
 printf '%-38s %14s %14s\n' "cond. breakpoint evals/s (GDB host)" "$h_cond_h" "$g_cond_h"
+
+# measure_trace SERVER: tracepoint hits collected per second (median).
+measure_trace () {
+  local server=$1 port out c vals=()
+  for _ in $(seq 1 "$THRU_RUNS"); do
+    port=$(free_port)
+    start_server "$server" "$port" || continue
+    out=$(gdb_session trace "$port")
+    stop_server
+    c=$(value TRACE_HITS_PER_S <<< "$out"); [ -n "$c" ] && vals+=("$c")
+  done
+  printf '%s\n' "${vals[@]}" | grep . | median
+}
+h_trace=n/a
+if [ "$have_hindsight" = 1 ]; then
+  h_trace=$(measure_trace "$HINDSIGHT")
+fi
+g_trace=$(measure_trace "$GDBSERVER")
+printf '%-38s %14s %14s\n' "tracepoint hits collected per second" "$h_trace" "$g_trace"
 
 # Branch-trace recording speed (SoftStep where there is no BTS) beside GDB's `record full`.
 echo

@@ -9,6 +9,9 @@
 #   BENCH_MODE=cond        at ready(), `break bump if sink == S` true at the BENCH_COND_HITS-th
 #                          call, evaluated where BENCH_COND_EVAL says (target|host); one
 #                          continue to it (COND_EVALS_PER_S)
+#   BENCH_MODE=trace       at ready(), a tracepoint on bump() collecting `sink`, tstart, and one
+#                          continue over its 100000 hits to spin(); tracepoint hits collected
+#                          per second (TRACE_HITS_PER_S), the frames checked (all 100000)
 #   BENCH_MODE=threads     threads_target: at ready(), `info threads` + `thread apply all bt`
 #                          (THREADS_BT_MS); then BENCH_ROUNDS continues to tick(), each one
 #                          resuming and stopping every thread (RESUME_STOP_MS per round)
@@ -54,6 +57,28 @@ elif mode == "cond":
         print("COND_ERROR=stopped with sink %d, expected %d" % (int(gdb.parse_and_eval("sink")), start + hits - 1))
     else:
         print("COND_EVALS_PER_S=%.0f" % (hits / (t1 - t0)))
+    gdb.execute("kill", to_string=True)
+elif mode == "trace":
+    gdb.execute("break ready", to_string=True)
+    gdb.execute("continue", to_string=True)
+    gdb.execute("delete", to_string=True)
+    # (GDB reads a tracepoint's actions from the lines after `actions`: a script it sources.)
+    script = os.environ["BENCH_DUMP"] + ".gdb"
+    with open(script, "w") as f:
+        f.write("trace bump\nactions\ncollect sink\nend\n")
+    gdb.execute("source " + script, to_string=True)
+    os.unlink(script)
+    gdb.execute("break spin", to_string=True)
+    gdb.execute("tstart", to_string=True)
+    t0 = time.time()
+    gdb.execute("continue", to_string=True)
+    t1 = time.time()
+    gdb.execute("tstop", to_string=True)
+    status = gdb.execute("tstatus", to_string=True)
+    if "Collected 100000 trace frames" not in status:
+        print("TRACE_ERROR=%s" % " ".join(status.split()))
+    else:
+        print("TRACE_HITS_PER_S=%.0f" % (100000 / (t1 - t0)))
     gdb.execute("kill", to_string=True)
 elif mode == "start":
     gdb.execute("break main", to_string=True)

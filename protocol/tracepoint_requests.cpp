@@ -1,5 +1,7 @@
 #include "protocol/tracepoint_requests.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -259,6 +261,27 @@ Result<TracepointLocation> parse_tracepoint_location(std::string_view body) {
     return malformed("tracepoint needs N:ADDR");
   }
   return location_fields(parts->first, parts->second);
+}
+
+Result<std::uint32_t> parse_qtv(std::string_view body) {
+  auto n = fields::hex_field_max(body, "trace state variable", 0xffffffff);
+  if (!n) {
+    return std::move(n).error();
+  }
+  return static_cast<std::uint32_t>(*n);
+}
+
+std::string encode_trace_action(const TraceAction& a) {
+  switch (a.kind) {
+    case TraceAction::Kind::Registers:
+      return "R" + a.register_mask;
+    case TraceAction::Kind::Memory:
+      return fmt::format("M{},{:x},{:x}", a.base_register < 0 ? std::string("-1") : fmt::format("{:X}", a.base_register),
+                         a.offset, a.length);
+    case TraceAction::Kind::Expression:
+      return fmt::format("X{:x},{}", a.bytecode.size(), to_hex(a.bytecode));
+  }
+  return {};
 }
 
 Result<FrameSelection> parse_qtframe(std::string_view body) {

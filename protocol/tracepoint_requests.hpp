@@ -57,6 +57,8 @@ struct TracepointActions {
 
 using TracepointPacket = std::variant<TracepointCreate, TracepointActions>;
 Result<TracepointPacket> parse_qtdp(std::string_view body);
+// An action as GDB writes it in QTDP (what qTsP gives back).
+std::string encode_trace_action(const TraceAction& action);
 
 // QTDPsrc:N:ADDR:TYPE:START:SLEN:HEX — a piece of a tracepoint's source text, for a GDB that
 // reconnects: TYPE "at" (the location), "cond" (its condition), "cmd" (one action line);
@@ -86,6 +88,9 @@ struct TracepointLocation {
   std::uint64_t address = 0;
 };
 Result<TracepointLocation> parse_tracepoint_location(std::string_view body);
+
+// qTV:N — a trace state variable's number.
+Result<std::uint32_t> parse_qtv(std::string_view body);
 
 // QTFrame:N | pc:ADDR | tdp:T | range:START:END | outside:START:END — which trace frame to
 // look at: frame N (-1, sent as ffffffff: none, back to the live program), or the next one

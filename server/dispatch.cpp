@@ -77,6 +77,7 @@ constexpr ErrStyle kText = ErrStyle::Text;
 using Caps = tracer::Capabilities;
 constexpr Availability kNonStop{&Caps::non_stop};
 constexpr Availability kBtrace{&Caps::branch_tracing};
+constexpr Availability kTrace{&Caps::tracepoints};
 
 constexpr Route kRoutes[] = {
     // connection set-up and queries
@@ -133,6 +134,30 @@ constexpr Route kRoutes[] = {
     {"Qbtrace:", false, kText, "Qbtrace:bts+", adapt<protocol::parse_btrace_op, on_btrace_op>, kBtrace},
     {"Qbtrace-conf:", false, kText, "Qbtrace-conf:bts:size+", adapt<protocol::parse_btrace_conf, on_btrace_conf>, kBtrace},
     {"qXfer:btrace", false, kText, "qXfer:btrace:read+", on_xfer_btrace_route, kBtrace},
+    // trace experiments (tracepoints.cpp) and their frames (trace_frames.cpp)
+    {"QTinit", true, kCode, "", raw<on_trace_init>, kTrace},
+    {"QTDP:", false, kCode, "ConditionalTracepoints+", adapt<protocol::parse_qtdp, on_tracepoint>, kTrace},
+    {"QTDPsrc:", false, kCode, "TracepointSource+", adapt<protocol::parse_qtdpsrc, on_tracepoint_source>, kTrace},
+    {"QTDV:", false, kCode, "TraceStateVariables+", adapt<protocol::parse_qtdv, on_trace_variable>, kTrace},
+    {"QTEnable:", false, kCode, "EnableDisableTracepoints+",
+     adapt<protocol::parse_tracepoint_location, on_tracepoint_enable>, kTrace},
+    {"QTDisable:", false, kCode, "", adapt<protocol::parse_tracepoint_location, on_tracepoint_disable>, kTrace},
+    {"QTro", true, kCode, "", adapt<protocol::parse_qtro, on_trace_readonly>, kTrace},
+    {"QTro:", false, kCode, "", adapt<protocol::parse_qtro, on_trace_readonly>, kTrace},
+    {"QTBuffer:", false, kCode, "QTBuffer:size+", adapt<protocol::parse_qtbuffer, on_trace_buffer_setting>, kTrace},
+    {"QTNotes:", false, kCode, "", adapt<protocol::parse_qtnotes, on_trace_notes>, kTrace},
+    {"QTDisconnected:", false, kCode, "DisconnectedTracing+", adapt<parse_flag, on_trace_disconnected>, kTrace},
+    {"QTStart", true, kCode, "InstallInTrace+", raw<on_trace_start>, kTrace},
+    {"QTStop", true, kCode, "", raw<on_trace_stop>, kTrace},
+    {"qTStatus", true, kCode, "", raw<on_trace_status>, kTrace},
+    {"qTP:", false, kCode, "", adapt<protocol::parse_tracepoint_location, on_tracepoint_status>, kTrace},
+    {"qTV:", false, kCode, "", adapt<protocol::parse_qtv, on_trace_variable_value>, kTrace},
+    {"qTfP", true, kCode, "", raw<on_tracepoint_first>, kTrace},
+    {"qTsP", true, kCode, "", raw<on_tracepoint_next>, kTrace},
+    {"qTfV", true, kCode, "", raw<on_trace_variable_first>, kTrace},
+    {"qTsV", true, kCode, "", raw<on_trace_variable_next>, kTrace},
+    {"QTFrame:", false, kCode, "", adapt<protocol::parse_qtframe, on_trace_frame>, kTrace},
+    {"qTBuffer:", false, kCode, "", adapt<protocol::parse_read_mem, on_trace_buffer_read>, kTrace},
     // host files
     {"vFile:setfs:", false, kCode, "", adapt<protocol::parse_vfile_number, on_vfile_setfs>},
     {"vFile:open:", false, kCode, "", adapt<protocol::parse_vfile_open, on_vfile_open>},

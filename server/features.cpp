@@ -18,6 +18,7 @@ std::vector<Feature> general_features() {
       {"Qbtrace:off+", {&Caps::branch_tracing}, nullptr},
       {"qXfer:btrace-conf:read+", {&Caps::branch_tracing}, nullptr},
       {"BreakpointCommands+", {&Caps::breakpoint_commands}, nullptr},  // Z0 ;cmds:
+      {"tracenz+", {&Caps::tracepoints}, nullptr},  // the agent's tracenz op, in QTDP's X actions
       {"multiprocess+", {}, &SessionState::multiprocess},
       {"swbreak+", {}, nullptr},
       {"hwbreak+", {}, nullptr},

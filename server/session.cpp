@@ -10,6 +10,7 @@
 #include "protocol/signals.hpp"
 #include "server/dispatch.hpp"
 #include "server/handlers/handlers.hpp"
+#include "tracer/trace/experiment.hpp"
 
 namespace server {
 namespace {
@@ -173,7 +174,15 @@ void Session::report_stop(const tracer::StopEvent& event) {
 }
 
 void Session::on_disconnect() {
-  if (waiting_for_stop_ && cx_.target.has_process()) {
+  // A trace run goes on without GDB only if GDB said so (QTDisconnected:1); then a running
+  // program keeps running, collecting, as with gdbserver.
+  tracer::trace::Experiment* trace = cx_.target.experiment();
+  const bool trace_goes_on = trace != nullptr && trace->running() && trace->disconnected_tracing;
+  if (trace != nullptr && trace->running() && !trace->disconnected_tracing) {
+    trace->stop(tracer::trace::StopReason::Disconnected, tracer::trace::timestamp_now());
+    (void)cx_.target.place_tracepoints();
+  }
+  if (waiting_for_stop_ && cx_.target.has_process() && !trace_goes_on) {
     (void)cx_.target.interrupt();
   }
   if (cx_.state.non_stop) {

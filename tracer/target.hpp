@@ -33,6 +33,7 @@ struct Capabilities {
   bool catch_syscalls = false;       // set_catch_syscalls: QCatchSyscalls
   bool breakpoint_commands = false;  // set_breakpoint_commands: Z0 ;cmds (an agent dprintf)
   bool branch_tracing = false;       // enable_btrace: Qbtrace, qXfer:btrace
+  bool tracepoints = false;          // experiment(): QTDP, QTStart, QTFrame... (trace experiments)
   // cs, ss, ds, es, fs, gs in read_registers are the thread's (the dbt recorder's simulated
   // CPU has none: it says 0 for each).
   bool segment_registers = false;
@@ -48,11 +49,15 @@ struct Capabilities {
             .catch_syscalls = true,
             .breakpoint_commands = true,
             .branch_tracing = true,
+            .tracepoints = true,
             .segment_registers = true};
   }
 };
 
 class Target;
+namespace trace {
+class Experiment;
+}
 
 // A descendant the target records by itself (the dbt recorder follows the whole tree) that a
 // signal is about to kill: it waits there, linked to a Target of its own.
@@ -196,6 +201,17 @@ class Target {
   virtual Result<void> write_registers(Tid tid, const Bytes& regs) = 0;
   virtual Result<Bytes> read_register(Tid tid, int regno) = 0;
   virtual Result<void> write_register(Tid tid, int regno, const Bytes& value) = 0;
+  // Where register regno is in tid's `g` block, and that block's size: for registers a trace
+  // frame collected as a `g` block. Default: not known.
+  struct RegisterPlace {
+    std::size_t offset = 0;
+    std::size_t size = 0;
+    std::size_t block_size = 0;
+  };
+  virtual Result<RegisterPlace> register_place(Tid tid, int regno) {
+    (void)tid, (void)regno;
+    return base::make_error(base::Errc::unsupported, "register layout not known");
+  }
   // The instruction set `tid` runs, which decides its register numbers. Default: amd64 (the
   // Valgrind target serves 64-bit programs only).
   virtual arch::x86::Isa isa(Tid tid) {
@@ -249,6 +265,19 @@ class Target {
       return base::success();
     }
     return base::make_error(base::Errc::invalid, "breakpoint commands are not run by this target");
+  }
+
+  // --- tracepoints (capabilities().tracepoints) ----------------------------------------
+  // The trace experiment: the server defines it and reads its frames; while it runs, a hit
+  // of one of its tracepoints in the traced process collects into it and the thread goes on,
+  // GDB not told. Null: this target does not trace.
+  virtual trace::Experiment* experiment() { return nullptr; }
+  // Makes the int3s of the experiment in its process what experiment()->sites() says: at
+  // its start (the current process becomes the traced one), its stop, and when a tracepoint
+  // is enabled, disabled or added during a run. An error: an int3 could not be placed (the
+  // run must not start).
+  virtual Result<void> place_tracepoints() {
+    return base::make_error(base::Errc::unsupported, "tracepoints are not run by this target");
   }
 
   // --- what GDB asks about the process ------------------------------------------------

@@ -73,6 +73,9 @@ struct ServerState {
   tracer::BtraceConfig btrace_config;
   // Why the process is stopped now, for '?' (also for a GDB that connects later).
   std::optional<tracer::StopEvent> last_stop;
+  // QTro: ranges of the program that never change, read from memory while a trace frame that
+  // did not collect them is looked at.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> trace_readonly;
 };
 
 // Everything a GDB connection negotiated or selected. No globals: one per session.
@@ -108,6 +111,11 @@ struct SessionState {
   // Cursor of qfThreadInfo/qsThreadInfo.
   std::vector<protocol::ThreadId> thread_list_snapshot;
   std::size_t thread_list_pos = 0;
+  // The trace frame GDB looks at (QTFrame; none: the live program): g, p, m and qTV read it.
+  std::optional<std::uint64_t> trace_frame;
+  // What qTsP and qTsV give next (qTfP and qTfV make the list).
+  std::vector<std::string> trace_upload;
+  std::size_t trace_upload_pos = 0;
   // qXfer documents built at offset 0 and served from here for later offsets.
   std::map<std::string, std::string> xfer_cache;
   // The session should end after this reply (k, D, monitor exit).

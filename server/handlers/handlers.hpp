@@ -5,8 +5,10 @@
 
 #include "protocol/btrace.hpp"
 #include "protocol/requests.hpp"
+#include "protocol/tracepoint_requests.hpp"
 #include "server/features.hpp"
 #include "server/handlers/context.hpp"
+#include "tracer/trace/frames.hpp"
 
 namespace server {
 
@@ -94,6 +96,38 @@ HandlerResult on_btrace_conf(Context& cx, const protocol::BtraceConfSize& conf);
 HandlerResult on_xfer_btrace(Context& cx, const protocol::XferRead& req);
 // `monitor btrace`: backend, ring size, records kept/lost per thread.
 std::vector<std::string> btrace_status_lines(Context& cx);
+
+// tracepoints.cpp: trace experiments (defined here, run by the Target)
+HandlerResult on_trace_init(Context& cx, std::string_view body);
+HandlerResult on_tracepoint(Context& cx, const protocol::TracepointPacket& req);
+HandlerResult on_tracepoint_source(Context& cx, const protocol::TracepointSource& req);
+HandlerResult on_trace_variable(Context& cx, const protocol::TraceVariableDefinition& req);
+HandlerResult on_tracepoint_enable(Context& cx, const protocol::TracepointLocation& req);
+HandlerResult on_tracepoint_disable(Context& cx, const protocol::TracepointLocation& req);
+HandlerResult on_trace_readonly(Context& cx, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges);
+HandlerResult on_trace_buffer_setting(Context& cx, const protocol::TraceBufferSetting& req);
+HandlerResult on_trace_notes(Context& cx, const protocol::TraceNotes& req);
+HandlerResult on_trace_disconnected(Context& cx, const bool& on);
+HandlerResult on_trace_start(Context& cx, std::string_view body);
+HandlerResult on_trace_stop(Context& cx, std::string_view body);
+HandlerResult on_trace_status(Context& cx, std::string_view body);
+HandlerResult on_tracepoint_status(Context& cx, const protocol::TracepointLocation& req);
+HandlerResult on_trace_variable_value(Context& cx, const std::uint32_t& number);
+HandlerResult on_tracepoint_first(Context& cx, std::string_view body);
+HandlerResult on_tracepoint_next(Context& cx, std::string_view body);
+HandlerResult on_trace_variable_first(Context& cx, std::string_view body);
+HandlerResult on_trace_variable_next(Context& cx, std::string_view body);
+
+// trace_frames.cpp: a trace frame GDB looks at (QTFrame) stands for the live program
+HandlerResult on_trace_frame(Context& cx, const protocol::FrameSelection& req);
+HandlerResult on_trace_buffer_read(Context& cx, const protocol::ReadMem& req);  // qTBuffer:OFFSET,LEN
+// The selected frame (null: none, GDB looks at the live program).
+const tracer::trace::Frame* selected_trace_frame(Context& cx);
+HandlerResult frame_registers_reply(Context& cx, const tracer::trace::Frame& frame);
+HandlerResult frame_register_reply(Context& cx, const tracer::trace::Frame& frame, int regno);
+base::Result<tracer::Bytes> frame_memory(Context& cx, const tracer::trace::Frame& frame, std::uint64_t addr,
+                                         std::size_t len);
+base::Result<std::string> build_traceframe_info(Context& cx, const std::string& annex);
 
 // process.cpp: detach, kill, run, attach
 HandlerResult on_detach(Context& cx, const std::optional<std::int64_t>& pid);

@@ -1,4 +1,5 @@
-// m M X: inferior memory. Reads may come back short; GDB asks again for the rest.
+// m M X: inferior memory (while GDB looks at a trace frame, that frame's: trace_frames.cpp).
+// Reads may come back short; GDB asks again for the rest.
 #include <algorithm>
 
 #include "protocol/framing.hpp"
@@ -6,6 +7,17 @@
 #include "server/handlers/handlers.hpp"
 
 namespace server {
+namespace {
+
+// The program's memory, or the trace frame's GDB looks at.
+base::Result<tracer::Bytes> read_memory(Context& cx, std::uint64_t addr, std::size_t len) {
+  if (const auto* frame = selected_trace_frame(cx)) {
+    return frame_memory(cx, *frame, addr, len);
+  }
+  return cx.target.read_memory(addr, len);
+}
+
+}  // namespace
 
 HandlerResult on_read_memory(Context& cx, const protocol::ReadMem& req) {
   if (auto ok = require_process(cx); !ok) {
@@ -16,7 +28,7 @@ HandlerResult on_read_memory(Context& cx, const protocol::ReadMem& req) {
   if (len == 0) {
     return Reply::packet("");
   }
-  auto bytes = cx.target.read_memory(req.addr, len);
+  auto bytes = read_memory(cx, req.addr, len);
   if (!bytes) {
     return bytes.error();
   }
@@ -34,7 +46,7 @@ HandlerResult on_read_memory_binary(Context& cx, const protocol::ReadMem& req) {
   if (len == 0) {
     return Reply::packet(reply);  // as gdbserver (LLDB's probe x0,0 so learns this is not its `x`)
   }
-  auto bytes = cx.target.read_memory(req.addr, len);
+  auto bytes = read_memory(cx, req.addr, len);
   if (!bytes) {
     return bytes.error();
   }
@@ -48,6 +60,9 @@ HandlerResult on_write_memory(Context& cx, const protocol::WriteMem& req) {
   }
   if (req.data.empty()) {
     return Reply::ok();  // GDB probes X support with a zero-length write
+  }
+  if (selected_trace_frame(cx) != nullptr) {
+    return base::make_error(base::Errc::invalid, "a trace frame's memory cannot be written");
   }
   if (auto ok = cx.target.write_memory(req.addr, req.data); !ok) {
     return ok.error();

@@ -1,10 +1,14 @@
-// g G p P: registers of the selected (Hg) thread, in the layout of the target description.
+// g G p P: registers of the selected (Hg) thread, in the layout of the target description; while
+// GDB looks at a trace frame, that frame's (trace_frames.cpp).
 #include "protocol/hex.hpp"
 #include "server/handlers/handlers.hpp"
 
 namespace server {
 
 HandlerResult on_read_registers(Context& cx, std::string_view /*body*/) {
+  if (const auto* frame = selected_trace_frame(cx)) {
+    return frame_registers_reply(cx, *frame);
+  }
   auto tid = current_thread(cx);
   if (!tid) {
     return tid.error();
@@ -17,6 +21,9 @@ HandlerResult on_read_registers(Context& cx, std::string_view /*body*/) {
 }
 
 HandlerResult on_write_registers(Context& cx, std::string_view body) {
+  if (selected_trace_frame(cx) != nullptr) {
+    return base::make_error(base::Errc::invalid, "a trace frame's registers cannot be written");
+  }
   auto bytes = protocol::from_hex(body);
   if (!bytes) {
     return bytes.error();
@@ -32,6 +39,9 @@ HandlerResult on_write_registers(Context& cx, std::string_view body) {
 }
 
 HandlerResult on_read_register(Context& cx, const int& regno) {
+  if (const auto* frame = selected_trace_frame(cx)) {
+    return frame_register_reply(cx, *frame, regno);
+  }
   auto tid = current_thread(cx);
   if (!tid) {
     return tid.error();
@@ -44,6 +54,9 @@ HandlerResult on_read_register(Context& cx, const int& regno) {
 }
 
 HandlerResult on_write_register(Context& cx, const protocol::WriteReg& req) {
+  if (selected_trace_frame(cx) != nullptr) {
+    return base::make_error(base::Errc::invalid, "a trace frame's registers cannot be written");
+  }
   auto tid = current_thread(cx);
   if (!tid) {
     return tid.error();

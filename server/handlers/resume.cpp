@@ -189,6 +189,13 @@ HandlerResult on_stop_reason(Context& cx, std::string_view /*body*/) {
     }
     return Reply::packet(queue.empty() ? "OK" : queue.front().reply);
   }
+  if (cx.target.running()) {
+    // Left running by a GDB that went away (disconnected tracing): stopped for this one.
+    if (auto ok = cx.target.interrupt(); !ok) {
+      return ok.error();
+    }
+    return Reply::wait_for_stop();
+  }
   if (cx.server.last_stop) {
     tracer::StopEvent event = *cx.server.last_stop;
     return Reply::packet(report_stop_event(cx, event));

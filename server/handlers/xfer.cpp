@@ -182,6 +182,7 @@ constexpr XferObject kXferObjects[] = {
     {"libraries-svr4", true, build_libraries, nullptr},
     {"siginfo", true, build_siginfo, write_siginfo},
     {"osdata", false, build_osdata, nullptr},
+    {"traceframe-info", false, build_traceframe_info, nullptr, {&tracer::Capabilities::tracepoints}},
 };
 
 // The object GDB names, if this session has it.

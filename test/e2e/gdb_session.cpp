@@ -51,7 +51,10 @@ std::vector<std::string> session_argv(const SessionOptions& opts, const std::str
     argv.insert(argv.end(), {"-ex", c});
   }
   argv.insert(argv.end(), {"-ex", "target remote " + target});
-  for (const auto& c : opts.commands) {
+  for (std::string c : opts.commands) {
+    if (auto at = c.find("{target}"); at != std::string::npos) {
+      c.replace(at, std::string_view("{target}").size(), target);
+    }
     argv.insert(argv.end(), {"-ex", c});
   }
   return argv;
@@ -117,7 +120,10 @@ Server::Server(const ServerOptions& opts) {
   // A port found free can be taken before the server binds it: retry on another one.
   for (int attempt = 0; attempt < 3; ++attempt) {
     port_ = free_tcp_port();
-    std::vector<std::string> argv = {server_path(), "--once"};
+    std::vector<std::string> argv = {server_path()};
+    if (opts.once) {
+      argv.push_back("--once");
+    }
     if (opts.remote_debug) {
       argv.push_back("--remote-debug");
     }
@@ -207,6 +213,7 @@ SessionResult run_gdb(const SessionOptions& opts) {
         .attach_pid = opts.transport == Transport::attach ? opts.attach_pid : 0,
         .remote_debug = opts.remote_debug,
         .extra_flags = opts.server_flags,
+        .once = opts.server_once,
     });
     target = "127.0.0.1:" + std::to_string(server->port());
   }
@@ -228,7 +235,7 @@ SessionResult run_gdb(const SessionOptions& opts) {
   res.gdb = gdb->out();
 
   if (server) {
-    if (!res.timed_out) {
+    if (!res.timed_out && opts.server_once) {
       res.server_status = server->wait(std::min(deadline, Clock::now() + kServerExitGrace));
     }
     server->child().kill_and_reap();

@@ -56,6 +56,7 @@ struct ServerOptions {
   pid_t attach_pid = 0;                    // > 0: --attach instead of starting `program`
   bool remote_debug = false;               // pass --remote-debug
   std::vector<std::string> extra_flags{};  // more server options, before COMM
+  bool once = true;                        // --once: it exits when GDB disconnects
   std::chrono::milliseconds start_timeout{5000};
 };
 
@@ -82,7 +83,9 @@ class Server {
 
 struct SessionOptions {
   std::string program{};                // test/progs name or absolute path (unused for attach)
-  std::vector<std::string> commands{};  // GDB commands, one -ex each, after `target remote`
+  // GDB commands, one -ex each, after `target remote`; "{target}" in one stands for what
+  // `target remote` connected to (to connect again).
+  std::vector<std::string> commands{};
   std::vector<std::string> args{};      // the program's arguments
   Transport transport = Transport::tcp;
   pid_t attach_pid = 0;                      // for Transport::attach
@@ -91,6 +94,7 @@ struct SessionOptions {
   std::chrono::milliseconds timeout{20000};  // the whole session, GDB and server
   std::vector<std::string> server_flags{};   // more server options (e.g. --btrace=soft)
   Client client = Client::gdb;               // commands are LLDB's for Client::lldb
+  bool server_once = true;                   // false: the server outlives GDB's disconnects (tcp)
 };
 
 struct SessionResult {

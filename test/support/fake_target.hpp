@@ -11,6 +11,7 @@
 #include "tracer/btrace/ring_buffer_tracer.hpp"
 #include "tracer/host_io.hpp"
 #include "tracer/target.hpp"
+#include "tracer/trace/experiment.hpp"
 
 namespace test_support {
 
@@ -71,6 +72,17 @@ class FakeTarget : public tracer::Target {
   }
   tracer::Result<void> set_breakpoint_commands(tracer::Addr addr, const std::vector<tracer::Bytes>& c) override {
     commands[addr] = c;
+    return base::success();
+  }
+
+  // A trace experiment of its own; placed_sites: its int3s as last placed.
+  tracer::trace::Experiment trace_experiment;
+  std::vector<tracer::Addr> placed_sites;
+  int placements = 0;
+  tracer::trace::Experiment* experiment() override { return caps.tracepoints ? &trace_experiment : nullptr; }
+  tracer::Result<void> place_tracepoints() override {
+    ++placements;
+    placed_sites = trace_experiment.sites();
     return base::success();
   }
 
@@ -173,6 +185,13 @@ class FakeTarget : public tracer::Target {
       return base::make_error(base::Errc::invalid, "bad register");
     }
     return tracer::Bytes(regs.begin() + regno * 8, regs.begin() + regno * 8 + 8);
+  }
+  // Registers 0..16 are 8 bytes each from the start of the block (16: the pc).
+  tracer::Result<RegisterPlace> register_place(tracer::Tid, int regno) override {
+    if (regno < 0 || regno > 16) {
+      return base::make_error(base::Errc::invalid, "bad register");
+    }
+    return RegisterPlace{static_cast<std::size_t>(regno) * 8, 8, kRegBytes};
   }
   tracer::Result<void> write_register(tracer::Tid tid, int regno, const tracer::Bytes& v) override {
     if (!thread_alive(tid) || regno < 0 || regno > 16 || v.size() != 8) {

@@ -56,6 +56,15 @@ const std::map<std::string, std::string> kProbes = {
     {"single-inf-arg+", ""},
     {"augmented-libraries-svr4-read+", ""},
     {"binary-upload+", "x1000,1"},
+    {"ConditionalTracepoints+", "QTDP:1:1000:E:0:0"},
+    {"TracepointSource+", "QTDPsrc:1:1000:at:0:1:61"},
+    {"TraceStateVariables+", "QTDV:2:0:0:61"},
+    {"EnableDisableTracepoints+", "QTEnable:1:1000"},
+    {"QTBuffer:size+", "QTBuffer:size:1000"},
+    {"DisconnectedTracing+", "QTDisconnected:0"},
+    {"InstallInTrace+", "QTStart"},
+    {"qXfer:traceframe-info:read+", "qXfer:traceframe-info:read::0,100"},
+    {"tracenz+", ""},
 };
 // Features of one packet that another route also serves: refused means an error, not "".
 const std::map<std::string, std::string> kOptionProbes = {
@@ -116,6 +125,8 @@ void check_announced_is_served(tracer::Target& target) {
   CHECK(announced.count("QThreadOptions=3") == (can.thread_options ? 1u : 0u));
   CHECK(announced.count("Qbtrace:bts+") == (can.branch_tracing ? 1u : 0u));
   CHECK(announced.count("BreakpointCommands+") == (can.breakpoint_commands ? 1u : 0u));
+  CHECK(announced.count("ConditionalTracepoints+") == (can.tracepoints ? 1u : 0u));
+  CHECK(announced.count("tracenz+") == (can.tracepoints ? 1u : 0u));
 }
 
 }  // namespace

@@ -16,11 +16,12 @@ namespace {
 enum Op : std::uint8_t {
   kAdd = 0x02, kSub = 0x03, kMul = 0x04, kDivSigned = 0x05, kDivUnsigned = 0x06,
   kRemSigned = 0x07, kRemUnsigned = 0x08, kLsh = 0x09, kRshSigned = 0x0a, kRshUnsigned = 0x0b,
-  kLogNot = 0x0e, kBitAnd = 0x0f, kBitOr = 0x10, kBitXor = 0x11, kBitNot = 0x12, kEqual = 0x13,
+  kTrace = 0x0c, kTraceQuick = 0x0d, kLogNot = 0x0e, kBitAnd = 0x0f, kBitOr = 0x10, kBitXor = 0x11, kBitNot = 0x12, kEqual = 0x13,
   kLessSigned = 0x14, kLessUnsigned = 0x15, kExt = 0x16, kRef8 = 0x17, kRef16 = 0x18,
   kRef32 = 0x19, kRef64 = 0x1a, kIfGoto = 0x20, kGoto = 0x21, kConst8 = 0x22, kConst16 = 0x23,
   kConst32 = 0x24, kConst64 = 0x25, kReg = 0x26, kEnd = 0x27, kDup = 0x28, kPop = 0x29,
-  kZeroExt = 0x2a, kSwap = 0x2b, kPick = 0x32, kRot = 0x33, kPrintf = 0x34,
+  kZeroExt = 0x2a, kSwap = 0x2b, kGetv = 0x2c, kSetv = 0x2d, kTracev = 0x2e, kTracenz = 0x2f,
+  kTrace16 = 0x30, kPick = 0x32, kRot = 0x33, kPrintf = 0x34,
 };
 
 // Operand bytes after each opcode this engine runs; -1: not an opcode it runs.
@@ -29,13 +30,13 @@ constexpr std::array<int, 256> kOperandBytes = [] {
   t.fill(-1);
   for (int op : {kAdd, kSub, kMul, kDivSigned, kDivUnsigned, kRemSigned, kRemUnsigned, kLsh, kRshSigned,
                  kRshUnsigned, kLogNot, kBitAnd, kBitOr, kBitXor, kBitNot, kEqual, kLessSigned, kLessUnsigned,
-                 kRef8, kRef16, kRef32, kRef64, kEnd, kDup, kPop, kSwap, kRot}) {
+                 kRef8, kRef16, kRef32, kRef64, kEnd, kDup, kPop, kSwap, kRot, kTrace, kTracenz}) {
     t[static_cast<std::size_t>(op)] = 0;
   }
-  for (int op : {kExt, kZeroExt, kConst8, kPick}) {
+  for (int op : {kExt, kZeroExt, kConst8, kPick, kTraceQuick}) {
     t[static_cast<std::size_t>(op)] = 1;
   }
-  for (int op : {kIfGoto, kGoto, kConst16, kReg}) {
+  for (int op : {kIfGoto, kGoto, kConst16, kReg, kGetv, kSetv, kTracev, kTrace16}) {
     t[static_cast<std::size_t>(op)] = 2;
   }
   t[kConst32] = 4;
@@ -92,7 +93,17 @@ std::size_t instruction_size(std::span<const std::uint8_t> code, std::size_t pc)
   return pc + size > code.size() ? 0 : size;
 }
 
+base::Error not_collecting() {
+  return base::make_error(base::Errc::invalid, "no trace frame is being collected");
+}
+
 }  // namespace
+
+base::Result<void> Machine::collect(Addr, std::size_t) { return not_collecting(); }
+base::Result<void> Machine::collect_string(Addr, std::size_t) { return not_collecting(); }
+base::Result<std::int64_t> Machine::variable(std::uint32_t) { return not_collecting(); }
+base::Result<void> Machine::set_variable(std::uint32_t, std::int64_t) { return not_collecting(); }
+base::Result<void> Machine::collect_variable(std::uint32_t) { return not_collecting(); }
 
 base::Result<void> validate(std::span<const std::uint8_t> code) {
   if (code.empty()) {
@@ -157,7 +168,10 @@ base::Result<std::optional<std::uint64_t>> run(std::span<const std::uint8_t> cod
     std::size_t need = 0;
     std::size_t grows = 0;
     switch (op) {
-      case kConst8: case kConst16: case kConst32: case kConst64: case kReg: grows = 1; break;
+      case kConst8: case kConst16: case kConst32: case kConst64: case kReg: case kGetv: grows = 1; break;
+      case kTracev: break;
+      case kSetv: case kTraceQuick: case kTrace16: need = 1; break;
+      case kTrace: case kTracenz: need = 2; break;
       case kDup: case kPick: need = op == kPick ? arg + 1 : 1; grows = 1; break;
       case kEnd: need = value_wanted ? 1 : 0; break;
       case kPop: case kIfGoto: need = 1; break;
@@ -186,6 +200,40 @@ base::Result<std::optional<std::uint64_t>> run(std::span<const std::uint8_t> cod
           return fault("register " + std::to_string(arg) + " unreadable: " + value.error().message(), at);
         }
         stack.push_back(*value);
+        continue;
+      }
+      case kGetv: {
+        auto value = machine.variable(static_cast<std::uint32_t>(arg));
+        if (!value) {
+          return fault(fmt::format("trace state variable {}: {}", arg, value.error().message()), at);
+        }
+        stack.push_back(static_cast<std::uint64_t>(*value));
+        continue;
+      }
+      case kSetv: case kTracev: {
+        auto done = op == kSetv
+                        ? machine.set_variable(static_cast<std::uint32_t>(arg), static_cast<std::int64_t>(stack.back()))
+                        : machine.collect_variable(static_cast<std::uint32_t>(arg));
+        if (!done) {
+          return fault(fmt::format("trace state variable {}: {}", arg, done.error().message()), at);
+        }
+        continue;
+      }
+      case kTraceQuick: case kTrace16: case kTrace: case kTracenz: {
+        // trace_quick and trace16 leave the address; trace and tracenz take it and the size.
+        const bool quick = op == kTraceQuick || op == kTrace16;
+        const std::uint64_t size = quick ? arg : stack.back();
+        if (!quick) {
+          stack.pop_back();
+        }
+        const Addr addr = stack.back();
+        if (!quick) {
+          stack.pop_back();
+        }
+        auto done = op == kTracenz ? machine.collect_string(addr, size) : machine.collect(addr, size);
+        if (!done) {
+          return fault(fmt::format("cannot collect {} bytes at {:#x}: {}", size, addr, done.error().message()), at);
+        }
         continue;
       }
       case kDup: stack.push_back(stack.back()); continue;

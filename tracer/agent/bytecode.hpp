@@ -1,6 +1,7 @@
-// GDB's agent expressions (the bytecode of target-side breakpoint conditions, `Z0,...;X`, and
-// of breakpoint commands, `;cmds:`, whose printf is an agent-style dprintf): checked once when
-// GDB sends one, then run at each hit against the stopped thread. Strict
+// GDB's agent expressions (the bytecode of target-side breakpoint conditions, `Z0,...;X`, of
+// breakpoint commands, `;cmds:`, whose printf is an agent-style dprintf, and of tracepoints'
+// conditions and collections): checked once when GDB sends one, then run at each hit against
+// the stopped thread. Strict
 // and bounded: a stack of at most kMaxStack values, at most kMaxSteps instructions a run (so
 // a loop cannot hold the server), memory and registers read through a Machine that may fail;
 // any fault ends the run with an error, never a guess. Pure: no ptrace, tested and fuzzed on
@@ -31,10 +32,22 @@ class Machine {
   virtual base::Result<std::uint64_t> read(Addr addr, std::size_t len) = 0;
   // What a printf formatted.
   virtual void print(std::string_view text) = 0;
+
+  // A tracepoint's collection (trace, trace_quick, trace16, tracenz, tracev) and its trace
+  // state variables (getv, setv). Default: no trace frame is being collected, and each is an
+  // error.
+  // Records len bytes at addr.
+  virtual base::Result<void> collect(Addr addr, std::size_t len);
+  // Records the bytes at addr up to the first NUL (included) or limit bytes.
+  virtual base::Result<void> collect_string(Addr addr, std::size_t limit);
+  virtual base::Result<std::int64_t> variable(std::uint32_t number);
+  virtual base::Result<void> set_variable(std::uint32_t number, std::int64_t value);
+  // Records variable number's value now.
+  virtual base::Result<void> collect_variable(std::uint32_t number);
 };
 
 // The expression is well formed: not empty nor too long, every opcode one this engine runs
-// (no tracing, state variables or floating point), every operand inside it (a printf's format
+// (all of GDB's but floating point), every operand inside it (a printf's format
 // ended by its NUL), every jump to the start of an instruction, and an `end` reachable. Errc::malformed says where it is not.
 base::Result<void> validate(std::span<const std::uint8_t> code);
 

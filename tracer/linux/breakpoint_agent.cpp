@@ -13,43 +13,9 @@
 #include "base/log.hpp"
 #include "tracer/agent/bytecode.hpp"
 #include "tracer/linux/linux_target.hpp"
-#include "tracer/linux/registers.hpp"
+#include "tracer/linux/thread_machine.hpp"
 
 namespace tracer {
-namespace {
-
-// The stopped thread's registers and its process's memory, for an expression.
-class ThreadMachine final : public agent::Machine {
- public:
-  ThreadMachine(Process& p, LinuxThread& t) : p_(p), t_(t) {}
-  base::Result<std::uint64_t> reg(int regno) override {
-    auto bytes = read_one_register(host_register_layout(p_.isa), t_.tid, t_.regs, regno);
-    if (!bytes) {
-      return std::move(bytes).error();
-    }
-    return load_u64(*bytes);
-  }
-  base::Result<std::uint64_t> read(Addr addr, std::size_t len) override {
-    auto bytes = p_.code.read(addr, len);
-    if (!bytes) {
-      return std::move(bytes).error();
-    }
-    if (bytes->size() != len) {
-      return base::make_error(base::Errc::invalid, "short read");
-    }
-    return load_u64(*bytes);
-  }
-  void print(std::string_view text) override { printed += text; }
-
-  std::string printed;
-
- private:
-  Process& p_;
-  LinuxThread& t_;
-};
-
-}  // namespace
-
 namespace {
 
 // Checks every expression, then sets (or, if there are none, drops) them for addr in table.

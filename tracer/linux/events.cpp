@@ -83,6 +83,9 @@ void LinuxTarget::handle_status(Tid tid, int status) {
     t.stop_pc = *pc;
     leave_out_of_line(p, t);
   }
+  if (t.collected_at != t.stop_pc) {
+    t.collected_at = 0;  // it left the tracepoint it collected at (a step-over cut short stays)
+  }
   const int sig = WSTOPSIG(status);
   const int event = status >> 16;
   t.run.stopped_with(event == 0 && sig != (SIGTRAP | 0x80) ? sig : 0);
@@ -262,6 +265,12 @@ std::optional<StopEvent> LinuxTarget::end_of_step(Process& p, LinuxThread& t, Ad
     return hw.event;  // the stepped instruction hit a watchpoint
   }
   const ThreadAction& a = t.gdb.action();
+  if (t.while_stepping) {
+    while_step_ended(p, t, pc);
+    if (a.kind != ResumeKind::Step) {
+      return std::nullopt;  // the step was the tracepoint's alone
+    }
+  }
   switch (a.kind) {
     case ResumeKind::Continue:
       if (t.run.collector_step() && p.code.owned_by(pc, SiteOwner::Gdb)) {
@@ -278,6 +287,9 @@ std::optional<StopEvent> LinuxTarget::end_of_step(Process& p, LinuxThread& t, Ad
     case ResumeKind::Step:
     case ResumeKind::Stop:
       break;
+  }
+  if (p.code.owned_by(pc, SiteOwner::Tracepoint)) {
+    collect_at_tracepoint(p, t, pc);  // a step that ends on a tracepoint is a hit, as in gdbserver
   }
   return StopEvent{StopReason::SingleStep, p.pid, t.tid, SIGTRAP};
 }
@@ -323,6 +335,17 @@ std::optional<StopEvent> LinuxTarget::classify_trap(Process& p, LinuxThread& t) 
     const Addr addr = *pc - 1;
     (void)t.regs.set_pc(t.tid, addr);
     t.stop_pc = addr;
+    if (p.code.owned_by(addr, SiteOwner::Tracepoint)) {
+      collect_at_tracepoint(p, t, addr);
+    }
+    if (!p.code.owned_by(addr, SiteOwner::Gdb)) {
+      // A tracepoint's alone (or one the run just took out): on, GDB not told.
+      // GDB's step, or while-stepping, goes from the instruction itself: stepped over in place.
+      if (p.code.contains(addr) && (t.run.stepping() || t.while_stepping || !step_over_out_of_line(p, t, addr))) {
+        start_step_over(p, t, addr, 0);
+      }
+      return std::nullopt;
+    }
     if (!t.run.stepping() && (!condition_holds(p, t, addr) || ran_commands(p, t, addr))) {
       // GDB's condition is false, or the commands ran in place of a stop: on, GDB not told.
       if (!step_over_out_of_line(p, t, addr)) {

@@ -214,6 +214,15 @@ Result<Bytes> LinuxTarget::read_registers(Tid tid) {
   return read_g_registers(host_register_layout(at->process->isa), tid, at->thread->regs);
 }
 
+Result<Target::RegisterPlace> LinuxTarget::register_place(Tid tid, int regno) {
+  const arch::x86::RegisterLayout& layout = host_register_layout(isa(tid));
+  const arch::x86::RegisterInfo* info = layout.find(regno);
+  if (info == nullptr) {
+    return base::make_error(base::Errc::invalid, fmt::format("no register {}", regno));
+  }
+  return RegisterPlace{info->g_offset, info->size, layout.g_size()};
+}
+
 Result<void> LinuxTarget::write_registers(Tid tid, const Bytes& regs) {
   auto at = stopped_thread(tid);
   if (!at) {

@@ -26,6 +26,7 @@
 #include "tracer/linux/process.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/target.hpp"
+#include "tracer/trace/experiment.hpp"
 
 namespace tracer {
 
@@ -93,6 +94,7 @@ class LinuxTarget final : public Target {
   Result<Bytes> read_register(Tid tid, int regno) override;
   Result<void> write_register(Tid tid, int regno, const Bytes& value) override;
   arch::x86::Isa isa(Tid tid) override;
+  Result<RegisterPlace> register_place(Tid tid, int regno) override;
 
   Result<Bytes> read_memory(Addr addr, std::size_t len) override;
   Result<void> write_memory(Addr addr, const Bytes& data) override;
@@ -101,6 +103,8 @@ class LinuxTarget final : public Target {
   Result<void> remove_breakpoint(BreakpointType type, Addr addr, int len) override;
   Result<void> set_breakpoint_conditions(Addr addr, const std::vector<Bytes>& conditions) override;
   Result<void> set_breakpoint_commands(Addr addr, const std::vector<Bytes>& commands) override;
+  trace::Experiment* experiment() override { return &experiment_; }
+  Result<void> place_tracepoints() override;
 
   Result<Bytes> auxv() override;
   Result<std::string> exec_file(Pid pid) override;
@@ -153,6 +157,16 @@ class LinuxTarget final : public Target {
   bool condition_holds(Process& p, LinuxThread& t, Addr addr);
   // Runs the commands of GDB's breakpoint at addr; false if it has none (the hit is GDB's).
   bool ran_commands(Process& p, LinuxThread& t, Addr addr);
+  // --- tracepoints (tracepoints.cpp) ---
+  // t stopped on the int3 at addr, one of the experiment's: its tracepoints there collect.
+  void collect_at_tracepoint(Process& p, LinuxThread& t, Addr addr);
+  // t, resumed where it stopped on a tracepoint's int3 alone (it collected there), steps over
+  // it without collecting again: true if that step-over is under way in place (else t runs
+  // on, from an out-of-line copy if it had to move).
+  bool resumed_on_tracepoint(Process& p, LinuxThread& t, int sig);
+  // A single step of t's while-stepping ended at pc: its frame is collected; the last step
+  // (or a run that ended) ends the while-stepping.
+  void while_step_ended(Process& p, LinuxThread& t, Addr pc);
   // --- out-of-line step-overs (out_of_line.cpp) ---
   // Points t, stopped on the int3 at addr, at a copy of the instruction there; false if it
   // must be stepped over in place.
@@ -292,6 +306,9 @@ class LinuxTarget final : public Target {
   bool keep_ended_histories_ = false;
   std::map<Pid, std::unique_ptr<Collector>> ended_collectors_;  // kept_ended_histories: by pid
   std::string thread_db_search_path_{kDefaultThreadDbSearchPath};
+  trace::Experiment experiment_;  // the trace experiment (tracepoints.cpp)
+  Pid traced_pid_ = 0;            // the process whose hits it collects while it runs
+  std::set<Addr> tracepoint_sites_;  // its int3s placed there
   void log_event(const char* kind, Pid pid, Tid tid, std::string detail = {}, int number = 0) {
     if (event_log_ != nullptr) {
       event_log_->add(kind, pid, tid, std::move(detail), number);

@@ -195,6 +195,9 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   if (t.out_of_line_from != 0) {
     reenter_out_of_line(p, t);
   }
+  if (resumed_on_tracepoint(p, t, sig)) {
+    return base::success();
+  }
   drop_stale_range_stops(p);
   sync_debug_registers(p, t);
   sig = t.gdb.runs_with(sig);
@@ -226,7 +229,8 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   }
   const bool to_syscall = runs_to_syscall(p, t, step, collector_step);
   const bool range_run = step && !collector_step && !to_syscall && run_to_range_stop(p, t, sig);
-  const bool single_step = (step && !range_run) || collector_step;
+  // (A thread collecting a tracepoint's while-stepping steps, whatever GDB asked.)
+  const bool single_step = (step && !range_run) || collector_step || t.while_stepping.has_value();
   note_step_start(t, !to_syscall && single_step);
   t.regs.forget();
   auto res = to_syscall ? kernel_.resume_to_syscall(t.tid, sig) : kernel_.resume(t.tid, single_step, sig);
@@ -235,7 +239,7 @@ Result<void> LinuxTarget::run_thread(Process& p, LinuxThread& t, int sig) {
   }
   if (res || res.error().code == base::Errc::no_thread) {
     // (no_thread: it died under us, SIGKILL from outside; its exit status is on the way)
-    t.run.ran(step, collector_step);
+    t.run.ran(step || t.while_stepping.has_value(), collector_step);
   }
   return res;
 }

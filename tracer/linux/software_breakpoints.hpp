@@ -16,8 +16,9 @@ namespace tracer {
 inline constexpr std::uint8_t kInt3 = 0xCC;
 
 // Who placed an int3 (a bit each): the byte goes back only when the last owner lets go.
-// Range: where a range-stepping thread runs to (range_run.cpp).
-enum class SiteOwner : std::uint8_t { Gdb = 1, Collector = 2, Range = 4 };
+// Range: where a range-stepping thread runs to (range_run.cpp). Tracepoint: a running trace
+// experiment's (tracepoints.cpp).
+enum class SiteOwner : std::uint8_t { Gdb = 1, Collector = 2, Range = 4, Tracepoint = 8 };
 
 class SoftwareBreakpoints {
  public:

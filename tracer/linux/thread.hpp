@@ -31,6 +31,18 @@ struct LinuxThread {
   GdbView gdb;    // as GDB sees it (gdb_view.hpp)
   std::optional<PendingStop> pending;  // stopped with this to report (pending_events.hpp)
   Addr stop_pc = 0;                  // pc at its last stop (after a breakpoint's rewind)
+  // The tracepoint it collected at, until it stops elsewhere (0: none): resumed there, it
+  // steps over it without collecting again (tracepoints.cpp).
+  Addr collected_at = 0;
+  // Collecting a tracepoint's while-stepping: single-stepped, each step a frame, `done` of
+  // `total` so far (tracepoints.cpp).
+  struct WhileStepping {
+    std::uint32_t tracepoint = 0;
+    Addr address = 0;
+    std::uint64_t done = 0;
+    std::uint64_t total = 0;
+  };
+  std::optional<WhileStepping> while_stepping;
   // Stopped inside a syscall: the exec stop of a launch, where GDB first sees the program. The
   // kernel reports a single-step from here at the syscall's exit, as a SIGTRAP (TRAP_BRKPT)
   // before any instruction ran. step_from_syscall_stop: resumed with a step from such a stop

@@ -101,7 +101,7 @@ TEST_CASE("agent expressions: faults end the run with the reason", "[agent]") {
 }
 
 TEST_CASE("agent expressions: malformed code is refused before it runs", "[agent]") {
-  for (const Code& bad : std::vector<Code>{{}, {0x22}, {0x22, 0x01}, {0x0c, 0x27}, {0x01, 0x27}, {0x2c, 0x00, 0x01, 0x27},
+  for (const Code& bad : std::vector<Code>{{}, {0x22}, {0x22, 0x01}, {0x1b, 0x27}, {0x01, 0x27}, {0x31, 0x27}, {0x2c, 0x00, 0x27},
                                            {0x21, 0x00, 0x01, 0x22, 0x01, 0x27}, {0x21, 0x00, 0x09, 0x27},
                                            Code(5000, 0x27)}) {
     INFO("code of " << bad.size() << " bytes");
@@ -110,4 +110,67 @@ TEST_CASE("agent expressions: malformed code is refused before it runs", "[agent
   CHECK(validate(Code{0x27}).ok());
   FakeMachine m;
   CHECK_THAT(error_of({0x27}, m), Catch::Contains("stack underflow"));
+}
+
+TEST_CASE("agent expressions: trace ops and state variables are errors outside a collection", "[agent]") {
+  FakeMachine m;
+  // collect *(int*)0x1000: const16 0x1000, trace_quick 4, end.
+  CHECK_THAT(error_of({0x23, 0x10, 0x00, 0x0d, 0x04, 0x27}, m), Catch::Contains("no trace frame is being collected"));
+  // $tsv: getv 2, end.
+  CHECK_THAT(error_of({0x2c, 0x00, 0x02, 0x27}, m), Catch::Contains("trace state variable 2"));
+}
+
+namespace {
+
+// Records what the trace ops ask for.
+struct CollectingMachine : FakeMachine {
+  std::vector<std::pair<tracer::Addr, std::size_t>> collected;
+  std::vector<std::pair<tracer::Addr, std::size_t>> strings;
+  std::map<std::uint32_t, std::int64_t> variables{{2, 40}};
+  std::vector<std::uint32_t> recorded;
+  base::Result<void> collect(tracer::Addr addr, std::size_t len) override {
+    collected.emplace_back(addr, len);
+    return base::success();
+  }
+  base::Result<void> collect_string(tracer::Addr addr, std::size_t limit) override {
+    strings.emplace_back(addr, limit);
+    return base::success();
+  }
+  base::Result<std::int64_t> variable(std::uint32_t n) override {
+    if (!variables.count(n)) {
+      return base::make_error(base::Errc::invalid, "not defined");
+    }
+    return variables[n];
+  }
+  base::Result<void> set_variable(std::uint32_t n, std::int64_t v) override {
+    variables[n] = v;
+    return base::success();
+  }
+  base::Result<void> collect_variable(std::uint32_t n) override {
+    recorded.push_back(n);
+    return base::success();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("agent expressions: the trace ops GDB compiles for collect and teval", "[agent]") {
+  CollectingMachine m;
+  // trace_quick 4 leaves the address: const16 0x1000, trace_quick 4, ref32, end.
+  m.memory[0] = 7;
+  CHECK(run({0x23, 0x10, 0x00, 0x0d, 0x04, 0x19, 0x27}, m) == 7);
+  // trace16 0x120 too.
+  CHECK(run({0x23, 0x10, 0x00, 0x30, 0x01, 0x20, 0x27}, m) == 0x1000);
+  // trace takes the address and the size: const16 0x1008, const8 16, trace, const8 1, end.
+  CHECK(run({0x23, 0x10, 0x08, 0x22, 0x10, 0x0c, 0x22, 0x01, 0x27}, m) == 1);
+  // tracenz (collect a char * as a string, `collect/s`): address, limit.
+  CHECK(run({0x23, 0x20, 0x00, 0x22, 0x40, 0x2f, 0x22, 0x00, 0x27}, m) == 0);
+  CHECK(m.collected == std::vector<std::pair<tracer::Addr, std::size_t>>{{0x1000, 4}, {0x1000, 0x120}, {0x1008, 16}});
+  CHECK(m.strings == std::vector<std::pair<tracer::Addr, std::size_t>>{{0x2000, 0x40}});
+  // teval $v = $v + 2 (getv 2, const8 2, add, setv 2, pop), then collect $v (tracev 2).
+  CHECK(tracer::agent::execute(Code{0x2c, 0x00, 0x02, 0x22, 0x02, 0x02, 0x2d, 0x00, 0x02, 0x29, 0x2e, 0x00, 0x02, 0x27}, m).ok());
+  CHECK(m.variables[2] == 42);
+  CHECK(m.recorded == std::vector<std::uint32_t>{2});
+  // trace underflows like any op.
+  CHECK_THAT(error_of({0x22, 0x01, 0x0c, 0x27}, m), Catch::Contains("stack underflow"));
 }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "protocol/hex.hpp"
+#include "protocol/tracepoint_replies.hpp"
 #include "protocol/tracepoint_requests.hpp"
 
 using protocol::TraceAction;
@@ -182,4 +183,57 @@ TEST_CASE("QTro, QTBuffer, QTNotes", "[tracepoints]") {
   REQUIRE(stop.ok());
   CHECK(stop->stop_note == "");
   check_bad(protocol::parse_qtnotes, {"user:6d65", "who:61;", "user;", "user:zz;"});
+}
+
+TEST_CASE("tracepoint replies: qTStatus, qTfP pieces, qTfV, QTFrame and traceframe-info as gdbserver writes them",
+          "[tracepoints]") {
+  protocol::TraceStatusReply s;
+  s.buffer_free = 0x500000;
+  s.buffer_size = 0x500000;
+  CHECK(protocol::encode_trace_status(s) ==
+        "T0;tnotrun:0;tframes:0;tcreated:0;tfree:500000;tsize:500000;circular:0;disconn:0;starttime:0;stoptime:0;"
+        "username:;notes::");
+  s.running = false;
+  s.stop_reason = "tstop";
+  s.stop_text = "bye";
+  s.frames = 0x12;
+  s.created = 0x20;
+  s.circular = true;
+  s.start_time = 0x10;
+  s.stop_time = 0x20;
+  s.user = "me";
+  CHECK(protocol::encode_trace_status(s) ==
+        "T0;tstop:627965:0;tframes:12;tcreated:20;tfree:500000;tsize:500000;circular:1;disconn:0;starttime:10;"
+        "stoptime:20;username:6d65;notes::");
+  s.stop_reason = "tpasscount";
+  s.stopping_tracepoint = 3;
+  CHECK(protocol::encode_trace_status(s).starts_with("T0;tpasscount:3;tframes:12;"));
+
+  protocol::TracepointDefinitionReply d{.number = 2, .address = 0x401000, .enabled = false, .step_count = 3,
+                                        .pass_count = 1, .condition = protocol::Bytes{0x22, 0x01, 0x27}};
+  d.actions = {"R1ff"};
+  d.step_actions = {"M-1,601040,4"};
+  d.sources = {{"at", "*0x401000"}};
+  CHECK(protocol::encode_tracepoint_definition(d) ==
+        std::vector<std::string>{"T2:401000:D:3:1:X3,220127", "A2:401000:R1ff", "S2:401000:M-1,601040,4",
+                                 "Z2:401000:at:0:9:2a3078343031303030"});
+  CHECK(protocol::encode_trace_variable(2, -5, false, "n") == "2:fffffffffffffffb:0:6e");
+  CHECK(protocol::encode_frame_found(std::pair<std::uint64_t, std::uint32_t>{0x1a, 2}) == "F1aT2");
+  CHECK(protocol::encode_frame_found(std::nullopt) == "F-1");
+  CHECK(protocol::encode_traceframe_info({{0x1000, 4}}, {7}) ==
+        "<traceframe-info>\n<memory start=\"0x1000\" length=\"0x4\"/>\n<tvar id=\"7\"/>\n</traceframe-info>\n");
+}
+
+TEST_CASE("trace actions are given back as GDB wrote them; qTV's number", "[tracepoints]") {
+  for (const char* packet : {"-1:401000:R1fffff", "-1:401000:M-1,601040,4", "-1:401000:M6,fffffffffffffff0,8",
+                             "-1:401000:X3,220127"}) {
+    auto parsed = protocol::parse_qtdp(packet);
+    REQUIRE(parsed.ok());
+    const auto& a = std::get<protocol::TracepointActions>(*parsed);
+    REQUIRE(a.actions.size() == 1);
+    CHECK(protocol::encode_trace_action(a.actions[0]) == std::string(packet).substr(10));
+  }
+  CHECK(protocol::parse_qtv("1f").value() == 0x1f);
+  CHECK_FALSE(protocol::parse_qtv("").ok());
+  CHECK_FALSE(protocol::parse_qtv("zz").ok());
 }

@@ -44,7 +44,7 @@ TEST_CASE("qSupported announces our features and PacketSize", "[handlers]") {
 TEST_CASE("unknown packets get the empty reply", "[handlers]") {
   HandlerFixture f;
   CHECK(f.send("vMustReplyEmpty") == "");
-  CHECK(f.send("qTStatus") == "");
+  CHECK(f.send("qTfSTM") == "");         // static tracepoint markers: none here
   CHECK(f.send("qCRC:1,2") == "");        // must not be taken for qC
   CHECK(f.send("") == "");
   CHECK(f.send("\x01\x02garbage") == "");
