@@ -115,7 +115,7 @@ echo "== client lanes (test/clients: GDB 16.3 and LLDB 19 of Debian 13, GDB 18.1
 # A core of the end-to-end suite with each newer client; the lane's root is made once (debootstrap
 # and apt, about 30 s each) and kept in ~/.cache/hindsight-clients. Skipped, with the reason,
 # where it cannot be made (no network to the archive).
-CLIENT_CORE="[session],[threads],[signals],[tls],[btrace]~[i386],[extended],[attach],[fork],[exec],[lldb]"
+CLIENT_CORE="[session],[threads],[signals],[tls],[btrace]~[i386],[extended],[attach],[fork],[exec],[lldb],[trace]"
 for lane in trixie sid; do
   run_catch "clients:$lane" test/clients/run.sh "$lane" -- "$BUILD_DIR/test/e2e/e2e_tests" "$CLIENT_CORE"
 done

@@ -92,7 +92,10 @@ HandlerResult add_actions(Context& cx, Experiment& e, const protocol::Tracepoint
         return ok.error();
       }
     }
-    (req.while_stepping ? (*tp)->step_actions : (*tp)->actions).push_back(action_of(a));
+    // GDB marks only the first packet of the while-stepping actions (`S`): those after it
+    // are while-stepping actions too, as gdbserver takes them.
+    const bool stepping = req.while_stepping || !(*tp)->step_actions.empty();
+    (stepping ? (*tp)->step_actions : (*tp)->actions).push_back(action_of(a));
   }
   if (e.running() && !req.more) {
     if (auto ok = place(cx, e); !ok) {

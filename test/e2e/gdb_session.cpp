@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #ifndef HS_DEFAULT_SERVER
@@ -249,6 +251,17 @@ SessionResult run_gdb(const SessionOptions& opts) {
                                               << res.transcript());
   }
   return res;
+}
+
+std::string source_script(const std::vector<std::string>& lines) {
+  static int made = 0;
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("hs-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(made++) + ".gdb");
+  std::ofstream out(path);
+  for (const auto& line : lines) {
+    out << line << "\n";
+  }
+  return "source " + path.string();
 }
 
 std::optional<unsigned long> find_hex_after(const std::string& text, const std::string& prefix) {

@@ -115,6 +115,11 @@ struct SessionResult {
 // Runs GDB (or LLDB) in batch mode against a freshly started server. FAILs the test on timeout.
 SessionResult run_gdb(const SessionOptions& opts);
 
+// "source FILE" for a GDB script of these lines (commands GDB reads from the lines after them,
+// such as a tracepoint's `actions`, cannot be -ex commands); the file is in the temporary
+// directory.
+std::string source_script(const std::vector<std::string>& lines);
+
 // The first hex number after `prefix` in `text` (e.g. "Breakpoint 1 at "), or nullopt.
 std::optional<unsigned long> find_hex_after(const std::string& text, const std::string& prefix);
 

@@ -117,6 +117,31 @@ TEST_CASE("i386: a target-side condition reads the argument by i386 register num
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
 }
 
+TEST_CASE("i386: a tracepoint collects i386 registers and the stack; a while-stepping frame one instruction on",
+          "[e2e][i386][trace]") {
+  REQUIRE_I386();
+  auto out = session("simple_m32",
+                     {"break main", "continue",
+                      e2e::source_script({"trace square", "actions", "collect $regs, x", "while-stepping 1",
+                                          "collect x", "end", "end"}),
+                      "break sum_squares", "tstart", "continue", "finish", "tstop", "tstatus", "tfind 0",
+                      "print x", "info registers eip", "print $sp == $esp", "tfind 1", "print x", "print/x $pc",
+                      "tfind none", "delete", "continue"});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Value returned is $1 = 30"));  // (finish)
+  CHECK_THAT(out.gdb, Contains("Collected 8 trace frames."));  // 4 hits, a step after each
+  CHECK_THAT(out.gdb, Contains("$2 = 1\n"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(eip\s+0x[0-9a-f]{8}\s+0x[0-9a-f]{8} <square\+\d+>)"));
+  CHECK_THAT(out.gdb, Contains("$3 = 1\n"));
+  CHECK_THAT(out.gdb, Contains("$4 = 1\n"));  // x, collected at the step (and ebp with it)
+  const auto hit = e2e::find_hex_after(out.gdb, "eip            ");
+  const auto step = e2e::find_hex_after(out.gdb, "$5 = ");
+  REQUIRE(hit.has_value());
+  REQUIRE(step.has_value());
+  CHECK(*step > *hit);  // one instruction on
+  CHECK_THAT(out.gdb, Contains("exited with code 07"));
+}
+
 TEST_CASE("i386: threads, each stopping at its breakpoint", "[e2e][i386][threads]") {
   REQUIRE_I386();
   auto out = session("mt_m32", {"break hit", "continue", "info threads", "continue", "continue"}, {"pair"});

@@ -4,10 +4,6 @@
 // several threads, and disconnected tracing across GDB's reconnect.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "test/e2e/gdb_session.hpp"
@@ -18,18 +14,7 @@ using e2e::ContainsRegex;
 
 namespace {
 
-// GDB reads a tracepoint's actions from the lines after `actions`: they go in a script that
-// GDB sources.
-std::string source(const std::vector<std::string>& lines) {
-  static int made = 0;
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("hs-trace-" + std::to_string(::getpid()) + "-" + std::to_string(made++) + ".gdb");
-  std::ofstream out(path);
-  for (const auto& line : lines) {
-    out << line << "\n";
-  }
-  return "source " + path.string();
-}
+std::string source(const std::vector<std::string>& lines) { return e2e::source_script(lines); }
 
 // simple.c's square(x), called for x = 1..4 with global_counter 0..3: a tracepoint there.
 std::string trace_square(const std::vector<std::string>& actions) {

@@ -131,11 +131,13 @@ TEST_CASE("tracepoints: a GDB that connects during a run gets the definitions an
   f.send("QTDV:2:fffffffffffffffb:0:636f756e74");
   f.send("QTDP:3:400020:D:2:0:X3,220127-");
   f.send("QTDP:-3:400020:R1ff-");
-  f.send("QTDP:-3:400020:SM6,fffffffffffffff0,8");
+  f.send("QTDP:-3:400020:SM6,fffffffffffffff0,8-");
+  f.send("QTDP:-3:400020:X3,220127");  // after an S packet: while-stepping too (GDB marks the first)
   f.send("QTDPsrc:3:400020:cmd:0:3:656e64");
   CHECK(f.send("qTfP") == "T3:400020:D:2:0:X3,220127");
   CHECK(f.send("qTsP") == "A3:400020:R1ff");
   CHECK(f.send("qTsP") == "S3:400020:M6,fffffffffffffff0,8");
+  CHECK(f.send("qTsP") == "S3:400020:X3,220127");
   CHECK(f.send("qTsP") == "Z3:400020:cmd:0:3:656e64");
   CHECK(f.send("qTsP") == "l");
   CHECK(f.send("qTsP") == "l");
