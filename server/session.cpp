@@ -178,9 +178,8 @@ void Session::on_disconnect() {
   // program keeps running, collecting, as with gdbserver.
   tracer::trace::Experiment* trace = cx_.target.experiment();
   const bool trace_goes_on = trace != nullptr && trace->running() && trace->disconnected_tracing;
-  if (trace != nullptr && trace->running() && !trace->disconnected_tracing) {
-    trace->stop(tracer::trace::StopReason::Disconnected, tracer::trace::timestamp_now());
-    (void)cx_.target.place_tracepoints();
+  if (!trace_goes_on) {
+    end_trace_run(cx_, tracer::trace::StopReason::Disconnected);
   }
   if (waiting_for_stop_ && cx_.target.has_process() && !trace_goes_on) {
     (void)cx_.target.interrupt();

@@ -8,7 +8,7 @@
 #include "protocol/tracepoint_requests.hpp"
 #include "server/features.hpp"
 #include "server/handlers/context.hpp"
-#include "tracer/trace/frames.hpp"
+#include "tracer/trace/experiment.hpp"
 
 namespace server {
 
@@ -110,6 +110,9 @@ HandlerResult on_trace_notes(Context& cx, const protocol::TraceNotes& req);
 HandlerResult on_trace_disconnected(Context& cx, const bool& on);
 HandlerResult on_trace_start(Context& cx, std::string_view body);
 HandlerResult on_trace_stop(Context& cx, std::string_view body);
+// A running trace experiment stops (QTStop, detach, GDB gone without disconnected tracing):
+// why is the status's stop reason; its int3s come out.
+void end_trace_run(Context& cx, tracer::trace::StopReason why);
 HandlerResult on_trace_status(Context& cx, std::string_view body);
 HandlerResult on_tracepoint_status(Context& cx, const protocol::TracepointLocation& req);
 HandlerResult on_trace_variable_value(Context& cx, const std::uint32_t& number);

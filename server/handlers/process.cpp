@@ -63,6 +63,9 @@ HandlerResult on_detach(Context& cx, const std::optional<std::int64_t>& pid) {
     return which.error();
   }
   cx.notice("Detaching from process " + std::to_string(*which));
+  // A trace run ends with the detach, as gdbserver's does. (With disconnected tracing
+  // gdbserver stays attached and the run goes on; here it ends all the same.)
+  end_trace_run(cx, tracer::trace::StopReason::Requested);
   if (auto ok = cx.target.detach_process(*which); !ok) {
     return ok.error();
   }

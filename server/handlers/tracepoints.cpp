@@ -226,10 +226,17 @@ HandlerResult on_trace_start(Context& cx, std::string_view /*body*/) {
 }
 
 HandlerResult on_trace_stop(Context& cx, std::string_view /*body*/) {
-  Experiment& e = experiment_of(cx);
-  e.stop(tracer::trace::StopReason::Requested, tracer::trace::timestamp_now());
-  (void)cx.target.place_tracepoints();
+  end_trace_run(cx, tracer::trace::StopReason::Requested);
   return Reply::ok();
+}
+
+void end_trace_run(Context& cx, tracer::trace::StopReason why) {
+  Experiment* e = cx.target.experiment();
+  if (e == nullptr || !e->running()) {
+    return;
+  }
+  e->stop(why, tracer::trace::timestamp_now());
+  (void)cx.target.place_tracepoints();
 }
 
 HandlerResult on_trace_status(Context& cx, std::string_view /*body*/) {

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include <utility>
@@ -188,10 +189,15 @@ void LinuxTarget::tell_thread_exit(Process& p, Tid tid, int status, bool resumed
 
 // The leader exited before its threads (pthread_exit, or the whole process is on its way out):
 // a zombie until the last one is gone, it never stops again. GDB that asked to hear of its exit
-// hears of it now, as from gdbserver (`w0`: its status is the process's, known only at the end).
+// hears of it now, as from gdbserver (`w0`: its status is the process's, known only at the end),
+// if another thread lives on: a leader seen gone as its last thread leaves is the process
+// exiting, and GDB hears `W` for it.
 void LinuxTarget::leader_became_zombie(Process& p, LinuxThread& leader) {
   leader.run.became_zombie();
-  if (reports_exit_of(leader)) {
+  const bool others_live = std::any_of(p.threads.begin(), p.threads.end(), [&](const auto& entry) {
+    return entry.first != leader.tid && !gone(p.pid, entry.first);
+  });
+  if (others_live && reports_exit_of(leader)) {
     tell_thread_exit(p, leader.tid, 0, leader.gdb.resumed());
   }
 }

@@ -161,3 +161,14 @@ TEST_CASE("tracepoints: a GDB that connects during a run gets the definitions an
   CHECK(f.send("qTBuffer:0,10") == "l");  // no frames
   CHECK(f.send("qTBuffer:1,10") == "E01");
 }
+
+TEST_CASE("tracepoints: a detach ends the run and takes its int3s out", "[handlers][trace]") {
+  HandlerFixture f;
+  f.send("QTinit");
+  f.send("QTDP:1:400010:E:0:0");
+  REQUIRE(f.send("QTStart") == "OK");
+  CHECK(f.target.placed_sites == std::vector<Addr>{0x400010});
+  CHECK(f.send("D") == "OK");
+  CHECK(f.target.placed_sites.empty());
+  CHECK(f.send("qTStatus").starts_with("T0;tstop::0;"));
+}
