@@ -86,16 +86,15 @@ HandlerResult add_actions(Context& cx, Experiment& e, const protocol::Tracepoint
   if (!tp) {
     return tp.error();
   }
+  std::vector<tracer::trace::Action> actions;
   for (const protocol::TraceAction& a : req.actions) {
-    if (a.kind == protocol::TraceAction::Kind::Expression) {
-      if (auto ok = tracer::agent::validate(a.bytecode); !ok) {
-        return ok.error();
-      }
-    }
-    // GDB marks only the first packet of the while-stepping actions (`S`): those after it
-    // are while-stepping actions too, as gdbserver takes them.
-    const bool stepping = req.while_stepping || !(*tp)->step_actions.empty();
-    (stepping ? (*tp)->step_actions : (*tp)->actions).push_back(action_of(a));
+    actions.push_back(action_of(a));
+  }
+  // GDB marks only the first packet of the while-stepping actions (`S`): those after it
+  // are while-stepping actions too, as gdbserver takes them.
+  const bool stepping = req.while_stepping || !(*tp)->step_actions.empty();
+  if (auto ok = e.add_actions(**tp, std::move(actions), stepping); !ok) {
+    return ok.error();
   }
   if (e.running() && !req.more) {
     if (auto ok = place(cx, e); !ok) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -115,6 +116,19 @@ Result<void> Experiment::define(Tracepoint tp) {
     }
   }
   tracepoints_.push_back(std::move(tp));
+  return base::success();
+}
+
+Result<void> Experiment::add_actions(Tracepoint& tp, std::vector<Action> actions, bool while_stepping) {
+  for (const Action& a : actions) {
+    if (a.kind == Action::Kind::Expression) {
+      if (auto ok = agent::validate(a.bytecode); !ok) {
+        return ok;
+      }
+    }
+  }
+  std::vector<Action>& to = while_stepping ? tp.step_actions : tp.actions;
+  to.insert(to.end(), std::make_move_iterator(actions.begin()), std::make_move_iterator(actions.end()));
   return base::success();
 }
 

@@ -97,6 +97,9 @@ class Experiment {
   // and the target's own variables stay).
   void clear();
   Result<void> define(Tracepoint tp);  // a tracepoint number and address already there: error
+  // Appends actions to tp's (to its while-stepping ones with while_stepping), every
+  // expression checked first: all or none.
+  Result<void> add_actions(Tracepoint& tp, std::vector<Action> actions, bool while_stepping);
   Tracepoint* find(std::uint32_t number, Addr address);
   const std::vector<Tracepoint>& tracepoints() const { return tracepoints_; }
   void define_variable(Variable v);

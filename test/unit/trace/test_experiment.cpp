@@ -225,3 +225,15 @@ TEST_CASE("trace experiment: disabled tracepoints neither collect nor get an int
   CHECK(e.tracepoints().empty());
   CHECK_FALSE(e.running());
 }
+
+TEST_CASE("trace experiment: actions are added all or none, each expression checked", "[trace]") {
+  Experiment e;
+  REQUIRE(e.define({.number = 1, .address = 0x10}));
+  Tracepoint& tp = *e.find(1, 0x10);
+  CHECK_FALSE(e.add_actions(tp, {registers(), expression({0x01})}, false));  // a float op: refused
+  CHECK(tp.actions.empty());
+  REQUIRE(e.add_actions(tp, {registers(), expression({0x2e, 0x00, 0x01, 0x27})}, false));
+  REQUIRE(e.add_actions(tp, {memory(-1, 0x1000, 1)}, true));
+  CHECK(tp.actions.size() == 2);
+  CHECK(tp.step_actions.size() == 1);
+}
