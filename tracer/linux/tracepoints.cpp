@@ -79,6 +79,9 @@ void LinuxTarget::while_step_ended(Process& p, LinuxThread& t, Addr pc) {
 }
 
 bool LinuxTarget::resumed_on_tracepoint(Process& p, LinuxThread& t, int sig) {
+  if (t.collected_at == 0) {
+    return false;  // (every resume passes here: no register read unless it collected)
+  }
   auto pc = t.regs.pc(t.tid);
   if (!pc || *pc != t.collected_at || !p.code.owned_by(*pc, SiteOwner::Tracepoint) || p.code.owned_by(*pc, SiteOwner::Gdb)) {
     return false;
