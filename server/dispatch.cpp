@@ -78,6 +78,7 @@ using Caps = tracer::Capabilities;
 constexpr Availability kNonStop{&Caps::non_stop};
 constexpr Availability kBtrace{&Caps::branch_tracing};
 constexpr Availability kTrace{&Caps::tracepoints};
+constexpr Availability kFastTrace{&Caps::fast_tracepoints};
 
 constexpr Route kRoutes[] = {
     // connection set-up and queries
@@ -148,6 +149,7 @@ constexpr Route kRoutes[] = {
     {"QTNotes:", false, kCode, "", adapt<protocol::parse_qtnotes, on_trace_notes>, kTrace},
     {"QTDisconnected:", false, kCode, "DisconnectedTracing+", adapt<parse_flag, on_trace_disconnected>, kTrace},
     {"QTStart", true, kCode, "InstallInTrace+", raw<on_trace_start>, kTrace},
+    {"qTMinFTPILen", true, kCode, "FastTracepoints+", raw<on_fast_tracepoint_min_length>, kFastTrace},
     {"QTStop", true, kCode, "", raw<on_trace_stop>, kTrace},
     {"qTStatus", true, kCode, "", raw<on_trace_status>, kTrace},
     {"qTP:", false, kCode, "", adapt<protocol::parse_tracepoint_location, on_tracepoint_status>, kTrace},

@@ -34,6 +34,7 @@ struct Capabilities {
   bool breakpoint_commands = false;  // set_breakpoint_commands: Z0 ;cmds (an agent dprintf)
   bool branch_tracing = false;       // enable_btrace: Qbtrace, qXfer:btrace
   bool tracepoints = false;          // experiment(): QTDP, QTStart, QTFrame... (trace experiments)
+  bool fast_tracepoints = false;     // fast_tracepoint_min_length(): jumps to an in-process agent
   // cs, ss, ds, es, fs, gs in read_registers are the thread's (the dbt recorder's simulated
   // CPU has none: it says 0 for each).
   bool segment_registers = false;
@@ -50,6 +51,7 @@ struct Capabilities {
             .breakpoint_commands = true,
             .branch_tracing = true,
             .tracepoints = true,
+            .fast_tracepoints = true,
             .segment_registers = true};
   }
 };
@@ -279,6 +281,10 @@ class Target {
   virtual Result<void> place_tracepoints() {
     return base::make_error(base::Errc::unsupported, "tracepoints are not run by this target");
   }
+  // Fast tracepoints (qTMinFTPILen): the shortest instruction a jump can replace in the
+  // current process: 5 when the in-process agent is loaded there, 0 when it is not (yet);
+  // nothing: this target has no fast tracepoints.
+  virtual std::optional<std::uint32_t> fast_tracepoint_min_length() { return std::nullopt; }
 
   // --- what GDB asks about the process ------------------------------------------------
   virtual Result<Bytes> auxv() = 0;

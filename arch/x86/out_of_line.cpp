@@ -10,8 +10,8 @@
 
 namespace arch::x86 {
 
-std::optional<OutOfLineSlot> out_of_line_slot(std::span<const std::uint8_t> code, std::uint64_t from,
-                                              std::uint64_t at, Isa isa) {
+std::optional<std::vector<std::uint8_t>> relocated_copy(std::span<const std::uint8_t> code, std::uint64_t from,
+                                                       std::uint64_t at, Isa isa) {
   const ZydisDecoder* decoder = decoder_for(isa);
   ZydisDecodedInstruction insn;
   if (decoder == nullptr ||
@@ -26,9 +26,7 @@ std::optional<OutOfLineSlot> out_of_line_slot(std::span<const std::uint8_t> code
       insn.mnemonic == ZYDIS_MNEMONIC_UD2 || insn.mnemonic == ZYDIS_MNEMONIC_HLT) {
     return std::nullopt;  // there only to fault: at home, where the program expects it
   }
-  OutOfLineSlot slot;
-  slot.length = insn.length;
-  slot.bytes.assign(code.begin(), code.begin() + insn.length);
+  std::vector<std::uint8_t> copy(code.begin(), code.begin() + insn.length);
   if ((insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) != 0) {
     // (Not a branch: a memory operand relative to rip, its 32-bit displacement counted from
     // the next instruction.) Rebased from the original's next instruction to the copy's.
@@ -40,12 +38,24 @@ std::optional<OutOfLineSlot> out_of_line_slot(std::span<const std::uint8_t> code
       return std::nullopt;
     }
     const auto disp = static_cast<std::int32_t>(rebased);
-    std::memcpy(slot.bytes.data() + insn.raw.disp.offset, &disp, sizeof disp);  // (little-endian, as x86)
+    std::memcpy(copy.data() + insn.raw.disp.offset, &disp, sizeof disp);  // (little-endian, as x86)
   }
-  const std::uint64_t back = from + insn.length;
+  return copy;
+}
+
+std::optional<OutOfLineSlot> out_of_line_slot(std::span<const std::uint8_t> code, std::uint64_t from,
+                                              std::uint64_t at, Isa isa) {
+  auto copy = relocated_copy(code, from, at, isa);
+  if (!copy) {
+    return std::nullopt;
+  }
+  OutOfLineSlot slot;
+  slot.length = static_cast<std::uint8_t>(copy->size());
+  slot.bytes = std::move(*copy);
+  const std::uint64_t back = from + slot.length;
   if (isa == Isa::I386) {
     // jmp rel32 from the end of the slot; 32-bit addresses wrap, so every one is in reach.
-    const auto rel = static_cast<std::uint32_t>(back - (at + insn.length + 5));
+    const auto rel = static_cast<std::uint32_t>(back - (at + slot.length + 5));
     slot.bytes.push_back(0xe9);
     for (int i = 0; i < 4; ++i) {
       slot.bytes.push_back(static_cast<std::uint8_t>(rel >> (8 * i)));

@@ -23,6 +23,13 @@ struct OutOfLineSlot {
   std::uint8_t length = 0;          // of the instruction copied
 };
 
+// The instruction at the start of code, which lives at `from`, as a copy at `at` runs it: an
+// operand relative to rip rebased so that it reaches what it reached. Nothing if a copy would
+// not do the same: a branch, call, return, syscall, trap or ud2, or a rip-relative operand
+// whose target is more than 2 GiB from `at`.
+std::optional<std::vector<std::uint8_t>> relocated_copy(std::span<const std::uint8_t> code, std::uint64_t from,
+                                                       std::uint64_t at, Isa isa = Isa::Amd64);
+
 // The slot at `at` for the instruction at the start of code, which lives at `from`; an operand
 // relative to rip is rebased so that it reaches what it reached. Nothing if a copy would not do
 // the same: a branch, call, return, syscall, trap or ud2 (those are stepped in place), or a rip-

@@ -109,6 +109,8 @@ HandlerResult on_trace_buffer_setting(Context& cx, const protocol::TraceBufferSe
 HandlerResult on_trace_notes(Context& cx, const protocol::TraceNotes& req);
 HandlerResult on_trace_disconnected(Context& cx, const bool& on);
 HandlerResult on_trace_start(Context& cx, std::string_view body);
+// qTMinFTPILen: the shortest instruction a fast tracepoint's jump replaces (0: no agent yet).
+HandlerResult on_fast_tracepoint_min_length(Context& cx, std::string_view body);
 HandlerResult on_trace_stop(Context& cx, std::string_view body);
 // A running trace experiment stops (QTStop, detach, GDB gone without disconnected tracing):
 // why is the status's stop reason; its int3s come out.

@@ -118,6 +118,11 @@ HandlerResult on_trace_init(Context& cx, std::string_view /*body*/) {
   return Reply::ok();
 }
 
+HandlerResult on_fast_tracepoint_min_length(Context& cx, std::string_view /*body*/) {
+  const auto length = cx.target.fast_tracepoint_min_length();
+  return length ? Reply::packet(fmt::format("{:x}", *length)) : Reply::empty();
+}
+
 HandlerResult on_tracepoint(Context& cx, const protocol::TracepointPacket& req) {
   Experiment& e = experiment_of(cx);
   if (const auto* create = std::get_if<protocol::TracepointCreate>(&req)) {

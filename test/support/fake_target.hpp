@@ -80,6 +80,10 @@ class FakeTarget : public tracer::Target {
   std::vector<tracer::Addr> placed_sites;
   int placements = 0;
   tracer::trace::Experiment* experiment() override { return caps.tracepoints ? &trace_experiment : nullptr; }
+  std::optional<std::uint32_t> fast_tracepoint_min_length() override {
+    return caps.fast_tracepoints ? std::optional<std::uint32_t>(fast_min_length) : std::nullopt;
+  }
+  std::uint32_t fast_min_length = 0;  // 5: an in-process agent is loaded
   tracer::Result<void> place_tracepoints() override {
     ++placements;
     placed_sites = trace_experiment.sites();

@@ -219,3 +219,55 @@ TEST_CASE("CodeMemory: a breakpoint whose page is gone cannot be removed, and sa
   CHECK_FALSE(removed);  // GDB warns "Error removing breakpoint"
   CHECK_FALSE(code.contains(kBase + 8));  // forgotten all the same
 }
+
+TEST_CASE("CodeMemory: a jump hides under reads, and gives way to an int3 or a write (its owner's int3 instead)",
+          "[code_memory][trace]") {
+  Bytes initial(kSize, 0x90);
+  for (std::size_t i = 0; i < kSize; ++i) {
+    initial[i] = static_cast<std::uint8_t>(i);
+  }
+  VectorMemory raw(initial);
+  CodeMemory code(raw);
+  const Bytes jump{0xe9, 1, 2, 3, 4};
+  REQUIRE(code.place_jump(kBase + 8, jump, SiteOwner::Tracepoint));
+  CHECK(Bytes(raw.bytes().begin() + 8, raw.bytes().begin() + 13) == jump);
+  CHECK(code.read(kBase + 6, 10).value() == Bytes(initial.begin() + 6, initial.begin() + 16));
+  CHECK(code.occupied(kBase + 12, 1));
+  CHECK_FALSE(code.occupied(kBase + 13, 4));
+  // Nothing of ours may lie under a jump.
+  CHECK_FALSE(code.place_jump(kBase + 10, jump, SiteOwner::Tracepoint));
+  REQUIRE(code.plant(kBase + 20, SiteOwner::Gdb));
+  CHECK_FALSE(code.place_jump(kBase + 17, jump, SiteOwner::Tracepoint));
+
+  SECTION("GDB's int3 inside it") {
+    REQUIRE(code.plant(kBase + 10, SiteOwner::Gdb));
+    CHECK_FALSE(code.has_jump(kBase + 8));
+    CHECK(code.owned_by(kBase + 8, SiteOwner::Tracepoint));
+    CHECK(raw.bytes()[8] == tracer::kInt3);
+    CHECK(raw.bytes()[9] == 9);  // the program's bytes are back
+    CHECK(raw.bytes()[10] == tracer::kInt3);
+    CHECK(code.read(kBase + 8, 3).value() == Bytes{8, 9, 10});
+  }
+  SECTION("a write over it") {
+    REQUIRE(code.write(kBase + 11, Bytes{0x77, 0x78}));
+    CHECK_FALSE(code.has_jump(kBase + 8));
+    CHECK(code.owned_by(kBase + 8, SiteOwner::Tracepoint));
+    CHECK(code.read(kBase + 8, 5).value() == (Bytes{8, 9, 10, 0x77, 0x78}));
+  }
+  SECTION("taken out") {
+    CHECK(code.remove_jump(kBase + 8).value());
+    CHECK(raw.bytes() == [&] { Bytes b = initial; b[20] = tracer::kInt3; return b; }());
+    CHECK_FALSE(code.remove_jump(kBase + 8).value());
+  }
+  SECTION("a detach, and a fork child's copy") {
+    Bytes other = raw.bytes();
+    VectorMemory child_raw(other);
+    CodeMemory child(child_raw);
+    child.inherit(code);
+    CHECK(child.has_jump(kBase + 8));
+    code.remove_all();
+    CHECK(raw.bytes() == initial);
+    child.remove_all();
+    CHECK(child_raw.bytes() == initial);
+  }
+}

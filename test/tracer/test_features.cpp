@@ -65,6 +65,7 @@ const std::map<std::string, std::string> kProbes = {
     {"InstallInTrace+", "QTStart"},
     {"qXfer:traceframe-info:read+", "qXfer:traceframe-info:read::0,100"},
     {"tracenz+", ""},
+    {"FastTracepoints+", "qTMinFTPILen"},
 };
 // Features of one packet that another route also serves: refused means an error, not "".
 const std::map<std::string, std::string> kOptionProbes = {
@@ -127,6 +128,7 @@ void check_announced_is_served(tracer::Target& target) {
   CHECK(announced.count("BreakpointCommands+") == (can.breakpoint_commands ? 1u : 0u));
   CHECK(announced.count("ConditionalTracepoints+") == (can.tracepoints ? 1u : 0u));
   CHECK(announced.count("tracenz+") == (can.tracepoints ? 1u : 0u));
+  CHECK(announced.count("FastTracepoints+") == (can.fast_tracepoints ? 1u : 0u));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string>
@@ -142,6 +143,24 @@ base::Result<void> validate(std::span<const std::uint8_t> code) {
     }
   }
   return base::success();
+}
+
+Usage usage(std::span<const std::uint8_t> code) {
+  Usage u;
+  for (std::size_t pc = 0; pc < code.size();) {
+    const std::size_t size = kOperandBytes[code[pc]] < 0 ? 0 : instruction_size(code, pc);
+    if (size == 0) {
+      break;  // (not validated: what was seen so far)
+    }
+    switch (code[pc]) {
+      case kReg: u.highest_register = std::max(u.highest_register, static_cast<int>(operand(code, pc + 1, 2))); break;
+      case kGetv: case kSetv: case kTracev: u.state_variables = true; break;
+      case kPrintf: u.printf = true; break;
+      default: break;
+    }
+    pc += size;
+  }
+  return u;
 }
 
 namespace {

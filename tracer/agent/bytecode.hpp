@@ -51,6 +51,15 @@ class Machine {
 // ended by its NUL), every jump to the start of an instruction, and an `end` reachable. Errc::malformed says where it is not.
 base::Result<void> validate(std::span<const std::uint8_t> code);
 
+// What an expression touches besides memory: the highest register it reads (-1: none),
+// whether it reads or sets trace state variables, whether it prints.
+struct Usage {
+  int highest_register = -1;
+  bool state_variables = false;
+  bool printf = false;
+};
+Usage usage(std::span<const std::uint8_t> code);
+
 // Runs a validated expression to its `end`; the value on top of the stack then. Errors
 // (Errc::invalid): stack overflow or underflow, division by zero, an unreadable register or
 // address, the step budget spent, a printf whose format and values do not agree.

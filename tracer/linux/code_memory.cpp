@@ -34,11 +34,90 @@ base::Result<Bytes> CodeMemory::read(Addr addr, std::size_t len) const {
   auto data = raw_->read(addr, len);
   if (data) {
     sites_.hide(addr, *data);
+    hide_jumps(addr, *data);
   }
   return data;
 }
 
+void CodeMemory::hide_jumps(Addr addr, Bytes& data) const {
+  for (const auto& [at, jump] : jumps_) {
+    for (std::size_t i = 0; i < jump.original.size(); ++i) {
+      if (at + i >= addr && at + i < addr + data.size()) {
+        data[at + i - addr] = jump.original[i];
+      }
+    }
+  }
+}
+
+bool CodeMemory::occupied(Addr addr, std::size_t len) const {
+  for (std::size_t i = 0; i < len; ++i) {
+    if (sites_.contains(addr + i)) {
+      return true;
+    }
+  }
+  for (const auto& [at, jump] : jumps_) {
+    if (at < addr + len && addr < at + jump.original.size()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+base::Result<void> CodeMemory::place_jump(Addr addr, const Bytes& bytes, SiteOwner owner) {
+  if (occupied(addr, bytes.size())) {
+    return base::make_error(base::Errc::invalid, "an int3 or a jump of ours is there");
+  }
+  auto original = raw_->read(addr, bytes.size());
+  if (!original) {
+    return std::move(original).error();
+  }
+  if (original->size() != bytes.size()) {
+    return base::make_error(base::Errc::invalid, "the instruction's bytes cannot be read");
+  }
+  if (auto ok = raw_->write(addr, bytes); !ok) {
+    return ok;
+  }
+  jumps_[addr] = Jump{std::move(*original), owner};
+  return base::success();
+}
+
+base::Result<bool> CodeMemory::remove_jump(Addr addr) {
+  auto it = jumps_.find(addr);
+  if (it == jumps_.end()) {
+    return false;
+  }
+  Bytes original = std::move(it->second.original);
+  jumps_.erase(it);
+  if (auto ok = raw_->write(addr, original); !ok) {
+    return std::move(ok).error();
+  }
+  return true;
+}
+
+base::Result<void> CodeMemory::jumps_give_way(Addr addr, std::size_t len) {
+  for (auto it = jumps_.begin(); it != jumps_.end();) {
+    const Addr at = it->first;
+    if (!(at < addr + len && addr < at + it->second.original.size())) {
+      ++it;
+      continue;
+    }
+    const SiteOwner owner = it->second.owner;
+    ++it;
+    if (auto removed = remove_jump(at); !removed) {
+      return std::move(removed).error();
+    }
+    base::logf(base::LogCat::ptrace, "the jump at {:#x} gives way: an int3 there instead", at);
+    if (auto planted = plant(at, owner); !planted) {
+      return std::move(planted).error();
+    }
+  }
+  return base::success();
+}
+
 base::Result<void> CodeMemory::write(Addr addr, const Bytes& data) {
+  if (auto ok = jumps_give_way(addr, data.size()); !ok) {
+    return ok;
+  }
   Bytes bytes = data;
   const auto replaced = sites_.absorb_write(addr, bytes);  // (what a failed write gives back)
   if (lifted_ && *lifted_ >= addr && *lifted_ < addr + bytes.size()) {
@@ -56,6 +135,9 @@ base::Result<void> CodeMemory::write(Addr addr, const Bytes& data) {
 }
 
 base::Result<CodeMemory::Planted> CodeMemory::plant(Addr addr, SiteOwner owner) {
+  if (auto ok = jumps_give_way(addr, 1); !ok) {
+    return std::move(ok).error();
+  }
   if (sites_.contains(addr)) {
     sites_.add(addr, 0, owner);
     // ... unless a process sharing this memory (vfork) took the int3 out meanwhile.
@@ -111,6 +193,14 @@ void CodeMemory::unplant_all(SiteOwner owner) {
 }
 
 void CodeMemory::remove_all(const CodeMemory* keep) {
+  for (const auto& [addr, jump] : jumps_) {
+    if (keep == nullptr || !keep->has_jump(addr)) {
+      if (auto ok = raw_->write(addr, jump.original); !ok) {
+        base::logf(base::LogCat::ptrace, "restoring {:#x} failed: {}", addr, ok.error().message());
+      }
+    }
+  }
+  jumps_.clear();
   for (const auto& [addr, site] : sites_.sites()) {
     if (lifted_ != addr && (keep == nullptr || !keep->contains(addr))) {
       if (auto ok = restore(addr, site.original); !ok) {
@@ -124,12 +214,14 @@ void CodeMemory::remove_all(const CodeMemory* keep) {
 
 void CodeMemory::forget_all() {
   sites_.clear();
+  jumps_.clear();
   lifted_.reset();
   out_of_line_ = OutOfLine{};
 }
 
 void CodeMemory::inherit(const CodeMemory& parent) {
   sites_ = parent.sites_;
+  jumps_ = parent.jumps_;
   out_of_line_ = parent.out_of_line_;
 }
 

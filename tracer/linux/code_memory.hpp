@@ -90,6 +90,17 @@ class CodeMemory {
   base::Result<Bytes> read_raw(Addr addr, std::size_t len) const { return raw_->read(addr, len); }
   void hide(Addr addr, Bytes& data) const { sites_.hide(addr, data); }
 
+  // --- jumps (fast tracepoints: arch/x86/jump_pad.hpp) ------------------------------------
+  // Bytes of ours over the program's at addr, for owner: only where nothing of ours is (no
+  // int3, no other jump). Reads show the program's bytes. Whatever later needs bytes under a
+  // jump (an int3 planted, a write) takes it out, and owner gets an int3 at addr instead.
+  base::Result<void> place_jump(Addr addr, const Bytes& bytes, SiteOwner owner);
+  // The program's bytes back; false if no jump is there (it gave way, see above).
+  base::Result<bool> remove_jump(Addr addr);
+  bool has_jump(Addr addr) const { return jumps_.count(addr) != 0; }
+  // Something of ours lies in [addr, addr + len): an int3 or a jump.
+  bool occupied(Addr addr, std::size_t len) const;
+
   // --- out-of-line slots ------------------------------------------------------------------
   OutOfLine& out_of_line() { return out_of_line_; }
   const OutOfLine& out_of_line() const { return out_of_line_; }
@@ -101,7 +112,16 @@ class CodeMemory {
 
   std::unique_ptr<RawMemory> own_;
   RawMemory* raw_;
+  // A jump over [addr, addr + len) gives way: owner's int3 at its address instead.
+  base::Result<void> jumps_give_way(Addr addr, std::size_t len);
+  void hide_jumps(Addr addr, Bytes& data) const;
+
   SoftwareBreakpoints sites_;
+  struct Jump {
+    Bytes original;
+    SiteOwner owner;
+  };
+  std::map<Addr, Jump> jumps_;
   std::optional<Addr> lifted_;
   OutOfLine out_of_line_;
 };

@@ -26,6 +26,7 @@
 #include "tracer/linux/process.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/target.hpp"
+#include "tracer/trace/agent_wire.hpp"
 #include "tracer/trace/experiment.hpp"
 
 namespace tracer {
@@ -103,8 +104,13 @@ class LinuxTarget final : public Target {
   Result<void> remove_breakpoint(BreakpointType type, Addr addr, int len) override;
   Result<void> set_breakpoint_conditions(Addr addr, const std::vector<Bytes>& conditions) override;
   Result<void> set_breakpoint_commands(Addr addr, const std::vector<Bytes>& commands) override;
-  trace::Experiment* experiment() override { return &experiment_; }
+  // (Frames the in-process agent collected come in first: every reader sees them.)
+  trace::Experiment* experiment() override {
+    take_agent_frames();
+    return &experiment_;
+  }
   Result<void> place_tracepoints() override;
+  std::optional<std::uint32_t> fast_tracepoint_min_length() override;
 
   Result<Bytes> auxv() override;
   Result<std::string> exec_file(Pid pid) override;
@@ -164,6 +170,18 @@ class LinuxTarget final : public Target {
   // it without collecting again: true if that step-over is under way in place (else t runs
   // on, from an out-of-line copy if it had to move).
   bool resumed_on_tracepoint(Process& p, LinuxThread& t, int sig);
+  // --- fast tracepoints (fast_tracepoints.cpp) ---
+  // The in-process agent's control block in p (looked for once per process); 0: none.
+  Addr find_agent(Process& p);
+  // At a run's start, with every thread of p stopped: a jump to a pad for each tracepoint the
+  // agent can collect; the others stay int3s.
+  void place_fast_tracepoints(Process& p);
+  // The run ended: the agent stops collecting, and the jumps come out once every thread of
+  // p is stopped (a thread may be running through a pad).
+  void remove_fast_tracepoints(Process& p);
+  // The agent's frames into the experiment; a run the agent ended (pass count, an error), or
+  // a full buffer, ends here.
+  void take_agent_frames();
   // A single step of t's while-stepping ended at pc: its frame is collected; the last step
   // (or a run that ended) ends the while-stepping.
   void while_step_ended(Process& p, LinuxThread& t, Addr pc);
@@ -309,6 +327,17 @@ class LinuxTarget final : public Target {
   trace::Experiment experiment_;  // the trace experiment (tracepoints.cpp)
   Pid traced_pid_ = 0;            // the process whose hits it collects while it runs
   std::set<Addr> tracepoint_sites_;  // its int3s placed there
+  struct AgentLink {
+    Pid pid = 0;                         // the process it was looked for in
+    Addr control = 0;                    // its control block there (0: no agent)
+    trace::AgentControl seen{};          // the block, as read when found
+    Addr next_pad = 0;                   // free pad space: [next_pad, pads + pads_size)
+    std::uint64_t generation = 0;        // of the tracepoints written for it
+    std::vector<std::pair<std::uint32_t, Addr>> indices;  // its index i: (number, address)
+    std::set<Addr> jumps;                // placed for the run
+    bool collecting = false;             // the run's jumps are (or may still be) in place
+  };
+  AgentLink agent_;  // fast tracepoints (fast_tracepoints.cpp)
   void log_event(const char* kind, Pid pid, Tid tid, std::string detail = {}, int number = 0) {
     if (event_log_ != nullptr) {
       event_log_->add(kind, pid, tid, std::move(detail), number);

@@ -24,7 +24,26 @@ Result<void> LinuxTarget::place_tracepoints() {
     return experiment_.running() ? Result<void>(base::make_error(base::Errc::no_process, "no process to trace"))
                                 : base::success();
   }
-  const std::vector<Addr> wanted = experiment_.sites();
+  if (experiment_.running() && !agent_.collecting) {
+    place_fast_tracepoints(*p);  // (the run's start)
+  } else if (!experiment_.running()) {
+    remove_fast_tracepoints(*p);
+  }
+  // An int3 for each tracepoint without its jump (one that gave way has an int3 already),
+  // and for the agent's call to us while its jumps stand.
+  std::erase_if(agent_.jumps, [&](Addr addr) { return !p->code.has_jump(addr); });
+  std::vector<Addr> wanted = experiment_.sites();
+  for (auto it = agent_.jumps.begin(); it != agent_.jumps.end();) {
+    if (std::find(wanted.begin(), wanted.end(), *it) == wanted.end() && p->code.remove_jump(*it)) {
+      it = agent_.jumps.erase(it);  // (disabled during the run)
+    } else {
+      ++it;
+    }
+  }
+  std::erase_if(wanted, [&](Addr addr) { return agent_.jumps.count(addr) != 0; });
+  if (agent_.collecting && agent_.pid == p->pid) {
+    wanted.push_back(agent_.seen.notify);
+  }
   for (auto it = tracepoint_sites_.begin(); it != tracepoint_sites_.end();) {
     if (std::find(wanted.begin(), wanted.end(), *it) == wanted.end()) {
       (void)p->code.unplant(*it, SiteOwner::Tracepoint);
@@ -48,7 +67,12 @@ Result<void> LinuxTarget::place_tracepoints() {
 }
 
 void LinuxTarget::collect_at_tracepoint(Process& p, LinuxThread& t, Addr addr) {
-  if (p.pid != traced_pid_ || !experiment_.running()) {
+  if (p.pid != traced_pid_) {
+    return;
+  }
+  const bool agent_call = agent_.collecting && agent_.pid == p.pid && addr == agent_.seen.notify;
+  take_agent_frames();  // (the fast tracepoints' frames first: the buffer keeps hits in order)
+  if (agent_call || !experiment_.running()) {
     return;
   }
   t.collected_at = addr;

@@ -180,6 +180,13 @@ void Experiment::stop(StopReason reason, std::uint64_t now, std::uint32_t tracep
   stop_time_ = now;
 }
 
+void Experiment::fail(std::string why, std::uint64_t now, std::uint32_t tracepoint) {
+  if (running_) {
+    error_text_ = std::move(why);
+    stop(StopReason::Error, now, tracepoint);
+  }
+}
+
 std::vector<Addr> Experiment::sites() const {
   std::vector<Addr> out;
   if (!running_) {
@@ -218,13 +225,16 @@ bool Experiment::collect(Tracepoint& tp, const std::vector<Action>& actions, Add
       }
       case Action::Kind::Expression:
         if (auto done = agent::execute(a.bytecode, machine); !done) {
-          error_text_ = done.error().message();
-          stop(StopReason::Error, now, tp.number);
+          fail(done.error().message(), now, tp.number);
           return false;
         }
         break;
     }
   }
+  return keep(tp, std::move(frame), now);
+}
+
+bool Experiment::keep(Tracepoint& tp, Frame frame, std::uint64_t now) {
   const std::size_t size = frame.size();
   if (!buffer_.add(std::move(frame))) {
     stop(StopReason::BufferFull, now);
@@ -232,6 +242,19 @@ bool Experiment::collect(Tracepoint& tp, const std::vector<Action>& actions, Add
   }
   tp.frame_bytes += size;
   return true;
+}
+
+bool Experiment::add_hit(std::uint32_t number, Addr address, Frame frame, std::uint64_t now) {
+  Tracepoint* tp = find(number, address);
+  if (!running_ || tp == nullptr) {
+    return running_;
+  }
+  ++tp->hits;
+  frame.tracepoint = number;
+  if (keep(*tp, std::move(frame), now) && tp->pass_count > 0 && tp->hits >= tp->pass_count) {
+    stop(StopReason::PassCount, now, number);
+  }
+  return running_;
 }
 
 HitOutcome Experiment::hit(Addr address, Thread& thread, std::uint64_t now) {
@@ -248,8 +271,7 @@ HitOutcome Experiment::hit(Addr address, Thread& thread, std::uint64_t now) {
       Collecting machine(thread, scratch, variables_, now);
       auto value = agent::evaluate(*tp.condition, machine);
       if (!value) {
-        error_text_ = value.error().message();
-        stop(StopReason::Error, now, tp.number);
+        fail(value.error().message(), now, tp.number);
         break;
       }
       if (*value == 0) {

@@ -113,12 +113,18 @@ class Experiment {
   // initial values.
   void start(std::uint64_t now);
   void stop(StopReason reason, std::uint64_t now, std::uint32_t tracepoint = 0);
+  // Stops the run for an error in tracepoint's collection (StopReason::Error).
+  void fail(std::string why, std::uint64_t now, std::uint32_t tracepoint);
   // Addresses where an int3 must be while running: the enabled tracepoints'.
   std::vector<Addr> sites() const;
   // thread hit address: each enabled tracepoint there whose condition holds collects a
   // frame. When the run must stop (pass count reached, buffer full, an error), it is stopped
   // here and the caller takes the sites out.
   HitOutcome hit(Addr address, Thread& thread, std::uint64_t now);
+  // A hit of tracepoint number at address that collected elsewhere (the in-process agent of
+  // fast tracepoints, which checked its condition): its frame is kept as hit() keeps one, the
+  // pass count and a full buffer stopping the run. False when the run is (now) stopped.
+  bool add_hit(std::uint32_t number, Addr address, Frame frame, std::uint64_t now);
   // Step `step` (1-based) of tracepoint number's while-stepping, thread now at pc: collects
   // its step actions. True when the run stopped.
   bool step(std::uint32_t number, Addr address, std::uint64_t step, Addr pc, Thread& thread, std::uint64_t now);
@@ -135,6 +141,8 @@ class Experiment {
   std::string user, notes, stop_note;  // QTNotes
 
  private:
+  // frame into the buffer, as tp's; false if the run must stop.
+  bool keep(Tracepoint& tp, Frame frame, std::uint64_t now);
   // A frame of tp's actions at pc into the buffer; false if the run must stop.
   bool collect(Tracepoint& tp, const std::vector<Action>& actions, Addr pc, Thread& thread, std::uint64_t now);
 

@@ -174,3 +174,17 @@ TEST_CASE("agent expressions: the trace ops GDB compiles for collect and teval",
   // trace underflows like any op.
   CHECK_THAT(error_of({0x22, 0x01, 0x0c, 0x27}, m), Catch::Contains("stack underflow"));
 }
+
+TEST_CASE("agent usage: the registers and trace state variables an expression touches", "[agent][trace]") {
+  using tracer::agent::usage;
+  // reg 6 (rbp), const8 -20, add, const8 4, trace, end
+  auto u = usage(Code{0x26, 0, 6, 0x22, 0xec, 0x02, 0x22, 4, 0x0c, 0x27});
+  CHECK(u.highest_register == 6);
+  CHECK_FALSE(u.state_variables);
+  CHECK_FALSE(u.printf);
+  // getv 2, const8 1, add, setv 2, end: $count = $count + 1
+  CHECK(usage(Code{0x2c, 0, 2, 0x22, 1, 0x02, 0x2d, 0, 2, 0x27}).state_variables);
+  CHECK(usage(Code{0x2e, 0, 3, 0x27}).state_variables);  // tracev 3
+  CHECK(usage(Code{0x26, 0, 40, 0x27}).highest_register == 40);  // an xmm register
+  CHECK(usage(Code{0x22, 1, 0x27}).highest_register == -1);
+}

@@ -50,7 +50,7 @@ TEST_CASE("tracepoints: announced as gdbserver does, and absent from a target th
   const std::string features = f.send("qSupported:multiprocess+");
   for (const char* name : {";ConditionalTracepoints+", ";TracepointSource+", ";TraceStateVariables+",
                            ";EnableDisableTracepoints+", ";QTBuffer:size+", ";DisconnectedTracing+", ";InstallInTrace+",
-                           ";tracenz+", ";qXfer:traceframe-info:read+"}) {
+                           ";tracenz+", ";qXfer:traceframe-info:read+", ";FastTracepoints+"}) {
     CHECK(features.find(name) != std::string::npos);
   }
   CHECK(f.send("qTStatus") ==
@@ -58,9 +58,18 @@ TEST_CASE("tracepoints: announced as gdbserver does, and absent from a target th
         "username:;notes::");
   HandlerFixture without;
   without.target.caps.tracepoints = false;
+  without.target.caps.fast_tracepoints = false;
   CHECK(without.send("qSupported:multiprocess+").find("Tracepoints") == std::string::npos);
   CHECK(without.send("qTStatus").empty());
+  CHECK(without.send("qTMinFTPILen").empty());
   CHECK(without.send("QTinit").empty());
+}
+
+TEST_CASE("fast tracepoints: qTMinFTPILen is 0 until the in-process agent is loaded, then 5", "[handlers][trace]") {
+  HandlerFixture f;
+  CHECK(f.send("qTMinFTPILen") == "0");
+  f.target.fast_min_length = 5;
+  CHECK(f.send("qTMinFTPILen") == "5");
 }
 
 TEST_CASE("tracepoints: GDB 13.1's definition packets, a run, and what GDB reads of it", "[handlers][trace]") {
