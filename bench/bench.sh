@@ -18,12 +18,16 @@
 #     (host, $COND_HOST_HITS calls); one continue, median of $THRU_RUNS sessions.
 # (g) tracepoint hits collected per second: a tracepoint on bump() collecting a global, one
 #     continue over its 100000 hits (the program runs on at each; the server collects);
-#     median of $THRU_RUNS sessions. (Fast tracepoints: see the issue's note.)
+#     median of $THRU_RUNS sessions.
+# (h) fast tracepoint hits collected per second: (g) with `ftrace`, the program (built -no-pie:
+#     gdbserver's agent cannot reach a PIE's code from its jump pads) preloading each server's
+#     in-process agent: Hindsight's libhindsight-agent.so, gdbserver's libinproctrace.so.
 # (d) 1000 threads (bench/progs/threads_target.c): `info threads` + `thread apply all bt`
 #     at a breakpoint, and one `continue` to a breakpoint (resume and stop all 1001 threads,
 #     mean of $ROUNDS); medians of $THREAD_RUNS sessions.
 #
-# Environment: RUNS (5), THRU_RUNS (3), STEPS (2000), GDB (/usr/bin/gdb),
+# Environment: RUNS (5), THRU_RUNS (3), STEPS (2000), GDB (/usr/bin/gdb), GDBSERVER_AGENT
+#              (/usr/lib/libinproctrace.so),
 #              GDBSERVER (/usr/bin/gdbserver), THREADS (1000), THREAD_RUNS (3), ROUNDS (20).
 set -u
 source "$(dirname "$0")/common.sh"
@@ -50,7 +54,9 @@ trap 'exit 130' INT TERM
 
 ${CC:-cc} -g -O0 -o "$WORK/bench_target" "$HERE/progs/bench_target.c" || exit 1
 ${CC:-cc} -g -O0 -pthread -o "$WORK/threads_target" "$HERE/progs/threads_target.c" || exit 1
+${CC:-cc} -g -O0 -no-pie -o "$WORK/bench_target_nopie" "$HERE/progs/bench_target.c" || exit 1
 PROG=$WORK/bench_target
+SERVER_OPTIONS=()  # (before the port: gdbserver's options go there)
 
 free_port () {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -65,7 +71,7 @@ start_server () {
   shift 2
   [ $# -gt 0 ] || set -- "$PROG"
   : > "$WORK/server.err"
-  "$server" --once ":$port" "$@" > "$WORK/server.out" 2> "$WORK/server.err" &
+  "$server" --once "${SERVER_OPTIONS[@]}" ":$port" "$@" > "$WORK/server.out" 2> "$WORK/server.err" &
   SERVER_PID=$!
   for _ in $(seq 1 1000); do
     grep -q "Listening on port" "$WORK/server.err" && return 0
@@ -250,6 +256,28 @@ if [ "$have_hindsight" = 1 ]; then
 fi
 g_trace=$(measure_trace "$GDBSERVER")
 printf '%-38s %14s %14s\n' "tracepoint hits collected per second" "$h_trace" "$g_trace"
+
+# measure_ftrace SERVER AGENT: fast tracepoint hits collected per second (median).
+measure_ftrace () {
+  local server=$1 agent=$2 port out c vals=()
+  [ -f "$agent" ] || { echo n/a; return; }
+  SERVER_OPTIONS=(--wrapper env "LD_PRELOAD=$agent" --)
+  for _ in $(seq 1 "$THRU_RUNS"); do
+    port=$(free_port)
+    start_server "$server" "$port" "$WORK/bench_target_nopie" || continue
+    out=$(gdb_session ftrace "$port")
+    stop_server
+    c=$(value TRACE_HITS_PER_S <<< "$out"); [ -n "$c" ] && vals+=("$c")
+  done
+  SERVER_OPTIONS=()
+  printf '%s\n' "${vals[@]}" | grep . | median
+}
+h_ftrace=n/a
+if [ "$have_hindsight" = 1 ]; then
+  h_ftrace=$(measure_ftrace "$HINDSIGHT" "$(dirname "$HINDSIGHT")/../tracer/inprocess/libhindsight-agent.so")
+fi
+g_ftrace=$(measure_ftrace "$GDBSERVER" "${GDBSERVER_AGENT:-/usr/lib/libinproctrace.so}")
+printf '%-38s %14s %14s\n' "fast tracepoint hits per second" "$h_ftrace" "$g_ftrace"
 
 # Branch-trace recording speed (SoftStep where there is no BTS) beside GDB's `record full`.
 echo

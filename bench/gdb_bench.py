@@ -12,6 +12,8 @@
 #   BENCH_MODE=trace       at ready(), a tracepoint on bump() collecting `sink`, tstart, and one
 #                          continue over its 100000 hits to spin(); tracepoint hits collected
 #                          per second (TRACE_HITS_PER_S), the frames checked (all 100000)
+#   BENCH_MODE=ftrace      the same with a fast tracepoint (`ftrace`: the server's in-process
+#                          agent collects, the program preloading it)
 #   BENCH_MODE=threads     threads_target: at ready(), `info threads` + `thread apply all bt`
 #                          (THREADS_BT_MS); then BENCH_ROUNDS continues to tick(), each one
 #                          resuming and stopping every thread (RESUME_STOP_MS per round)
@@ -58,14 +60,14 @@ elif mode == "cond":
     else:
         print("COND_EVALS_PER_S=%.0f" % (hits / (t1 - t0)))
     gdb.execute("kill", to_string=True)
-elif mode == "trace":
+elif mode in ("trace", "ftrace"):
     gdb.execute("break ready", to_string=True)
     gdb.execute("continue", to_string=True)
     gdb.execute("delete", to_string=True)
     # (GDB reads a tracepoint's actions from the lines after `actions`: a script it sources.)
     script = os.environ["BENCH_DUMP"] + ".gdb"
     with open(script, "w") as f:
-        f.write("trace bump\nactions\ncollect sink\nend\n")
+        f.write("%s bump\nactions\ncollect sink\nend\n" % mode)
     gdb.execute("source " + script, to_string=True)
     os.unlink(script)
     gdb.execute("break spin", to_string=True)

@@ -125,7 +125,11 @@ std::optional<JumpPad> amd64_jump_pad(const JumpPadRequest& r) {
       put_le(c, off);
     }
     load_save_mask(c, r.save_mask);
-    put(c, {0x48, 0x0f, 0xae, 0x24, 0x24});  // xsave64 [rsp]
+    if (r.xsaveopt) {
+      put(c, {0x48, 0x0f, 0xae, 0x34, 0x24});  // xsaveopt64 [rsp]
+    } else {
+      put(c, {0x48, 0x0f, 0xae, 0x24, 0x24});  // xsave64 [rsp]
+    }
   } else {
     put(c, {0x48, 0x0f, 0xae, 0x04, 0x24});  // fxsave64 [rsp]
   }

@@ -31,6 +31,7 @@ struct JumpPadRequest {
   std::uint64_t collector = 0;               // its address
   std::uint32_t save_area = 0;               // XSAVE area bytes (0: no XSAVE, FXSAVE's 512)
   std::uint64_t save_mask = 0;               // the XSAVE components to save and restore
+  bool xsaveopt = false;                     // XSAVEOPT (components in their initial state skipped)
 };
 
 struct JumpPad {

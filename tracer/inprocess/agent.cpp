@@ -345,6 +345,10 @@ void probe_save_area() {
       end = std::max(end, ebx + eax);
     }
   }
+  __cpuid_count(0xd, 1, eax, ebx, ecx, edx);
+  if ((eax & 1) != 0) {
+    hindsight_agent.flags |= trace::kAgentXsaveopt;
+  }
   hindsight_agent.save_mask = mask;
   hindsight_agent.save_area = (end + 63) & ~63u;
 }

@@ -158,7 +158,8 @@ void LinuxTarget::place_fast_tracepoints(Process& p) {
     const Addr at = (agent_.next_pad + 15) & ~Addr{15};
     auto pad = ax::amd64_jump_pad({.tracepoint = tp.address, .code = *code, .pad = at, .index = i,
                                    .collector = agent_.seen.collector, .save_area = agent_.seen.save_area,
-                                   .save_mask = agent_.seen.save_mask});
+                                   .save_mask = agent_.seen.save_mask,
+                                   .xsaveopt = (agent_.seen.flags & trace::kAgentXsaveopt) != 0});
     if (!pad || at + pad->pad.size() > agent_.seen.pads + agent_.seen.pads_size) {
       base::logf(base::LogCat::ptrace, "tracepoint {} at {:#x}: no jump can stand there; an int3", tp.number,
                  tp.address);
@@ -219,12 +220,13 @@ void LinuxTarget::take_agent_frames() {
     }
     auto records = read_all ? trace::read_records(ring, ctl->tail, ctl->head)
                             : Result<std::vector<trace::AgentRecord>>(base::make_error(base::Errc::invalid, "unreadable"));
+    const std::uint64_t now = trace::timestamp_now();
     if (!records) {
-      experiment_.fail("the in-process agent's frames cannot be read: " + records.error().message(),
-                       trace::timestamp_now(), 0);
+      experiment_.fail("the in-process agent's frames cannot be read: " + records.error().message(), now, 0);
+      records = std::vector<trace::AgentRecord>{};
     }
     const ax::RegisterLayout& layout = host_register_layout(ax::Isa::Amd64);
-    for (trace::AgentRecord& rec : records ? *records : std::vector<trace::AgentRecord>{}) {
+    for (trace::AgentRecord& rec : *records) {
       if (rec.generation != static_cast<std::uint32_t>(agent_.generation) || rec.index >= agent_.indices.size()) {
         continue;
       }
@@ -238,7 +240,7 @@ void LinuxTarget::take_agent_frames() {
         frame.registers = ax::to_g_packet(layout, raw);
       }
       frame.memory = std::move(rec.memory);
-      if (!experiment_.add_hit(number, address, std::move(frame), trace::timestamp_now())) {
+      if (!experiment_.add_hit(number, address, std::move(frame), now)) {
         break;
       }
     }

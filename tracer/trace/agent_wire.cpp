@@ -33,10 +33,14 @@ class Reader {
   }
   bool get_bytes(Bytes& b) {
     std::uint32_t n = 0;
-    if (!get(n) || in_.size() - at_ < n) {
+    return get(n) && get_raw(b, n, n);
+  }
+  // n bytes (of which `keep` are kept) into b.
+  bool get_raw(Bytes& b, std::size_t n, std::size_t keep) {
+    if (in_.size() - at_ < n) {
       return false;
     }
-    b.assign(in_.begin() + static_cast<std::ptrdiff_t>(at_), in_.begin() + static_cast<std::ptrdiff_t>(at_ + n));
+    b.assign(in_.begin() + static_cast<std::ptrdiff_t>(at_), in_.begin() + static_cast<std::ptrdiff_t>(at_ + keep));
     at_ += n;
     return true;
   }
@@ -181,27 +185,19 @@ Result<std::vector<AgentRecord>> read_records(std::span<const std::uint8_t> ring
           return malformed("a record's registers are cut short");
         }
       }
-      rec.save_area.resize(padded8(save));
-      for (auto& b : rec.save_area) {
-        if (!body.get(b)) {
-          return malformed("a record's save area is cut short");
-        }
+      if (!body.get_raw(rec.save_area, padded8(save), save)) {
+        return malformed("a record's save area is cut short");
       }
-      rec.save_area.resize(save);
     }
     std::size_t left = length - kRecordHeader - (words != 0 ? kGprWords * 8 + padded8(save) : 0);
     while (left > 0) {
       MemoryBlock b;
       std::uint32_t len = 0;
       std::uint32_t zero = 0;
-      if (left < 16 || !body.get(b.address) || !body.get(len) || !body.get(zero) || padded8(len) > left - 16) {
+      if (left < 16 || !body.get(b.address) || !body.get(len) || !body.get(zero) || padded8(len) > left - 16 ||
+          !body.get_raw(b.bytes, padded8(len), len)) {
         return malformed("a record's memory block is cut short");
       }
-      b.bytes.resize(padded8(len));
-      for (auto& byte : b.bytes) {
-        (void)body.get(byte);
-      }
-      b.bytes.resize(len);
       left -= 16 + padded8(len);
       rec.memory.push_back(std::move(b));
     }

@@ -19,6 +19,8 @@ inline constexpr const char* kAgentSymbol = "hindsight_agent";
 inline constexpr std::uint64_t kAgentMagic = 0x746e656741534448;  // "HDSAgent"
 inline constexpr std::uint32_t kAgentVersion = 1;
 
+inline constexpr std::uint32_t kAgentXsaveopt = 1;
+
 // Why the agent ended a run itself.
 enum class AgentEnd : std::uint32_t { None = 0, PassCount = 1, Error = 2 };
 
@@ -39,7 +41,7 @@ struct AgentControl {
   std::uint64_t tail = 0;           // server: bytes taken (ever)
   std::uint64_t lost = 0;           // agent: hits not collected (ring full with no one taking)
   std::uint32_t save_area = 0;      // XSAVE area bytes (0: FXSAVE)
-  std::uint32_t reserved = 0;
+  std::uint32_t flags = 0;          // kAgentXsaveopt: the CPU has XSAVEOPT
   std::uint64_t save_mask = 0;      // components a pad saves
   std::uint32_t ended_by = 0;       // AgentEnd
   std::uint32_t ended_tracepoint = 0;
