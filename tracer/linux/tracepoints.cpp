@@ -17,10 +17,12 @@ Result<void> LinuxTarget::place_tracepoints() {
   if (experiment_.running() && (traced_pid_ == 0 || process(traced_pid_) == nullptr)) {
     traced_pid_ = current_;
     tracepoint_sites_.clear();
+    agent_.collecting = false;  // (the jumps went with the process the last run traced)
   }
   Process* p = process(traced_pid_);
   if (p == nullptr) {
     tracepoint_sites_.clear();
+    agent_.collecting = false;
     return experiment_.running() ? Result<void>(base::make_error(base::Errc::no_process, "no process to trace"))
                                 : base::success();
   }
