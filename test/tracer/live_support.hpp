@@ -13,6 +13,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "test/tracer/elf_symbols.hpp"
 #include "tracer/linux/linux_target.hpp"
@@ -27,6 +28,17 @@ namespace test_tracer {
 
 inline std::string prog(const std::string& name) {
   return std::string(TRACER_PROGS_DIR) + "/tracer_" + name;
+}
+
+// Bytes as the process's memory holds them (our int3s and jumps included).
+inline std::optional<std::vector<std::uint8_t>> read_raw_memory(int pid, std::uint64_t addr, std::size_t len) {
+  std::ifstream mem("/proc/" + std::to_string(pid) + "/mem", std::ios::binary);
+  std::vector<std::uint8_t> out(len);
+  mem.seekg(static_cast<std::streamoff>(addr));
+  if (!mem.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(len))) {
+    return std::nullopt;
+  }
+  return out;
 }
 
 inline std::uint64_t symbol(const std::string& name, const std::string& sym) {

@@ -245,34 +245,16 @@ Outcome collect_locked(std::uint64_t index, const std::uint64_t* saved, const st
       return Outcome::Done;
     }
   }
-  for (const trace::Action& a : tp.actions) {
-    switch (a.kind) {
-      case trace::Action::Kind::Registers:
-        rec.gpr.resize(trace::kGprWords);
-        for (int i = 0; i < static_cast<int>(trace::kGprWords); ++i) {
-          rec.gpr[static_cast<std::size_t>(i)] = thread.gpr(i);
-        }
-        rec.save_area.assign(save_area, save_area + (hindsight_agent.save_area != 0 ? hindsight_agent.save_area : 512));
-        break;
-      case trace::Action::Kind::Memory: {
-        std::uint64_t addr = a.offset;
-        if (a.base_register >= 0) {
-          auto base = thread.reg(a.base_register);
-          if (!base) {
-            break;
-          }
-          addr += *base;
-        }
-        (void)thread.collect(addr, a.length);
-        break;
-      }
-      case trace::Action::Kind::Expression:
-        if (auto done = agent::execute(a.bytecode, thread); !done) {
-          end_run(trace::AgentEnd::Error, tp.number, done.error().message());
-          return Outcome::Notify;
-        }
-        break;
+  auto done = trace::run_actions(tp.actions, thread, [&] {
+    rec.gpr.resize(trace::kGprWords);
+    for (int i = 0; i < static_cast<int>(trace::kGprWords); ++i) {
+      rec.gpr[static_cast<std::size_t>(i)] = thread.gpr(i);
     }
+    rec.save_area.assign(save_area, save_area + (hindsight_agent.save_area != 0 ? hindsight_agent.save_area : 512));
+  });
+  if (!done) {
+    end_run(trace::AgentEnd::Error, tp.number, done.error().message());
+    return Outcome::Notify;
   }
   std::vector<std::size_t> lengths;
   for (const auto& b : rec.memory) {
@@ -367,6 +349,14 @@ __attribute__((constructor)) void start_agent() {
   hindsight_agent.ring_size = kRingSize;
   hindsight_agent.pads = map_pads();
   hindsight_agent.pads_size = hindsight_agent.pads != 0 ? kPadsSize : 0;
+}
+
+// At the program's exit (from main or exit()), the frames still in the ring go to the server
+// while the process is still there to be read.
+__attribute__((destructor)) void end_agent() {
+  if (__atomic_load_n(&hindsight_agent.head, __ATOMIC_ACQUIRE) != __atomic_load_n(&hindsight_agent.tail, __ATOMIC_ACQUIRE)) {
+    hindsight_agent_notify();
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -84,6 +85,35 @@ class Collecting final : public agent::Machine {
 };
 
 }  // namespace
+
+Result<void> run_actions(const std::vector<Action>& actions, agent::Machine& machine,
+                         const std::function<void()>& collect_registers) {
+  for (const Action& a : actions) {
+    switch (a.kind) {
+      case Action::Kind::Registers:
+        collect_registers();
+        break;
+      case Action::Kind::Memory: {
+        Addr addr = a.offset;
+        if (a.base_register >= 0) {
+          auto base = machine.reg(a.base_register);
+          if (!base) {
+            break;  // (its memory stays unavailable)
+          }
+          addr += *base;
+        }
+        (void)machine.collect(addr, a.length);
+        break;
+      }
+      case Action::Kind::Expression:
+        if (auto done = agent::execute(a.bytecode, machine); !done) {
+          return done;
+        }
+        break;
+    }
+  }
+  return base::success();
+}
 
 std::uint64_t timestamp_now() {
   using namespace std::chrono;
@@ -204,32 +234,14 @@ bool Experiment::collect(Tracepoint& tp, const std::vector<Action>& actions, Add
                          std::uint64_t now) {
   Frame frame{.tracepoint = tp.number, .pc = pc};
   Collecting machine(thread, frame, variables_, now);
-  for (const Action& a : actions) {
-    switch (a.kind) {
-      case Action::Kind::Registers:
-        if (auto regs = thread.registers(); regs) {
-          frame.registers = std::move(*regs);
-        }
-        break;
-      case Action::Kind::Memory: {
-        Addr addr = a.offset;
-        if (a.base_register >= 0) {
-          auto base = thread.reg(a.base_register);
-          if (!base) {
-            break;
-          }
-          addr += *base;
-        }
-        (void)machine.collect(addr, a.length);
-        break;
-      }
-      case Action::Kind::Expression:
-        if (auto done = agent::execute(a.bytecode, machine); !done) {
-          fail(done.error().message(), now, tp.number);
-          return false;
-        }
-        break;
+  auto done = run_actions(actions, machine, [&] {
+    if (auto regs = thread.registers(); regs) {
+      frame.registers = std::move(*regs);
     }
+  });
+  if (!done) {
+    fail(done.error().message(), now, tp.number);
+    return false;
   }
   return keep(tp, std::move(frame), now);
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -83,6 +84,11 @@ struct HitOutcome {
   std::uint32_t stepping_tracepoint = 0;
   std::uint64_t steps = 0;
 };
+
+// A hit's actions in order, into machine's collect ops (a Memory action's block too);
+// collect_registers for a Registers action. An error: an expression failed (the run must stop).
+Result<void> run_actions(const std::vector<Action>& actions, agent::Machine& machine,
+                         const std::function<void()>& collect_registers);
 
 // The time runs and $trace_timestamp are stamped with: µs of a steady clock, as gdbserver's.
 std::uint64_t timestamp_now();
