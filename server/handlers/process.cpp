@@ -62,9 +62,18 @@ HandlerResult on_detach(Context& cx, const std::optional<std::int64_t>& pid) {
   if (!which) {
     return which.error();
   }
+  // With disconnected tracing a running trace experiment goes on, as with gdbserver: the
+  // server stays attached and the program runs on, collecting, until a GDB comes back.
+  if (const tracer::trace::Experiment* trace = cx.target.experiment();
+      trace != nullptr && trace->running() && trace->disconnected_tracing) {
+    cx.notice("Disconnected tracing in effect, leaving hindsight attached to the process");
+    if (auto ok = cx.target.resume(tracer::ResumePlan{{tracer::ThreadAction{}}}); !ok) {
+      return ok.error();
+    }
+    return Reply::ok();
+  }
   cx.notice("Detaching from process " + std::to_string(*which));
-  // A trace run ends with the detach, as gdbserver's does. (With disconnected tracing
-  // gdbserver stays attached and the run goes on; here it ends all the same.)
+  // Otherwise a trace run ends with the detach, as gdbserver's does.
   end_trace_run(cx, tracer::trace::StopReason::Requested);
   if (auto ok = cx.target.detach_process(*which); !ok) {
     return ok.error();

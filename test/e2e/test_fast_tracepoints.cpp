@@ -138,3 +138,20 @@ TEST_CASE("fast tracepoints: without the agent, ftrace collects as a trap tracep
   CHECK_THAT(out.gdb, Contains("Collected 100 trace frames."));
   CHECK_THAT(out.gdb, Contains("$1 = 10\n"));
 }
+
+TEST_CASE("fast tracepoints: with disconnected tracing a detach leaves the program running and collecting",
+          "[e2e][trace][ftrace]") {
+  // As gdbserver: the server stays attached, the program runs on (leaf two billion times),
+  // its hits collecting into a circular buffer; the next GDB finds the run going on.
+  auto out = e2e::run_gdb({.program = "calls_agent",
+                           .commands = {"break main", "continue", ftrace_leaf("ftrace", "collect sink"),
+                                        "set circular-trace-buffer on", "set disconnected-tracing on", "tstart",
+                                        "detach", "shell sleep 0.5", "target remote {target}", "tstop", "tstatus",
+                                        "kill"},
+                           .args = {"loop", "2000000000"},
+                           .server_once = false});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_err, Contains("Disconnected tracing in effect, leaving hindsight attached to the process"));
+  CHECK_THAT(out.gdb, Contains("Trace is already running on the target."));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Buffer contains [1-9]\d* trace frames \(of [1-9]\d* created total\))"));
+}
