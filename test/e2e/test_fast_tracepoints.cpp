@@ -76,18 +76,22 @@ TEST_CASE("fast tracepoints: the pass count ends the run from inside the program
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited normally\])"));
 }
 
-TEST_CASE("fast tracepoints: the agent's ring fills many times over; no hit is lost", "[e2e][trace][ftrace]") {
+TEST_CASE("fast tracepoints: the agent's ring fills many times over; no hit is lost; a bad address is no fault",
+          "[e2e][trace][ftrace]") {
   auto out = e2e::run_gdb({.program = "calls_agent",
-                           .commands = {"break main", "continue", ftrace_leaf("ftrace", "collect sink"),
+                           .commands = {"break main", "continue", ftrace_leaf("ftrace", "collect sink, *(int *) 16"),
                                         "break done", "tstart", "continue", "tstop", "tstatus", "tfind 59999",
-                                        "print sink", "tfind none", "delete", "continue"},
+                                        "print sink", "print *(int *) 16", "tfind none", "delete", "continue"},
                            .args = {"loop", "60000"},
                            .timeout = std::chrono::seconds(60)});
   INFO(out.transcript());
-  // Each record takes 56 bytes of the agent's 1 MiB ring: 60000 of them fill it 3 times. (A
+  // Each record takes 56 bytes of the agent's 1 MiB ring (no block for address 16): 60000 of
+  // them fill it 3 times. (A
   // local, x, would bring the registers GDB needs to find it: 2 KiB a frame.)
   CHECK_THAT(out.gdb, Contains("Collected 60000 trace frames."));
   CHECK_THAT(out.gdb, Contains("$1 = 1799910001\n"));  // 0 + 1 + ... + 59998
+  // An address nothing is mapped at is read without a fault: unavailable, the program unharmed.
+  CHECK_THAT(out.gdb, Contains("$2 = <unavailable>\n"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited normally\])"));
 }
 
@@ -154,4 +158,23 @@ TEST_CASE("fast tracepoints: with disconnected tracing a detach leaves the progr
   CHECK_THAT(out.server_err, Contains("Disconnected tracing in effect, leaving hindsight attached to the process"));
   CHECK_THAT(out.gdb, Contains("Trace is already running on the target."));
   CHECK_THAT(out.gdb, ContainsRegex(R"(Buffer contains [1-9]\d* trace frames \(of [1-9]\d* created total\))"));
+}
+
+TEST_CASE("fast tracepoints: a tracepoint added during the run at the same place; both collect",
+          "[e2e][trace][ftrace]") {
+  // Stopped at leaf's entry (before the fast tracepoint's instruction), GDB adds a trap
+  // tracepoint at the same place (installed at once; GDB downloads no actions during a run):
+  // the jump comes out and an int3 collects for both, each hit in order.
+  auto out = e2e::run_gdb({.program = "calls_agent",
+                           .commands = {"break main", "continue", ftrace_leaf("ftrace", "collect x"), "break done",
+                                        "tstart", "break *leaf", "continue", "trace leaf", "delete 4", "continue",
+                                        "tstop", "tstatus", "info tracepoints", "tfind tracepoint 5",
+                                        "tfind tracepoint 2", "print x"},
+                           .args = {"loop", "100"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Collected 200 trace frames."));
+  CHECK(e2e::occurrences(out.gdb, "tracepoint already hit 100 times") == 2);
+  CHECK_THAT(out.gdb, Contains("Found trace frame 1, tracepoint 5"));
+  CHECK_THAT(out.gdb, Contains("Found trace frame 2, tracepoint 2"));
+  CHECK_THAT(out.gdb, Contains("$1 = 1\n"));
 }

@@ -14,9 +14,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <asm/prctl.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 
 #include "tracer/agent/bytecode.hpp"
@@ -86,14 +90,52 @@ std::uint16_t selector(int which) {
   return v;
 }
 
-std::uint64_t segment_base(int code) {
-  unsigned long base = 0;
-  (void)syscall(SYS_arch_prctl, code, &base);
-  return base;
+// Memory the agent reads with a plain copy, no syscall (a hit must stay fast, and GDB's own
+// tests check that collection makes none): the program's own segments, and the hitting
+// thread's stack from its red zone up (see HitThread::stack_end). Anything else is read with
+// process_vm_readv, so that an address the program unmapped is unavailable, never a fault.
+struct Range {
+  std::uint64_t lo = 0, hi = 0;
+};
+Range program_segments[16];
+int program_segment_count = 0;
+Range main_stack;  // the [stack] mapping of the main thread
+bool has_fsgsbase = false;
+
+std::uint64_t fs_base() {
+  std::uint64_t v = 0;
+  if (has_fsgsbase) {
+    asm volatile("rdfsbase %0" : "=r"(v));
+  } else {
+    asm volatile("mov %%fs:0, %0" : "=r"(v));  // (the TCB's pointer to itself: the base)
+  }
+  return v;
+}
+
+std::uint64_t gs_base() {
+  unsigned long v = 0;
+  if (has_fsgsbase) {
+    asm volatile("rdgsbase %0" : "=r"(v));
+  } else {
+    (void)syscall(SYS_arch_prctl, ARCH_GET_GS, &v);
+  }
+  return v;
+}
+
+bool inside(const Range& r, std::uint64_t addr, std::size_t len) {
+  return addr >= r.lo && addr < r.hi && len <= r.hi - addr;
 }
 
 // Reads the program's memory without faulting on a bad address: what can be read of it.
-std::size_t read_self(std::uint64_t addr, std::size_t len, std::uint8_t* out) {
+std::size_t read_self(std::uint64_t addr, std::size_t len, std::uint8_t* out, const Range& stack) {
+  bool direct = inside(stack, addr, len);
+  for (int i = 0; i < program_segment_count && !direct; ++i) {
+    direct = inside(program_segments[i], addr, len);
+  }
+  if (direct) {
+    std::memcpy(out, reinterpret_cast<const void*>(addr), len);
+    return len;
+  }
   iovec local{out, len};
   iovec remote{reinterpret_cast<void*>(addr), len};
   const ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
@@ -105,7 +147,23 @@ std::size_t read_self(std::uint64_t addr, std::size_t len, std::uint8_t* out) {
 class HitThread final : public agent::Machine {
  public:
   HitThread(const std::uint64_t* saved, std::uint64_t address, trace::AgentRecord& rec)
-      : saved_(saved), address_(address), rec_(rec) {}
+      : saved_(saved), address_(address), rec_(rec) {
+    const std::uint64_t rsp = gpr(19);
+    stack_ = Range{rsp - 128, stack_end(rsp)};
+  }
+
+  // Where the thread's stack ends above rsp: the main thread's [stack] mapping, or a pthread's
+  // thread block, which glibc puts at the top of the thread's stack (0: not known).
+  static std::uint64_t stack_end(std::uint64_t rsp) {
+    if (rsp >= main_stack.lo && rsp < main_stack.hi) {
+      return main_stack.hi;
+    }
+    const std::uint64_t tcb = fs_base();
+    return tcb > rsp && tcb - rsp < (std::uint64_t{256} << 20) ? tcb : 0;
+  }
+  std::size_t read_memory(std::uint64_t addr, std::size_t len, std::uint8_t* out) const {
+    return read_self(addr, len, out, stack_);
+  }
 
   std::uint64_t gpr(int index) const {
     if (index < 15) {
@@ -118,8 +176,8 @@ class HitThread final : public agent::Machine {
       case 18: return saved_[15];
       case 19: return reinterpret_cast<std::uint64_t>(saved_ + 16) + 128;
       case 20: return selector(1);
-      case 21: return segment_base(ARCH_GET_FS);
-      case 22: return segment_base(ARCH_GET_GS);
+      case 21: return fs_base();
+      case 22: return gs_base();
       default: return selector(index - 21);  // ds es fs gs
     }
   }
@@ -131,7 +189,7 @@ class HitThread final : public agent::Machine {
   }
   base::Result<std::uint64_t> read(tracer::Addr addr, std::size_t len) override {
     std::uint64_t v = 0;
-    if (len > sizeof v || read_self(addr, len, reinterpret_cast<std::uint8_t*>(&v)) != len) {
+    if (len > sizeof v || read_memory(addr, len, reinterpret_cast<std::uint8_t*>(&v)) != len) {
       return base::make_error(base::Errc::invalid, "cannot read memory");
     }
     return v;
@@ -141,7 +199,7 @@ class HitThread final : public agent::Machine {
     while (len > 0) {
       const std::size_t piece = std::min(len, trace::kMaxMemoryBlock);
       trace::MemoryBlock b{addr, tracer::Bytes(piece)};
-      const std::size_t got = read_self(addr, piece, b.bytes.data());
+      const std::size_t got = read_memory(addr, piece, b.bytes.data());
       if (got == 0) {
         break;  // unreadable: unavailable in the frame
       }
@@ -157,7 +215,7 @@ class HitThread final : public agent::Machine {
   }
   base::Result<void> collect_string(tracer::Addr addr, std::size_t limit) override {
     trace::MemoryBlock b{addr, tracer::Bytes(std::min(limit, trace::kMaxMemoryBlock))};
-    b.bytes.resize(read_self(addr, b.bytes.size(), b.bytes.data()));
+    b.bytes.resize(read_memory(addr, b.bytes.size(), b.bytes.data()));
     if (auto nul = std::find(b.bytes.begin(), b.bytes.end(), 0); nul != b.bytes.end()) {
       b.bytes.erase(nul + 1, b.bytes.end());
     }
@@ -171,6 +229,7 @@ class HitThread final : public agent::Machine {
   const std::uint64_t* saved_;
   std::uint64_t address_;
   trace::AgentRecord& rec_;
+  Range stack_;
 };
 
 void end_run(trace::AgentEnd why, std::uint32_t number, std::string_view error) {
@@ -337,9 +396,76 @@ void probe_save_area() {
 
 void refresh_pid() { self = getpid(); }
 
+// The program's PT_LOAD segments (page-rounded), from its program headers in memory.
+void find_program_segments() {
+  const auto* phdr = reinterpret_cast<const Elf64_Phdr*>(getauxval(AT_PHDR));
+  const std::size_t count = getauxval(AT_PHNUM);
+  if (phdr == nullptr) {
+    return;
+  }
+  std::uint64_t bias = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (phdr[i].p_type == PT_PHDR) {
+      bias = reinterpret_cast<std::uint64_t>(phdr) - phdr[i].p_vaddr;
+    }
+  }
+  constexpr std::uint64_t kPage = 4096;
+  for (std::size_t i = 0; i < count && program_segment_count < 16; ++i) {
+    if (phdr[i].p_type == PT_LOAD && (phdr[i].p_flags & PF_R) != 0) {
+      const std::uint64_t lo = (bias + phdr[i].p_vaddr) & ~(kPage - 1);
+      const std::uint64_t hi = (bias + phdr[i].p_vaddr + phdr[i].p_memsz + kPage - 1) & ~(kPage - 1);
+      program_segments[program_segment_count++] = Range{lo, hi};
+    }
+  }
+}
+
+// The main thread's [stack] mapping, from /proc/self/maps (read with plain syscalls: the
+// program's malloc is not the agent's to use).
+void find_main_stack() {
+  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return;
+  }
+  static char text[1 << 16];
+  std::size_t used = 0;
+  for (;;) {
+    const ssize_t got = read(fd, text + used, sizeof text - 1 - used);
+    if (got <= 0) {
+      break;
+    }
+    used += static_cast<std::size_t>(got);
+    text[used] = 0;
+    char* line_end = nullptr;
+    for (char* line = text; (line_end = std::strchr(line, '\n')) != nullptr; line = line_end + 1) {
+      *line_end = 0;
+      if (std::strstr(line, "[stack]") != nullptr) {
+        unsigned long lo = 0, hi = 0;
+        if (std::sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+          main_stack = Range{lo, hi};
+        }
+      }
+      *line_end = '\n';
+    }
+    // Keep the unfinished last line for the next read.
+    char* last = std::strrchr(text, '\n');
+    const std::size_t keep = last == nullptr ? 0 : used - static_cast<std::size_t>(last + 1 - text);
+    if (last != nullptr) {
+      std::memmove(text, last + 1, keep);
+    }
+    used = keep;
+    if (used >= sizeof text - 1) {
+      used = 0;  // (a line longer than the buffer: dropped)
+    }
+  }
+  close(fd);
+}
+
 __attribute__((constructor)) void start_agent() {
   refresh_pid();
   pthread_atfork(nullptr, nullptr, refresh_pid);
+  has_fsgsbase = (getauxval(AT_HWCAP2) & 2) != 0;  // HWCAP2_FSGSBASE: rdfsbase in user mode
+  find_program_segments();
+  find_main_stack();
   probe_save_area();
   hindsight_agent.collector = reinterpret_cast<std::uint64_t>(&hindsight_agent_collect);
   hindsight_agent.notify = reinterpret_cast<std::uint64_t>(&hindsight_agent_notify);

@@ -177,6 +177,28 @@ void LinuxTarget::place_fast_tracepoints(Process& p) {
   base::logf(base::LogCat::ptrace, "process {}: {} fast tracepoints", p.pid, agent_.jumps.size());
 }
 
+void LinuxTarget::retire_jumps(Process& p) {
+  std::erase_if(agent_.jumps, [&](Addr addr) { return !p.code.has_jump(addr); });
+  if (agent_.jumps.empty() || !all_stopped(p)) {
+    return;
+  }
+  const auto& tps = experiment_.tracepoints();
+  std::erase_if(agent_.jumps, [&](Addr addr) {
+    const auto enabled_here = std::count_if(tps.begin(), tps.end(), [&](const trace::Tracepoint& tp) {
+      return tp.enabled && tp.address == addr;
+    });
+    const bool own_enabled = std::any_of(agent_.indices.begin(), agent_.indices.end(), [&](const auto& entry) {
+      const trace::Tracepoint* tp = experiment_.find(entry.first, entry.second);
+      return entry.second == addr && tp != nullptr && tp->enabled;
+    });
+    if (enabled_here == 1 && own_enabled) {
+      return false;  // (its own: the one the agent collects)
+    }
+    base::logf(base::LogCat::ptrace, "the jump at {:#x} comes out: {} enabled tracepoints there", addr, enabled_here);
+    return p.code.remove_jump(addr).ok();
+  });
+}
+
 void LinuxTarget::remove_fast_tracepoints(Process& p) {
   if (!agent_.collecting || p.pid != agent_.pid) {
     return;

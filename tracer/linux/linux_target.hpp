@@ -176,6 +176,10 @@ class LinuxTarget final : public Target {
   // At a run's start, with every thread of p stopped: a jump to a pad for each tracepoint the
   // agent can collect; the others stay int3s.
   void place_fast_tracepoints(Process& p);
+  // During a run: the jumps that gave way are forgotten, and those whose tracepoint was
+  // disabled, or that another enabled tracepoint now shares, come out (every thread of p
+  // stopped): a trap collects there instead.
+  void retire_jumps(Process& p);
   // The run ended: the agent stops collecting, and the jumps come out once every thread of
   // p is stopped (a thread may be running through a pad).
   void remove_fast_tracepoints(Process& p);

@@ -33,15 +33,8 @@ Result<void> LinuxTarget::place_tracepoints() {
   }
   // An int3 for each tracepoint without its jump (one that gave way has an int3 already),
   // and for the agent's call to us while its jumps stand.
-  std::erase_if(agent_.jumps, [&](Addr addr) { return !p->code.has_jump(addr); });
+  retire_jumps(*p);
   std::vector<Addr> wanted = experiment_.sites();
-  for (auto it = agent_.jumps.begin(); it != agent_.jumps.end();) {
-    if (std::find(wanted.begin(), wanted.end(), *it) == wanted.end() && p->code.remove_jump(*it)) {
-      it = agent_.jumps.erase(it);  // (disabled during the run)
-    } else {
-      ++it;
-    }
-  }
   std::erase_if(wanted, [&](Addr addr) { return agent_.jumps.count(addr) != 0; });
   if (agent_.collecting && agent_.pid == p->pid) {
     wanted.push_back(agent_.seen.notify);
