@@ -151,7 +151,7 @@ if [[ ${HS_FAST:-0} != 1 ]]; then
   fuzz_one() {
     FUZZ_DIR=$BUILD_DIR-fuzz bench/fuzz.sh "${HS_FUZZ_SECONDS:-15}" "$1"
   }
-  for target in fuzz_session fuzz_bts fuzz_dbt_ring fuzz_svr4 fuzz_valgrind_replies fuzz_agent fuzz_elf_symbols; do
+  for target in fuzz_session fuzz_bts fuzz_dbt_ring fuzz_svr4 fuzz_valgrind_replies fuzz_agent fuzz_agent_wire fuzz_elf_symbols; do
     run_step "$target" fuzz_one "$target"
   done
 fi

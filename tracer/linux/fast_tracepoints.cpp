@@ -103,6 +103,9 @@ Addr LinuxTarget::find_agent(Process& p) {
                trace::kAgentSymbol, *found);
     return 0;
   }
+  if (agent_.collecting && agent_.pid != p.pid) {
+    return *found;  // (another process's run has the link: this one is only asked about)
+  }
   agent_ = AgentLink{.pid = p.pid, .control = *found, .seen = *control, .next_pad = control->pads};
   base::logf(base::LogCat::ptrace, "process {}: in-process agent at {:#x}, pads at {:#x}", p.pid, *found,
              control->pads);
