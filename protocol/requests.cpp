@@ -443,6 +443,43 @@ Result<std::vector<int>> parse_signal_list(std::string_view body) {
   return signals;
 }
 
+Result<std::vector<PermissionChange>> parse_qallow(std::string_view body) {
+  std::vector<PermissionChange> out;
+  while (!body.empty()) {
+    const std::size_t semi = body.find(';');
+    const std::string_view item = body.substr(0, semi);
+    const std::size_t colon = item.find(':');
+    if (colon == std::string_view::npos || colon == 0) {
+      return base::make_error(base::Errc::malformed, "QAllow: OP:VALUE expected");
+    }
+    auto value = hex_field_max(item.substr(colon + 1), "QAllow value", 1);
+    if (!value) {
+      return std::move(value).error();
+    }
+    out.push_back({std::string(item.substr(0, colon)), *value != 0});
+    body = semi == std::string_view::npos ? std::string_view{} : body.substr(semi + 1);
+  }
+  return out;
+}
+
+void apply_permissions(const std::vector<PermissionChange>& changes, Permissions& permissions) {
+  static const std::pair<std::string_view, bool Permissions::*> kOps[] = {
+      {"WriteReg", &Permissions::write_registers},
+      {"WriteMem", &Permissions::write_memory},
+      {"InsertBreak", &Permissions::insert_breakpoints},
+      {"InsertTrace", &Permissions::insert_tracepoints},
+      {"InsertFastTrace", &Permissions::insert_fast_tracepoints},
+      {"Stop", &Permissions::stop},
+  };
+  for (const PermissionChange& c : changes) {
+    for (const auto& [name, field] : kOps) {
+      if (c.op == name) {
+        permissions.*field = c.allowed;
+      }
+    }
+  }
+}
+
 Result<CatchSyscalls> parse_catch_syscalls(std::string_view body) {
   CatchSyscalls out;
   if (body == "0") {

@@ -82,6 +82,24 @@ Result<XferWrite> parse_xfer_write(std::string_view body);
 // QPassSignals:/QProgramSignals: "e;10;14;" -> GDB signal numbers (empty list allowed).
 Result<std::vector<int>> parse_signal_list(std::string_view body);
 
+// QAllow:OP:VAL;OP:VAL... (GDB's observer mode, `set may-write-memory off` and the like):
+// what the target may do for GDB. An op not named keeps its setting; unknown ops are ignored.
+struct Permissions {
+  bool write_registers = true;          // WriteReg
+  bool write_memory = true;             // WriteMem
+  bool insert_breakpoints = true;       // InsertBreak
+  bool insert_tracepoints = true;       // InsertTrace
+  bool insert_fast_tracepoints = true;  // InsertFastTrace
+  bool stop = true;                     // Stop (interrupting the program)
+};
+struct PermissionChange {
+  std::string op;
+  bool allowed = true;
+};
+Result<std::vector<PermissionChange>> parse_qallow(std::string_view body);
+// Applies changes to permissions (unknown ops left alone).
+void apply_permissions(const std::vector<PermissionChange>& changes, Permissions& permissions);
+
 // QCatchSyscalls:0 (off), QCatchSyscalls:1 (any syscall), QCatchSyscalls:1;NR;NR... (those).
 struct CatchSyscalls { bool enabled = false; std::vector<int> numbers; };
 Result<CatchSyscalls> parse_catch_syscalls(std::string_view body);

@@ -13,6 +13,9 @@ namespace {
 using protocol::ErrStyle;
 using RunFn = HandlerResult (*)(Context&, std::string_view);
 
+// What a packet does that GDB's QAllow may forbid.
+enum class Needs { Nothing, WriteRegisters, WriteMemory, InsertBreakpoints, InsertTracepoints };
+
 struct Route {
   std::string_view prefix;
   bool exact;               // the packet is exactly the prefix (qC must not catch qCRC)
@@ -20,7 +23,19 @@ struct Route {
   std::string_view feature; // announced in qSupported when not empty (and available)
   RunFn run;
   Availability when = {};   // else the packet gets the empty reply, as from a server without it
+  Needs needs = Needs::Nothing;
 };
+
+bool permitted(const protocol::Permissions& p, Needs needs) {
+  switch (needs) {
+    case Needs::Nothing: return true;
+    case Needs::WriteRegisters: return p.write_registers;
+    case Needs::WriteMemory: return p.write_memory;
+    case Needs::InsertBreakpoints: return p.insert_breakpoints;
+    case Needs::InsertTracepoints: return p.insert_tracepoints;
+  }
+  return true;
+}
 
 // Parse the body into a typed request, then call the handler with it.
 template <auto Parse, auto Handle>
@@ -108,19 +123,21 @@ constexpr Route kRoutes[] = {
     {"QEnvironmentReset", true, kCode, "QEnvironmentReset+", raw<on_environment_reset>},
     {"QSetWorkingDir:", false, kCode, "QSetWorkingDir+", raw<on_set_working_dir>},
     {"QDisableRandomization:", false, kCode, "QDisableRandomization+", adapt<parse_flag, on_disable_randomization>},
+    {"QAllow:", false, kCode, "QAllow+", adapt<protocol::parse_qallow, on_permissions>},
     {"qSymbol:", false, kCode, "", raw<on_symbol>},
     {"qRcmd", false, kCode, "", adapt<parse_monitor, on_monitor>},
     {"qGetTLSAddr:", false, kCode, "", adapt<protocol::parse_tls_address, on_tls_address>},
     // registers and memory
     {"g", true, kCode, "", raw<on_read_registers>},
-    {"G", false, kCode, "", raw<on_write_registers>},
+    {"G", false, kCode, "", raw<on_write_registers>, {}, Needs::WriteRegisters},
     {"p", false, kCode, "", adapt<parse_reg, on_read_register>},
-    {"P", false, kCode, "", adapt<protocol::parse_write_reg, on_write_register>},
+    {"P", false, kCode, "", adapt<protocol::parse_write_reg, on_write_register>, {}, Needs::WriteRegisters},
     {"m", false, kCode, "", adapt<protocol::parse_read_mem, on_read_memory>},
     {"x", false, kCode, "binary-upload+", adapt<protocol::parse_read_mem, on_read_memory_binary>},
-    {"M", false, kCode, "", adapt<protocol::parse_write_mem_hex, on_write_memory>},
-    {"X", false, kCode, "", adapt<protocol::parse_write_mem_binary, on_write_memory>},
-    {"Z", false, kCode, "ConditionalBreakpoints+", adapt<protocol::parse_breakpoint, on_insert_breakpoint>},
+    {"M", false, kCode, "", adapt<protocol::parse_write_mem_hex, on_write_memory>, {}, Needs::WriteMemory},
+    {"X", false, kCode, "", adapt<protocol::parse_write_mem_binary, on_write_memory>, {}, Needs::WriteMemory},
+    {"Z", false, kCode, "ConditionalBreakpoints+", adapt<protocol::parse_breakpoint, on_insert_breakpoint>, {},
+     Needs::InsertBreakpoints},
     {"z", false, kCode, "", adapt<protocol::parse_breakpoint, on_remove_breakpoint>},
     // running
     {"vCont?", true, kCode, "vContSupported+", raw<on_vcont_query>, {nullptr, DisablePacket::VCont}},
@@ -137,7 +154,8 @@ constexpr Route kRoutes[] = {
     {"qXfer:btrace", false, kText, "qXfer:btrace:read+", on_xfer_btrace_route, kBtrace},
     // trace experiments (tracepoints.cpp) and their frames (trace_frames.cpp)
     {"QTinit", true, kCode, "", raw<on_trace_init>, kTrace},
-    {"QTDP:", false, kCode, "ConditionalTracepoints+", adapt<protocol::parse_qtdp, on_tracepoint>, kTrace},
+    {"QTDP:", false, kCode, "ConditionalTracepoints+", adapt<protocol::parse_qtdp, on_tracepoint>, kTrace,
+     Needs::InsertTracepoints},
     {"QTDPsrc:", false, kCode, "TracepointSource+", adapt<protocol::parse_qtdpsrc, on_tracepoint_source>, kTrace},
     {"QTDV:", false, kCode, "TraceStateVariables+", adapt<protocol::parse_qtdv, on_trace_variable>, kTrace},
     {"QTEnable:", false, kCode, "EnableDisableTracepoints+",
@@ -207,6 +225,10 @@ Reply dispatch_packet(Context& cx, std::string_view payload) {
   const Route* route = find_route(payload);
   if (route == nullptr || !available(cx, route->when)) {
     return Reply::empty();
+  }
+  if (!permitted(cx.state.permissions, route->needs)) {
+    return Reply::packet(protocol::encode_error(
+        base::make_error(base::Errc::invalid, "not allowed: GDB's QAllow forbids it (observer mode)"), route->style));
   }
   try {
     auto result = route->run(cx, payload.substr(route->prefix.size()));

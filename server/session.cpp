@@ -68,7 +68,9 @@ void Session::on_bytes(std::string_view bytes) {
         break;
       case Kind::Interrupt:
         base::logf(base::LogCat::rsp, "<- interrupt (0x03)");
-        if (waiting_for_stop_) {
+        if (!cx_.state.permissions.stop) {
+          base::logf(base::LogCat::session, "interrupt ignored: GDB's QAllow forbids stopping the program");
+        } else if (waiting_for_stop_) {
           if (auto ok = cx_.target.interrupt(); !ok) {
             base::logf(base::LogCat::session, "interrupt failed: {}", ok.error().message());
           }

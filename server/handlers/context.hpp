@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "protocol/requests.hpp"
 #include "protocol/thread_id.hpp"
 #include "server/disable_packet.hpp"
 #include "tracer/backend.hpp"
@@ -118,6 +119,8 @@ struct SessionState {
   std::size_t trace_upload_pos = 0;
   // qXfer documents built at offset 0 and served from here for later offsets.
   std::map<std::string, std::string> xfer_cache;
+  // What GDB lets the server do for it (QAllow; all of it until GDB says otherwise).
+  protocol::Permissions permissions;
   // The session should end after this reply (k, D, monitor exit).
   bool end_session = false;
   bool exit_server = false;

@@ -41,6 +41,8 @@ HandlerResult on_environment_unset(Context& cx, std::string_view body);
 HandlerResult on_environment_reset(Context& cx, std::string_view body);
 HandlerResult on_set_working_dir(Context& cx, std::string_view body);
 HandlerResult on_disable_randomization(Context& cx, const bool& on);
+// QAllow: GDB's permissions (observer mode), checked by the dispatcher per packet.
+HandlerResult on_permissions(Context& cx, const std::vector<protocol::PermissionChange>& changes);
 
 // monitor.cpp: qRcmd
 HandlerResult on_monitor(Context& cx, const std::string& command);

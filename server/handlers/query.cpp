@@ -152,6 +152,11 @@ HandlerResult on_non_stop(Context& cx, const bool& on) {
   return Reply::ok();
 }
 
+HandlerResult on_permissions(Context& cx, const std::vector<protocol::PermissionChange>& changes) {
+  protocol::apply_permissions(changes, cx.state.permissions);
+  return Reply::ok();
+}
+
 HandlerResult on_pass_signals(Context& cx, const std::vector<int>& signals) {
   cx.state.pass_signals = std::set<int>(signals.begin(), signals.end());
   cx.target.set_pass_signals(to_host_signals(cx.state.pass_signals));

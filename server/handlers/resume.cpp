@@ -225,6 +225,9 @@ HandlerResult on_vctrlc(Context& cx, std::string_view /*body*/) {
   if (auto ok = require_process(cx); !ok) {
     return ok.error();
   }
+  if (!cx.state.permissions.stop) {
+    return base::make_error(base::Errc::invalid, "not allowed: GDB's QAllow forbids stopping the program");
+  }
   if (auto ok = cx.target.interrupt(); !ok) {
     return ok.error();
   }

@@ -70,6 +70,9 @@ HandlerResult define(Context& cx, Experiment& e, const protocol::TracepointCreat
   if (req.static_marker) {
     return base::make_error(base::Errc::unsupported, "static tracepoints are not supported");
   }
+  if (req.fast_length && !cx.state.permissions.insert_fast_tracepoints) {
+    return base::make_error(base::Errc::invalid, "not allowed: GDB's QAllow forbids fast tracepoints");
+  }
   if (auto ok = e.define(std::move(tp)); !ok) {
     return ok.error();
   }

@@ -125,3 +125,19 @@ TEST_CASE("info os: the tables gdbserver lists, the inferior among the processes
   CHECK_THAT(out.gdb, e2e::ContainsRegex("\\n" + pid + " +simple +" + pid + " +[0-9]+"));  // its thread
   CHECK_THAT(out.gdb, Contains("Empty data returned by target.  Wrong osdata type?"));
 }
+
+TEST_CASE("permissions: GDB's QAllow reaches the server at connection; reading goes on",
+          "[e2e][session]") {
+  // GDB changes these only while no program runs, says them at connection (QAllow), and
+  // keeps to them itself; the server refuses the same (unit tests: QAllow).
+  auto out = e2e::run_gdb({.program = "simple",
+                           .commands = {"break square", "continue", "print global_counter", "monitor exit"},
+                           .remote_debug = true,
+                           .init_commands = {"set may-write-memory off", "set may-insert-breakpoints off",
+                                             "set may-interrupt off"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.server_err,
+             Contains("<- $QAllow:WriteReg:1;WriteMem:0;InsertBreak:0;InsertTrace:1;InsertFastTrace:1;Stop:0"));
+  CHECK_THAT(out.gdb, Contains("May not insert breakpoints"));
+  CHECK_THAT(out.gdb, Contains("$1 = 0\n"));
+}

@@ -66,6 +66,7 @@ const std::map<std::string, std::string> kProbes = {
     {"qXfer:traceframe-info:read+", "qXfer:traceframe-info:read::0,100"},
     {"tracenz+", ""},
     {"FastTracepoints+", "qTMinFTPILen"},
+    {"QAllow+", "QAllow:WriteMem:1"},
 };
 // Features of one packet that another route also serves: refused means an error, not "".
 const std::map<std::string, std::string> kOptionProbes = {

@@ -414,3 +414,28 @@ TEST_CASE("parse_svr4_annex: start, prev and lmid in any order; unknown names sk
   CHECK_FALSE(protocol::parse_svr4_annex("start"));
   CHECK_FALSE(protocol::parse_svr4_annex("start=xyz"));
 }
+
+TEST_CASE("QAllow: GDB's permissions, each op as named; others keep theirs", "[protocol]") {
+  // What GDB 13 sends for `set observer on`.
+  auto changes = protocol::parse_qallow("WriteReg:0;WriteMem:0;InsertBreak:0;InsertTrace:1;InsertFastTrace:0;Stop:0");
+  REQUIRE(changes);
+  REQUIRE(changes->size() == 6);
+  protocol::Permissions p;
+  protocol::apply_permissions(*changes, p);
+  CHECK_FALSE(p.write_registers);
+  CHECK_FALSE(p.write_memory);
+  CHECK_FALSE(p.insert_breakpoints);
+  CHECK(p.insert_tracepoints);
+  CHECK_FALSE(p.insert_fast_tracepoints);
+  CHECK_FALSE(p.stop);
+  auto some = protocol::parse_qallow("WriteMem:1;Someday:0");
+  REQUIRE(some);
+  protocol::apply_permissions(*some, p);
+  CHECK(p.write_memory);
+  CHECK_FALSE(p.write_registers);
+  CHECK(protocol::parse_qallow("")->empty());
+  CHECK_FALSE(protocol::parse_qallow("WriteReg"));
+  CHECK_FALSE(protocol::parse_qallow("WriteReg:2"));
+  CHECK_FALSE(protocol::parse_qallow(":1"));
+  CHECK_FALSE(protocol::parse_qallow("WriteReg:"));
+}

@@ -562,3 +562,31 @@ TEST_CASE("monitor set debug for GDB 15 and later (error-message+): gdbserver 15
   CHECK(take_console(old) == "Debug output enabled.\n");
   CHECK(run(old, "set debug 0") == "OK");
 }
+
+TEST_CASE("QAllow: what GDB forbids (observer mode) is refused until GDB allows it again", "[handlers]") {
+  HandlerFixture f;
+  CHECK(f.send("qSupported:multiprocess+").find(";QAllow+") != std::string::npos);
+  CHECK(f.send("QAllow:WriteReg:0;WriteMem:0;InsertBreak:0;InsertTrace:0;InsertFastTrace:0;Stop:0") == "OK");
+  const std::uint8_t before = f.target.memory[1];
+  CHECK(f.send("M400000,2:aabb") == "E01");
+  CHECK(f.send("X400000,1:a") == "E01");
+  CHECK(f.target.memory[1] == before);
+  CHECK(f.send("P0=0100000000000000") == "E01");
+  CHECK(f.send("Z0,401000,1") == "E01");
+  CHECK(f.target.breakpoints.empty());
+  CHECK(f.send("QTDP:1:401000:E:0:0") == "E01");
+  CHECK(f.send("vCtrlC") == "E01");
+  CHECK(f.target.interrupts == 0);
+  // Reading stays allowed, and removing what is there.
+  CHECK(f.send("m400000,4") == "00070e15");
+  CHECK(f.send("z0,401000,1") == "OK");
+  // Tracepoints again, but not fast ones.
+  CHECK(f.send("QAllow:InsertTrace:1") == "OK");
+  CHECK(f.send("QTinit") == "OK");
+  CHECK(f.send("QTDP:1:401000:E:0:0") == "OK");
+  CHECK(f.send("QTDP:2:401010:E:0:0:F5") == "E01");
+  CHECK(f.send("QAllow:WriteMem:1;InsertBreak:1;Stop:1") == "OK");
+  CHECK(f.send("M400000,2:aabb") == "OK");
+  CHECK(f.send("Z0,401000,1") == "OK");
+  CHECK(f.send("QAllow:WriteMem") == "E01");  // malformed
+}
