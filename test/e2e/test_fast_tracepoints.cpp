@@ -178,3 +178,18 @@ TEST_CASE("fast tracepoints: a tracepoint added during the run at the same place
   CHECK_THAT(out.gdb, Contains("Found trace frame 2, tracepoint 2"));
   CHECK_THAT(out.gdb, Contains("$1 = 1\n"));
 }
+
+TEST_CASE("fast tracepoints: four threads at once, the ring full again and again; every hit is a frame",
+          "[e2e][trace][ftrace][threads]") {
+  // 4 x 100000 hits: the agent's ring fills about 20 times, while the other threads keep
+  // collecting during each hand-over.
+  auto out = e2e::run_gdb({.program = "ftrace_threads",
+                           .commands = {"break main", "continue",
+                                        e2e::source_script({"ftrace *hit_site", "actions", "collect sink", "end"}),
+                                        "set trace-buffer-size 20000000", "break done", "tstart", "continue",
+                                        "tstop", "tstatus", "delete", "continue"},
+                           .timeout = std::chrono::seconds(60)});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Collected 400000 trace frames."));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited normally\])"));
+}

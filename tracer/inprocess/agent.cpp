@@ -500,12 +500,17 @@ void hindsight_agent_collect(std::uint64_t index, const std::uint64_t* saved, co
   }
   collecting_here = true;
   Outcome out = collect_once(index, saved, save_area, address);
-  if (out == Outcome::Full) {
-    hindsight_agent_notify();  // the server takes the frames
-    out = collect_once(index, saved, save_area, address);
-    if (out == Outcome::Full) {
+  while (out == Outcome::Full) {
+    // The server takes the frames; other threads may fill the ring again before this one
+    // is back, so it asks again as long as the server takes some. With nobody taking
+    // (no server at the int3), the hit is lost.
+    const std::uint64_t tail = __atomic_load_n(&hindsight_agent.tail, __ATOMIC_ACQUIRE);
+    hindsight_agent_notify();
+    if (__atomic_load_n(&hindsight_agent.tail, __ATOMIC_ACQUIRE) == tail) {
       __atomic_add_fetch(&hindsight_agent.lost, 1, __ATOMIC_RELAXED);
+      break;
     }
+    out = collect_once(index, saved, save_area, address);
   }
   if (out == Outcome::Notify) {
     hindsight_agent_notify();
