@@ -168,6 +168,7 @@ constexpr Route kRoutes[] = {
     {"QTDisconnected:", false, kCode, "DisconnectedTracing+", adapt<parse_flag, on_trace_disconnected>, kTrace},
     {"QTStart", true, kCode, "InstallInTrace+", raw<on_trace_start>, kTrace},
     {"qTMinFTPILen", true, kCode, "FastTracepoints+", raw<on_fast_tracepoint_min_length>, kFastTrace},
+    {"QAgent:", false, kCode, "QAgent+", adapt<parse_flag, on_use_agent>, kFastTrace},
     {"QTStop", true, kCode, "", raw<on_trace_stop>, kTrace},
     {"qTStatus", true, kCode, "", raw<on_trace_status>, kTrace},
     {"qTP:", false, kCode, "", adapt<protocol::parse_tracepoint_location, on_tracepoint_status>, kTrace},

@@ -110,6 +110,8 @@ HandlerResult on_trace_readonly(Context& cx, const std::vector<std::pair<std::ui
 HandlerResult on_trace_buffer_setting(Context& cx, const protocol::TraceBufferSetting& req);
 HandlerResult on_trace_notes(Context& cx, const protocol::TraceNotes& req);
 HandlerResult on_trace_disconnected(Context& cx, const bool& on);
+// QAgent:1|0 (`set agent`): whether fast tracepoints may use the in-process agent.
+HandlerResult on_use_agent(Context& cx, const bool& on);
 HandlerResult on_trace_start(Context& cx, std::string_view body);
 // qTMinFTPILen: the shortest instruction a fast tracepoint's jump replaces (0: no agent yet).
 HandlerResult on_fast_tracepoint_min_length(Context& cx, std::string_view body);

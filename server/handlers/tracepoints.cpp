@@ -213,6 +213,11 @@ HandlerResult on_trace_notes(Context& cx, const protocol::TraceNotes& req) {
   return Reply::ok();
 }
 
+HandlerResult on_use_agent(Context& cx, const bool& on) {
+  experiment_of(cx).use_agent = on;
+  return Reply::ok();
+}
+
 HandlerResult on_trace_disconnected(Context& cx, const bool& on) {
   Experiment& e = experiment_of(cx);
   e.disconnected_tracing = on;

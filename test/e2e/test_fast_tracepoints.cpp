@@ -193,3 +193,18 @@ TEST_CASE("fast tracepoints: four threads at once, the ring full again and again
   CHECK_THAT(out.gdb, Contains("Collected 400000 trace frames."));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited normally\])"));
 }
+
+TEST_CASE("fast tracepoints: `set agent off` (QAgent:0) collects them by trap, the same frames",
+          "[e2e][trace][ftrace]") {
+  auto out = e2e::run_gdb({.program = "calls_agent",
+                           .commands = {"break main", "continue", "set agent off", ftrace_leaf("ftrace", "collect x"),
+                                        "break done", "tstart", "continue", "tstop", "tstatus", "tfind 50",
+                                        "print x"},
+                           .args = {"loop", "100"},
+                           .server_flags = {"--debug=ptrace"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Collected 100 trace frames."));
+  CHECK_THAT(out.gdb, Contains("$1 = 50\n"));
+  CHECK_THAT(out.server_err, ContainsRegex(R"(thread \d+: tracepoint hit at 0x[0-9a-f]+)"));
+  CHECK_THAT(out.server_err, Contains("no fast tracepoints (`set agent off`)"));
+}

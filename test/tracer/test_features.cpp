@@ -67,6 +67,7 @@ const std::map<std::string, std::string> kProbes = {
     {"tracenz+", ""},
     {"FastTracepoints+", "qTMinFTPILen"},
     {"QAllow+", "QAllow:WriteMem:1"},
+    {"QAgent+", "QAgent:1"},
 };
 // Features of one packet that another route also serves: refused means an error, not "".
 const std::map<std::string, std::string> kOptionProbes = {

@@ -120,6 +120,10 @@ std::optional<std::uint32_t> LinuxTarget::fast_tracepoint_min_length() {
 void LinuxTarget::place_fast_tracepoints(Process& p) {
   agent_.jumps.clear();
   agent_.indices.clear();
+  if (!experiment_.use_agent) {
+    base::logf(base::LogCat::ptrace, "process {}: no fast tracepoints (`set agent off`)", p.pid);
+    return;
+  }
   if (find_agent(p) == 0 || agent_.seen.pads == 0 || !all_stopped(p)) {
     base::logf(base::LogCat::ptrace, "process {}: no fast tracepoints (agent {:#x}, pads {:#x}, all stopped: {})", p.pid,
                agent_.control, agent_.seen.pads, all_stopped(p));

@@ -144,6 +144,7 @@ class Experiment {
   Buffer& buffer() { return buffer_; }
   const Buffer& buffer() const { return buffer_; }
   bool disconnected_tracing = false;  // QTDisconnected: a run outlives GDB's connection
+  bool use_agent = true;  // QAgent: fast tracepoints may use the in-process agent (else: traps)
   std::string user, notes, stop_note;  // QTNotes
 
  private:

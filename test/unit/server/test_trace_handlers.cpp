@@ -70,6 +70,15 @@ TEST_CASE("fast tracepoints: qTMinFTPILen is 0 until the in-process agent is loa
   CHECK(f.send("qTMinFTPILen") == "0");
   f.target.fast_min_length = 5;
   CHECK(f.send("qTMinFTPILen") == "5");
+  // `set agent off`: fast tracepoints are collected by trap; on again, by the agent.
+  CHECK(f.target.trace_experiment.use_agent);
+  CHECK(f.send("QAgent:0") == "OK");
+  CHECK_FALSE(f.target.trace_experiment.use_agent);
+  CHECK(f.send("QTinit") == "OK");
+  CHECK_FALSE(f.target.trace_experiment.use_agent);  // (a setting, not part of a definition)
+  CHECK(f.send("QAgent:1") == "OK");
+  CHECK(f.target.trace_experiment.use_agent);
+  CHECK(f.send("QAgent:2") == "E01");
 }
 
 TEST_CASE("tracepoints: GDB 13.1's definition packets, a run, and what GDB reads of it", "[handlers][trace]") {
