@@ -22,7 +22,8 @@ constexpr const char* kUsage =
     "'HOST:1234' (that interface; 0.0.0.0 for all), '-' to talk to GDB over stdin/stdout,\n"
     "'unix:PATH' for a unix socket to create, or a serial device such as /dev/ttyS0.\n"
     "\n"
-    "In GDB: target remote :1234   |   target remote | hindsight - PROG\n";
+    "In GDB: target remote :1234   |   target remote | hindsight - PROG\n"
+    "Fast tracepoints (ftrace): --wrapper env LD_PRELOAD=.../libhindsight-agent.so -- (docs/usage.md)\n";
 
 // Everything from the first argument that is not an option on is COMM and the program.
 std::size_t first_positional(const std::vector<std::string>& args) {
