@@ -101,7 +101,7 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
                  "Branch-trace backend for `record btrace`: auto (BTS if the kernel offers it, else "
                  "software), bts (Intel BTS via perf_event), soft (software, emulating), step (software, "
                  "single-stepping), dbt (PROG runs under the dbt recorder, a Valgrind tool)")
-      ->transform(CLI::CheckedTransformer(tracer::backend_names()));
+      ->transform(CLI::CheckedTransformer(tracer::backend_names()).description(tracer::backend_choices()));
   app.add_option("--btrace-max-size", cl.btrace_max_size,
                  "Most history per thread, in bytes of BTS records (24 per branch; K, M, G suffixes); "
                  "larger sizes from GDB, and `unlimited`, get this (default 64M)")

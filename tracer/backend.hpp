@@ -59,4 +59,14 @@ inline std::map<std::string, Backend> backend_names() {
   return out;
 }
 
+// "{auto,bts,dbt,soft,step}": the choices as --help shows them (a parser would print the enum's
+// values, which are bytes).
+inline std::string backend_choices() {
+  std::string out = "{";
+  for (const auto& row : kBackends) {
+    out += (out.size() > 1 ? "," : "") + std::string(row.name);
+  }
+  return out + "}";
+}
+
 }  // namespace tracer

@@ -13,7 +13,7 @@ base::Result<Options> parse_options(const std::vector<std::string>& args) {
   app.add_option("--btrace", o.btrace,
                  "History collector: auto (dbt, else soft, else step), dbt (a Valgrind tool, ~5x native), "
                  "soft (int3 at branches), step (single-stepping), bts (Intel BTS)")
-      ->transform(CLI::CheckedTransformer(tracer::backend_names()));
+      ->transform(CLI::CheckedTransformer(tracer::backend_names()).description(tracer::backend_choices()));
   app.add_option("--history", o.history, "Calls and returns shown per thread (default 64)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   app.add_option("--output", o.output, "Write the text report to FILE instead of stderr");

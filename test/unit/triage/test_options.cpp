@@ -31,4 +31,6 @@ TEST_CASE("triage options: errors", "[triage][cli]") {
   REQUIRE(help);
   REQUIRE(help->text);
   CHECK(help->text->find("--serve") != std::string::npos);
+  CHECK(help->text->find('\0') == std::string::npos);
+  CHECK(help->text->find("{auto,bts,dbt,soft,step}") != std::string::npos);
 }
