@@ -1,6 +1,8 @@
 #include "server/cli.hpp"
 
 #include "server/disable_packet.hpp"
+#include "server/help_format.hpp"
+#include "server/install_paths.h"
 #include "tracer/btrace/scope.hpp"
 
 #include <CLI/CLI.hpp>
@@ -11,19 +13,44 @@
 namespace server {
 namespace {
 
-constexpr const char* kUsage =
-    "Usage:\thindsight [OPTIONS] COMM PROG [ARGS ...]\n"
-    "\thindsight [OPTIONS] --attach COMM PID\n"
-    "\thindsight [OPTIONS] --multi COMM\n"
-    "\t(before COMM: --wrapper WRAPPER [ARGS...] -- runs PROG as WRAPPER ARGS... PROG)\n"
-    "\thindsight triage [OPTIONS] -- PROG [ARGS ...]   (crash reports for CI: hindsight triage --help)\n"
-    "\n"
-    "COMM may either be a tcp port to listen on, as in ':1234' (loopback only) or\n"
-    "'HOST:1234' (that interface; 0.0.0.0 for all), '-' to talk to GDB over stdin/stdout,\n"
-    "'unix:PATH' for a unix socket to create, or a serial device such as /dev/ttyS0.\n"
-    "\n"
-    "In GDB: target remote :1234   |   target remote | hindsight - PROG\n"
-    "Fast tracepoints (ftrace): --wrapper env LD_PRELOAD=.../libhindsight-agent.so -- (docs/usage.md)\n";
+// After the options: COMM, the collectors, exit statuses, environment, files, examples (help2man
+// makes each "Name:" paragraph a section of hindsight(1)).
+std::string help_footer() {
+  return "COMM is a tcp port to listen on, as in ':1234' (loopback only) or 'HOST:1234' (that\n"
+         "interface; 0.0.0.0 for all), '-' to talk to GDB over stdin/stdout, 'unix:PATH' for a\n"
+         "unix socket to create, or a serial device such as /dev/ttyS0.\n"
+         "\n" +
+         collectors_help("Intel BTS where the kernel gives it for a thread, else soft") +
+         "\n"
+         "Exit status:\n"
+         "  0      the server is done: the program ended, or GDB detached from or killed it\n"
+         "  1      a bad command line; PROG could not start, PID could not be attached, COMM\n"
+         "         could not be opened\n"
+         "  128+N  signal N ended the server (SIGTERM, SIGINT): the programs it started are killed,\n"
+         "         those it attached to are detached\n"
+         "\n"
+         "Environment:\n"
+         "  SHELL              starts PROG (with --startup-with-shell, the default)\n"
+         "  PATH               finds PROG when its name has no '/'\n"
+         "  HINDSIGHT_DBT_LIB  the dbt recorder's folder (a VALGRIND_LIB) instead of the installed one\n"
+         "\n"
+         "Files:\n"
+         "  " HINDSIGHT_INSTALL_DBT_LIB "\n"
+         "                      the dbt recorder, a Valgrind tool (package hindsight-dbt)\n"
+         "  " HINDSIGHT_INSTALL_AGENT "\n"
+         "                      the in-process agent for fast tracepoints (ftrace), loaded with LD_PRELOAD\n"
+         "\n"
+         "Examples:\n"
+         "  $ hindsight :1234 ./prog arg\n"
+         "  $ gdb -ex 'target remote | hindsight - ./prog' ./prog\n"
+         "  $ hindsight --btrace=dbt :1234 ./prog\n"
+         "  $ hindsight --multi :1234\n"
+         "  $ hindsight --wrapper env LD_PRELOAD=" HINDSIGHT_INSTALL_AGENT " -- :1234 ./prog\n"
+         "  $ hindsight triage -- ./test\n"
+         "\n"
+         "In GDB: target remote :1234 (target extended-remote :1234 with --multi, then run or\n"
+         "attach), then record btrace. For crash reports in CI: hindsight triage --help.\n";
+}
 
 // Everything from the first argument that is not an option on is COMM and the program.
 std::size_t first_positional(const std::vector<std::string>& args) {
@@ -63,7 +90,9 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
   } else {
     cl.wrapper = std::move(*wrapper);
   }
-  CLI::App app{"Hindsight: a GDB remote server with branch-trace history", "hindsight"};
+  CLI::App app{"A GDB remote server (a drop-in gdbserver) with per-thread branch-trace history.", "hindsight"};
+  use_usage_lines(app, {"hindsight [OPTIONS] COMM PROG [ARGS ...]", "hindsight [OPTIONS] --attach COMM PID",
+                        "hindsight [OPTIONS] --multi COMM", "hindsight triage [OPTIONS] -- PROG [ARGS ...]"});
   app.set_help_flag("-h,--help", "Print this help and exit");
   bool version = false;
   bool no_shell = false;
@@ -97,10 +126,7 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
   app.add_option("--selftest", selftest_filter,
                  "Run the server's self-checks (those whose name contains the filter) and exit")
       ->expected(0, 1);
-  app.add_option("--btrace", cl.btrace,
-                 "Branch-trace backend for `record btrace`: auto (BTS if the kernel offers it, else "
-                 "software), bts (Intel BTS via perf_event), soft (software, emulating), step (software, "
-                 "single-stepping), dbt (PROG runs under the dbt recorder, a Valgrind tool)")
+  app.add_option("--btrace", cl.btrace, "The history collector behind `record btrace` (below; default auto)")
       ->transform(CLI::CheckedTransformer(tracer::backend_names()).description(tracer::backend_choices()));
   app.add_option("--btrace-max-size", cl.btrace_max_size,
                  "Most history per thread, in bytes of BTS records (24 per branch; K, M, G suffixes); "
@@ -119,7 +145,10 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
                  "Behave as a server without these packets (for testing GDB): " + disable_names)
       ->delimiter(',')
       ->check(CLI::IsMember(disable_packet_names()));
-  app.footer(kUsage);
+  std::string wrapper_words;  // taken out before parsing (take_wrapper): here for --help only
+  app.add_option("--wrapper", wrapper_words, "Run PROG as WRAPPER ARGS... PROG (before COMM, as gdbserver)")
+      ->type_name("WRAPPER [ARGS...] --");
+  app.footer(help_footer());
 
   std::size_t split = first_positional(args);
   std::vector<std::string> options(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(split));
@@ -137,8 +166,7 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
     return base::make_error(base::Errc::malformed, e.what());
   }
   if (version) {
-    cl.output = std::string("Hindsight ") + HINDSIGHT_VERSION +
-                "\nA GDB remote server for x86-64 Linux with per-thread branch-trace history.\n";
+    cl.version = true;  // main says what this machine can use
     return cl;
   }
   if (!debug_kinds.empty() || app.count("--debug") > 0) {

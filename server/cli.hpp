@@ -29,6 +29,7 @@ struct CommandLine {
   std::string debug_file;             // --debug-file=FILE: logs there instead of stderr
   bool disable_randomization = true;  // --no-disable-randomization
   std::optional<std::string> selftest;  // --selftest[=FILTER]
+  bool version = false;                  // --version
   tracer::Backend btrace = tracer::Backend::Auto;  // --btrace=auto|bts|dbt|soft|step
   std::uint64_t btrace_max_size = tracer::kDefaultBtraceMaxSize;  // --btrace-max-size=BYTES (K, M, G)
   std::string btrace_scope = "all";  // --btrace-scope=all|exe|PATH[,PATH...] (soft only)

@@ -12,15 +12,14 @@
 #include "server/cli.hpp"
 #include "server/comm.hpp"
 #include "server/handlers/launch.hpp"
+#include "server/parts.hpp"
 #include "server/selftest.hpp"
 #include "server/server.hpp"
 #include "server/triage_main.hpp"
+#include "server/version.hpp"
 #include "tracer/linux/host_io.hpp"
 #include "tracer/open_target.hpp"
-
-#ifndef HINDSIGHT_DBT_LIB
-#define HINDSIGHT_DBT_LIB ""  // the recorder is not built
-#endif
+#include "tracer/valgrind/dbt_problem.hpp"
 
 namespace {
 
@@ -89,9 +88,9 @@ void leave_processes(tracer::Target& target) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const server::Parts parts = server::this_binary_parts();
   if (argc > 1 && std::string(argv[1]) == "triage") {
-    const char* lib = std::getenv("HINDSIGHT_DBT_LIB");
-    return server::triage_main(std::vector<std::string>(argv + 2, argv + argc), lib != nullptr ? lib : HINDSIGHT_DBT_LIB);
+    return server::triage_main(std::vector<std::string>(argv + 2, argv + argc), parts.dbt_lib);
   }
   auto cl = server::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
   if (!cl) {
@@ -102,6 +101,10 @@ int main(int argc, char** argv) {
   if (cl->output) {
     std::fputs(cl->output->c_str(), stdout);
     return cl->exit_code;
+  }
+  if (cl->version) {
+    std::fputs(server::version_text(parts).c_str(), stdout);
+    return 0;
   }
   if (cl->selftest) {
     return server::run_selftests(*cl->selftest);
@@ -158,8 +161,7 @@ int main(int argc, char** argv) {
   tracer::TargetRequest request;
   request.backend = cl->btrace;
   request.scope = scope;
-  const char* dbt_lib = std::getenv("HINDSIGHT_DBT_LIB");
-  request.dbt_lib = dbt_lib != nullptr ? dbt_lib : HINDSIGHT_DBT_LIB;
+  request.dbt_lib = parts.dbt_lib;
   request.ring_bytes = std::min<std::uint64_t>(cl->btrace_max_size, kDbtRingBytes);
   if (!cl->attach_pid && !cl->program.empty()) {
     request.launch = server::launch_spec(options, state, cl->program);
@@ -178,7 +180,7 @@ int main(int argc, char** argv) {
                  std::string(tracer::backend_name(opened->backend)).c_str());
   }
   options.btrace_backend = opened->backend;
-  options.dbt_built = !request.dbt_lib.empty();
+  options.dbt_built = !tracer::dbt_problem(request.dbt_lib);
   tracer::Target& target = *opened->target;
   tracer::LinuxHostIo host;
   if (opened->pid) {

@@ -22,14 +22,14 @@ enum class Backend : std::uint8_t {
 struct BackendRow {
   Backend backend;
   std::string_view name;
-  std::string_view what;  // for --help
+  std::string_view what;  // for --help and the man pages
 };
 inline constexpr BackendRow kBackends[] = {
     {Backend::Auto, "auto", "the fastest that works here"},
-    {Backend::Bts, "bts", "Intel BTS via perf_event"},
-    {Backend::Dbt, "dbt", "PROG runs under the dbt recorder, a Valgrind tool"},
-    {Backend::Soft, "soft", "software, int3 at branches"},
-    {Backend::Step, "step", "software, single-stepping"},
+    {Backend::Bts, "bts", "Intel BTS through perf_event: the CPU records every branch (Intel hardware, no VM)"},
+    {Backend::Dbt, "dbt", "PROG runs under the dbt recorder, a Valgrind tool: every branch, about 5x slower than native"},
+    {Backend::Soft, "soft", "software: an int3 at each branch, the branch emulated"},
+    {Backend::Step, "step", "software: single-stepping, the slow reference"},
 };
 
 inline std::string_view backend_name(Backend backend) {

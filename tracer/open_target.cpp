@@ -1,6 +1,7 @@
 #include "tracer/open_target.hpp"
 
 #include "tracer/linux/linux_target.hpp"
+#include "tracer/valgrind/dbt_problem.hpp"
 #include "tracer/valgrind/valgrind_target.hpp"
 
 namespace tracer {
@@ -19,8 +20,8 @@ void prepare(Target& target, const TargetRequest& request) {
 
 Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest& request) {
   if (backend == Backend::Dbt) {
-    if (request.dbt_lib.empty()) {
-      return base::make_error(base::Errc::unsupported, "the recorder is not built (Valgrind's headers were missing)");
+    if (auto why = dbt_problem(request.dbt_lib)) {
+      return base::make_error(base::Errc::unsupported, *why);
     }
     // Unattended (triage), following forks is following the whole tree: the recorder does it.
     const bool tree = request.unattended && request.follow_forks;

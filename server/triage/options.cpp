@@ -1,5 +1,7 @@
 #include "server/triage/options.hpp"
 
+#include "server/help_format.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -8,11 +10,12 @@ namespace server::triage {
 
 base::Result<Options> parse_options(const std::vector<std::string>& args) {
   Options o;
-  CLI::App app{"Run PROG with branch history on; if it crashes, report how it got there", "hindsight triage"};
+  CLI::App app{"Run PROG, and every process it starts, with branch history on; if one crashes, report how it "
+               "got there.",
+               "hindsight triage"};
+  use_usage_lines(app, {"hindsight triage [OPTIONS] -- PROG [ARGS ...]"});
   app.set_help_flag("-h,--help", "Print this help and exit");
-  app.add_option("--btrace", o.btrace,
-                 "History collector: auto (dbt, else soft, else step), dbt (a Valgrind tool, ~5x native), "
-                 "soft (int3 at branches), step (single-stepping), bts (Intel BTS)")
+  app.add_option("--btrace", o.btrace, "The history collector (below; default auto)")
       ->transform(CLI::CheckedTransformer(tracer::backend_names()).description(tracer::backend_choices()));
   app.add_option("--history", o.history, "Calls and returns shown per thread (default 64)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
@@ -39,9 +42,27 @@ base::Result<Options> parse_options(const std::vector<std::string>& args) {
   app.add_option("--keep-rings", o.keep_rings,
                  "dbt: keep every process's branch rings (tracer/btrace/dbt_ring.h) in DIR, new or empty, after "
                  "the run (default: each process's go when it ends)");
-  app.footer(
-      "Exit status: PROG's own when it exits; 128+N when it dies of signal N (after the report); 124 when\n"
-      "--timeout stopped it; 125 when hindsight itself failed; 2 for a bad command line.");
+  app.footer(collectors_help("the fastest that can run PROG: dbt, else soft, else step") +
+             "\n"
+             "Exit status:\n"
+             "  N      PROG's own, when it exits\n"
+             "  128+N  PROG died of signal N (after the report)\n"
+             "  124    --timeout stopped it (every thread reported)\n"
+             "  125    hindsight itself could not do its work\n"
+             "  2      a bad command line\n"
+             "\n"
+             "Environment:\n"
+             "  HINDSIGHT_DBT_LIB  the dbt recorder's folder (a VALGRIND_LIB) instead of the installed one\n"
+             "  NO_COLOR           no colours in the text report (with --color=auto)\n"
+             "  GITHUB_ACTIONS     when 'true', GitHub annotations as with --github-annotations\n"
+             "  GITHUB_WORKSPACE   the folder annotations' paths are made relative to\n"
+             "\n"
+             "Examples:\n"
+             "  $ hindsight triage -- ./test\n"
+             "  $ hindsight triage --json report.json --timeout 600 -- make check\n"
+             "  $ hindsight triage --serve :1234 -- ./test\n"
+             "\n"
+             "With --serve, GDB finds the program stopped at the crash: target remote :1234.\n");
 
   auto dashes = std::find(args.begin(), args.end(), "--");
   std::vector<std::string> options(args.begin(), dashes);

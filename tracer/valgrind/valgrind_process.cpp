@@ -14,6 +14,7 @@
 #include "tracer/linux/exec_child.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/resolve_program.hpp"
+#include "tracer/valgrind/dbt_problem.hpp"
 #include "tracer/valgrind/unsupported_code.hpp"
 
 namespace tracer {
@@ -27,12 +28,6 @@ std::string make_work_dir() {
     return {};
   }
   return path;
-}
-
-// The recorder's file for programs of an instruction set, which Valgrind's launcher picks by
-// the program's ELF header (at each exec too).
-const char* recorder_file(arch::x86::Isa isa) {
-  return isa == arch::x86::Isa::I386 ? "hsdbt-x86-linux" : "hsdbt-amd64-linux";
 }
 
 }  // namespace
@@ -88,17 +83,10 @@ void ValgrindProcess::explain_sigill() {
 }
 
 base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& spec) {
-  const auto built = [this](arch::x86::Isa isa) {
-    return !options_.valgrind_lib.empty() && std::filesystem::exists(options_.valgrind_lib + "/" + recorder_file(isa));
-  };
-  if (!built(arch::x86::Isa::Amd64)) {
-    return base::make_error(base::Errc::unsupported,
-                            "the dbt recorder is not built (needs Debian's valgrind package; rebuild Hindsight)");
-  }
   const auto file = resolve_program(spec.program);
-  if (file && procfs::file_isa(*file) == arch::x86::Isa::I386 && !built(arch::x86::Isa::I386)) {
-    return base::make_error(base::Errc::unsupported,
-                            "the dbt recorder for i386 programs is not built (needs gcc-multilib; rebuild Hindsight)");
+  const arch::x86::Isa isa = (file ? procfs::file_isa(*file) : std::nullopt).value_or(arch::x86::Isa::Amd64);
+  if (auto why = dbt_problem(options_.valgrind_lib, isa)) {
+    return base::make_error(base::Errc::unsupported, *why);
   }
   if (auto why = code_the_recorder_cannot_run(file ? *file : spec.program)) {
     return base::make_error(base::Errc::unsupported, *why);
