@@ -4,7 +4,8 @@
 #   /usr/bin/gdb and /usr/bin/lldb against hindsight, the fault suite, the VM lane (test/vm: a QEMU
 #   guest on Debian's kernel), the client lanes (test/clients: the GDB and LLDB of newer Debian
 #   releases), the unit tests, end-to-end and fault suites again with ASan+UBSan, and a bounded
-#   libFuzzer run over every parser of outside input; first, a check of scripts/setup.sh.
+#   libFuzzer run over every parser of outside input; first, a check of scripts/setup.sh. The
+#   Debian packages are built, checked with lintian, installed, tested and removed (test/package).
 #   HS_FAST=1 skips the sanitizer build and the fuzzer; HS_FUZZ_SECONDS sets the fuzz time.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -119,6 +120,23 @@ CLIENT_CORE="[session],[threads],[signals],[tls],[btrace]~[i386],[extended],[att
 for lane in trixie sid; do
   run_catch "clients:$lane" test/clients/run.sh "$lane" -- "$BUILD_DIR/test/e2e/e2e_tests" "$CLIENT_CORE"
 done
+
+echo "== Debian packages (test/package: build, lintian, install, the installed hindsight, removal)"
+# Built in a folder kept between runs (its ccache too), outside the checkout.
+PKG_WORK=${HS_PACKAGE_WORK:-$HOME/.cache/hindsight-packages}
+run_step package:build test/package/package.sh build "$PKG_WORK"
+if compgen -G "$PKG_WORK/hindsight_*.deb" >/dev/null; then
+  run_step package:lintian test/package/package.sh lintian "$PKG_WORK"
+  run_step package:install test/package/package.sh install "$PKG_WORK"
+  # The end-to-end cases tagged [installed], against /usr/bin/hindsight and the recorder it
+  # finds installed: a session, record btrace under step, soft and dbt, triage of a crash.
+  if [[ -x /usr/bin/hindsight ]]; then
+    export HINDSIGHT_SERVER=/usr/bin/hindsight
+    run_catch package:e2e "$BUILD_DIR/test/e2e/e2e_tests" "[installed]"
+    unset HINDSIGHT_SERVER
+  fi
+  run_step package:remove test/package/package.sh remove "$PKG_WORK"
+fi
 
 if [[ ${HS_FAST:-0} != 1 ]]; then
   echo "== unit tests under ASan+UBSan"

@@ -25,7 +25,11 @@ TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headl
   # -m32 conformance run.
   qemu-system-x86 linux-image-amd64 busybox-static g++-multilib gdb-source dejagnu expect gdbserver
   # LLDB as a client (end-to-end), and debootstrap for the client lanes' newer Debian roots.
-  lldb debootstrap)
+  lldb debootstrap
+  # The Debian packages (test/package): building them (debhelper, help2man for the man pages,
+  # bash-completion's pkg-config file, ccache across CI runs), lintian, and reading the man
+  # pages they install.
+  dpkg-dev debhelper help2man bash-completion ccache lintian man-db bsdextrautils git)
 
 say() { echo "setup: $*" >&2; }
 

@@ -52,7 +52,7 @@ std::vector<std::string> collector_flags(const std::string& collector) {
 
 }  // namespace
 
-TEST_CASE("record btrace, continue to a breakpoint: the call history in order", "[e2e][btrace]") {
+TEST_CASE("record btrace, continue to a breakpoint: the call history in order", "[e2e][btrace][installed]") {
   const std::string collector = GENERATE("step", "soft", "dbt");
   INFO("collector " << collector);
   SKIP_IF_NOT_BUILT(collector);

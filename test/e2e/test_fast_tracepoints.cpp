@@ -157,7 +157,10 @@ TEST_CASE("fast tracepoints: with disconnected tracing a detach leaves the progr
   INFO(out.transcript());
   CHECK_THAT(out.server_err, Contains("Disconnected tracing in effect, leaving hindsight attached to the process"));
   CHECK_THAT(out.gdb, Contains("Trace is already running on the target."));
-  CHECK_THAT(out.gdb, ContainsRegex(R"(Buffer contains [1-9]\d* trace frames \(of [1-9]\d* created total\))"));
+  // Collected while no GDB was there; the buffer may have wrapped by then, or (a slower server,
+  // the sanitized one) not yet.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Buffer contains [1-9]\d* trace frames \(of [1-9]\d* created total\)|)"
+                                    R"(Collected [1-9]\d* trace frames\.)"));
 }
 
 TEST_CASE("fast tracepoints: a tracepoint added during the run at the same place; both collect",

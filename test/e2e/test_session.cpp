@@ -18,7 +18,7 @@
 using Catch::Matchers::Contains;
 using e2e::ContainsRegex;
 
-TEST_CASE("break, continue, bt, finish without a local file", "[e2e][session]") {
+TEST_CASE("break, continue, bt, finish without a local file", "[e2e][session][installed]") {
   auto out = e2e::run_gdb(
       {.program = "simple", .commands = {"break square", "continue", "bt", "finish", "continue"}});
   INFO(out.transcript());

@@ -216,7 +216,7 @@ std::string line_of(const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("triage: the cause returned before the crash; the history shows it, the backtrace cannot", "[e2e][triage]") {
+TEST_CASE("triage: the cause returned before the crash; the history shows it, the backtrace cannot", "[e2e][triage][installed]") {
   const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);

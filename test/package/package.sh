@@ -16,7 +16,7 @@ packages=(hindsight hindsight-dbt)
 
 case $step in
   build)
-    rm -rf "$work"
+    rm -rf "$work"/*
     mkdir -p "$work"
     git clone --quiet --shared "$root" "$work/hindsight"
     cd "$work/hindsight"
@@ -26,7 +26,11 @@ case $step in
       echo "meson.build says $meson_version, debian/changelog $changelog_version" >&2
       exit 1
     fi
+    # meson compiles through ccache where it is installed; its cache outside the checkout, a CI
+    # run recompiles what changed since the last.
+    export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/hindsight-ccache}
     DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -us -uc -b
+    command -v ccache >/dev/null && ccache --show-stats | grep -iE "hits|misses" || true
     ls -l "$work"/*.deb
     ;;
   lintian)

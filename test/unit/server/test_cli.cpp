@@ -55,7 +55,8 @@ TEST_CASE("command line like gdbserver's", "[cli]") {
   CHECK(help->output->find("libhindsight-agent.so") != std::string::npos);  // the footer, last
   auto version = parse_command_line({"--version"});
   REQUIRE(version);
-  CHECK(version->output->starts_with("Hindsight "));
+  CHECK(version->version);
+  CHECK_FALSE(version->output);
 }
 
 TEST_CASE("gdbserver's other options: --wrapper, --attach after COMM, randomization, debug, selftest", "[cli]") {
