@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "test/e2e/gdb_session.hpp"
+#include "test/support/scoped_env.hpp"
 #include "test/support/skip.hpp"
 
 using Catch::Matchers::Contains;
@@ -324,6 +325,54 @@ TEST_CASE("--help and --version print and exit 0; a bad option exits 1", "[e2e][
   auto bad = run_server({"--no-such-option", ":0", "prog"});
   CHECK(e2e::exit_code(bad.status) == 1);
   CHECK_THAT(bad.err, Contains("--help"));
+}
+
+namespace {
+
+// What `--version` says of a collector: "yes ..." or "no: WHY".
+std::string version_says(const std::string& version, const std::string& collector) {
+  std::string padded = collector;
+  padded.resize(6, ' ');
+  const auto at = version.find("\n  " + padded);
+  if (at == std::string::npos) {
+    return "";
+  }
+  const auto start = at + 3 + padded.size();
+  return version.substr(start, version.find('\n', start) - start);
+}
+
+}  // namespace
+
+TEST_CASE("--version says which collectors work here, in the words the server falls back with",
+          "[e2e][cli][installed]") {
+  if (e2e::server_path().find("gdbserver") != std::string::npos) {
+    HS_SKIP("--version's collectors are Hindsight's own: the server under test is " + e2e::server_path());
+  }
+  auto version = run_server({"--version"});
+  INFO(version.out);
+  CHECK(e2e::exit_code(version.status) == 0);
+  CHECK_THAT(version.out, Contains("History collectors on this machine (--btrace):\n"));
+  CHECK(version_says(version.out, "soft") == "yes");
+  CHECK(version_says(version.out, "step") == "yes");
+  // BTS: where it is refused, triage --btrace=bts refuses it with the same words.
+  const std::string bts = version_says(version.out, "bts");
+  REQUIRE_FALSE(bts.empty());
+  if (bts != "yes") {
+    REQUIRE(bts.starts_with("no: "));
+    auto refused = run_server({"triage", "--btrace=bts", "--", "/bin/true"});
+    CHECK_THAT(refused.err, Contains(bts.substr(4)));
+  }
+  // dbt: as it is built here; a recorder folder that is not there, in triage's words too.
+  if (HS_DBT_BUILT) {
+    CHECK(version_says(version.out, "dbt").starts_with("yes ("));
+  }
+  const test_support::ScopedEnv missing("HINDSIGHT_DBT_LIB", "/nonexistent-hindsight-dbt");
+  auto without = run_server({"--version"});
+  const std::string dbt = version_says(without.out, "dbt");
+  CHECK(dbt == "no: the dbt recorder is not installed (no /nonexistent-hindsight-dbt/hsdbt-amd64-linux; install "
+               "the hindsight-dbt package)");
+  auto refused = run_server({"triage", "--btrace=dbt", "--", "/bin/true"});
+  CHECK_THAT(refused.err, Contains(dbt.substr(4)));
 }
 
 TEST_CASE("--btrace-scope needs the software tracer; a bad scope or size is refused", "[e2e][cli][btrace]") {
