@@ -124,6 +124,8 @@ done
 echo "== Debian packages (test/package: build, lintian, install, the installed hindsight, removal)"
 # Built in a folder kept between runs (its ccache too), outside the checkout.
 PKG_WORK=${HS_PACKAGE_WORK:-$HOME/.cache/hindsight-packages}
+# First `meson install` of this build into a DESTDIR tree, which works where it lies.
+run_step install:destdir test/package/package.sh destdir "$PKG_WORK" "$BUILD_DIR"
 run_step package:build test/package/package.sh build "$PKG_WORK"
 if compgen -G "$PKG_WORK/hindsight_*.deb" >/dev/null; then
   run_step package:lintian test/package/package.sh lintian "$PKG_WORK"

@@ -7,6 +7,8 @@
 #   install  apt-get install ./*.deb; then the installed hindsight: --version finds the dbt
 #            recorder installed, the man pages and the bash completion are there and work
 #   remove   apt-get purge; every file the packages had is gone
+# test/package/package.sh destdir WORK BUILD_DIR: `meson install` of BUILD_DIR into a DESTDIR
+#            tree, whose hindsight finds its own recorder and agent there and records with them.
 set -euo pipefail
 step=$1 work=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -79,8 +81,28 @@ case $step in
     ls /usr/lib/*/hindsight 2>/dev/null && left=1
     exit $left
     ;;
+  destdir)
+    build=$3
+    rm -rf "$work/destdir"
+    DESTDIR="$work/destdir" meson install -C "$build" --no-rebuild --quiet
+    prefix=$(meson introspect "$build" --buildoptions | python3 -c \
+      'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+    tree=$work/destdir$prefix
+    version=$("$tree/bin/hindsight" --version)
+    echo "$version"
+    grep -F "  dbt   yes ($tree/libexec/hindsight/dbt)" <<<"$version"
+    grep -E "^Fast tracepoints: the agent is $tree/lib/[^/]+/hindsight/libhindsight-agent.so$" <<<"$version"
+    # A run under that tree's recorder: a crash reported, recorded with dbt.
+    set +e
+    "$tree/bin/hindsight" triage --btrace=dbt -- "$build/test/progs/triage_cases" returned 2> "$work/destdir-triage.txt"
+    status=$?
+    set -e
+    cat "$work/destdir-triage.txt"
+    ((status == 128 + 11)) && grep -q "recorded with dbt" "$work/destdir-triage.txt"
+    rm -rf "$work/destdir"
+    ;;
   *)
-    echo "usage: $0 build|lintian|install|remove WORK" >&2
+    echo "usage: $0 build|lintian|install|remove|destdir WORK [BUILD_DIR]" >&2
     exit 2
     ;;
 esac
