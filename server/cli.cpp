@@ -99,7 +99,7 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
   bool with_shell = false;
   bool attach = false;
   std::vector<std::string> debug_kinds;
-  app.add_flag("-V,--version", version, "Print version information and exit");
+  app.add_flag("-V,--version", version, "Print the version and which history collectors this machine can use, and exit");
   app.add_flag("--once", cl.once, "Exit after the first connection closes");
   app.add_flag("--multi", cl.multi, "Start without a process and stay up for extended-remote (run, attach)");
   app.add_flag("--attach", attach, "Attach to the running process PID instead of starting PROG");

@@ -73,7 +73,7 @@ std::vector<WaitStatus> EventSource::drain() {
   // thread (kick()), so one read of two empties the signalfd (another would only say EAGAIN).
   // The statuses themselves all come from waitpid below.
   signalfd_siginfo info[2];
-  (void)::read(fd_, info, sizeof info);
+  [[maybe_unused]] const ssize_t drained = ::read(fd_, info, sizeof info);  // EAGAIN is as good
   std::vector<WaitStatus> out;
   while (auto status = kernel_.wait_any(false)) {
     out.push_back(*status);

@@ -106,7 +106,11 @@ Addr LinuxTarget::find_agent(Process& p) {
   if (agent_.collecting && agent_.pid != p.pid) {
     return *found;  // (another process's run has the link: this one is only asked about)
   }
-  agent_ = AgentLink{.pid = p.pid, .control = *found, .seen = *control, .next_pad = control->pads};
+  agent_ = AgentLink{};
+  agent_.pid = p.pid;
+  agent_.control = *found;
+  agent_.seen = *control;
+  agent_.next_pad = control->pads;
   base::logf(base::LogCat::ptrace, "process {}: in-process agent at {:#x}, pads at {:#x}", p.pid, *found,
              control->pads);
   return *found;

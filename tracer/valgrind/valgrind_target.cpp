@@ -217,7 +217,7 @@ std::optional<DyingDescendant> ValgrindTarget::take_dying_descendant() {
     log_tree();  // its fork and exec, before its report names it (killed ones come next time)
     auto command = tree_events_ ? tree_events_->command_of(pid) : std::vector<std::string>{};
     target->program_name_ = thread_name_for(command.empty() ? std::string() : command.front());
-    return DyingDescendant{std::move(target), *stop, std::move(command)};
+    return DyingDescendant{std::move(target), *stop, std::move(command), {}};
   }
   return std::nullopt;
 }
