@@ -10,8 +10,16 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 BUILD_DIR=${BUILD_DIR:-$PWD/build}
+
+# How long a step took, as the lines below print it: 42s, 3m07s.
+took() {
+  local s=$((SECONDS - $1))
+  ((s < 60)) && printf '%ds' "$s" || printf '%dm%02ds' $((s / 60)) $((s % 60))
+}
+
 scripts/setup.sh --tests "$BUILD_DIR" || { echo "setup failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 set +e
+echo "setup: installed and built in $(took 0)"
 
 LOG_DIR=$BUILD_DIR/test-logs
 mkdir -p "$LOG_DIR"
@@ -28,12 +36,13 @@ run_catch() {
     failed=$((failed + 1)); failed_suites+=("$name")
     return
   fi
+  local t0=$SECONDS
   "$exe" "$@" >"$log" 2>&1
   local rc=$?
   local cases ok bad skip
   # 125 from the VM lane before any test ran: it cannot run here (its reason on stderr).
   if ((rc == 125)) && ! grep -qE "^(All tests passed|test cases:)" "$log"; then
-    skipped=$((skipped + 1)); printf 'skip  %-22s (%s)\n' "$name" "$log"
+    skipped=$((skipped + 1)); printf 'skip  %-22s %7s  (%s)\n' "$name" "$(took "$t0")" "$log"
     tail -1 "$log" | sed 's/^/      /'
     return
   fi
@@ -54,7 +63,8 @@ run_catch() {
   passed=$((passed + ok)); failed=$((failed + bad)); skipped=$((skipped + skip))
   local status="ok  "
   ((bad > 0)) && { status="FAIL"; failed_suites+=("$name"); }
-  printf '%s  %-22s %4d passed %4d failed %4d skipped   (%s)\n' "$status" "$name" "$ok" "$bad" "$skip" "$log"
+  printf '%s  %-22s %4d passed %4d failed %4d skipped %7s  (%s)\n' "$status" "$name" "$ok" "$bad" "$skip" \
+    "$(took "$t0")" "$log"
   grep "^HINDSIGHT-SKIP:" "$log" | sed 's/^HINDSIGHT-SKIP:/      skipped:/'
   # A failure shows where it happened, so a CI log alone tells what broke.
   ((bad > 0)) && { grep -B14 -A10 -E "FAILED:|due to unexpected exception|due to a fatal error" "$log" || tail -30 "$log"; } |
@@ -66,16 +76,18 @@ run_catch() {
 run_step() {
   local name=$1
   shift
-  local log=$LOG_DIR/$name.log
+  local log=$LOG_DIR/$name.log t0=$SECONDS
   "$@" >"$log" 2>&1
   local rc=$?
+  local line
+  line=$(printf '%-22s %7s  (%s)' "$name" "$(took "$t0")" "$log")
   if ((rc == 77)); then
-    skipped=$((skipped + 1)); printf 'skip  %-22s (%s)\n' "$name" "$log"
+    skipped=$((skipped + 1)); echo "skip  $line"
     tail -1 "$log" | sed 's/^/      /'
   elif ((rc == 0)); then
-    passed=$((passed + 1)); printf 'ok    %-22s (%s)\n' "$name" "$log"
+    passed=$((passed + 1)); echo "ok    $line"
   else
-    failed=$((failed + 1)); failed_suites+=("$name"); printf 'FAIL  %-22s (%s)\n' "$name" "$log"
+    failed=$((failed + 1)); failed_suites+=("$name"); echo "FAIL  $line"
     tail -20 "$log" | sed 's/^/      /'
   fi
 }
@@ -108,8 +120,9 @@ run_step vm_lane test/vm/test_lane.sh
 # (a plain ptrace program shows it; hardware and this host do not). Not [range-stepping]: its
 # program's busy loops, stepped under TCG, take minutes.
 run_catch vm:e2e "test/vm/run.sh" --timeout 1200 -- "$BUILD_DIR/test/e2e/e2e_tests" "[i386]~[range-stepping],[watch]~[btrace]"
-# GDB's own testsuite with the -m32 board, a subset, in the guest against GNU gdbserver and
-# against hindsight: no file worse (about 10 minutes; skipped without the conformance harness).
+# GDB's own testsuite with the -m32 board, a subset, in the guest against hindsight: no file
+# worse than GNU gdbserver's kept summary of the same run (about 10 minutes; skipped without the
+# conformance harness).
 run_step vm:conformance-i386 test/vm/conformance_i386.sh "$BUILD_DIR/server/hindsight"
 
 echo "== client lanes (test/clients: GDB 16.3 and LLDB 19 of Debian 13, GDB 18.1 and LLDB 21 of unstable)"
@@ -143,15 +156,24 @@ fi
 if [[ ${HS_FAST:-0} != 1 ]]; then
   echo "== unit tests under ASan+UBSan"
   ASAN_DIR=$BUILD_DIR-asan
+  # Built for checking, not debugging: -O1 (as ASan advises) and line tables only (-g1: every
+  # report still names file and line), in unity blocks (a header parsed once per block, not per
+  # file). About half the time of the regular flags on these 2-core machines.
+  ASAN_OPTS=(-Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=false
+             -Dc_args=-g1 -Dcpp_args=-g1 -Dunity=on)
   if [[ ! -f $ASAN_DIR/build.ninja ]]; then
-    meson setup "$ASAN_DIR" -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+    meson setup "$ASAN_DIR" "${ASAN_OPTS[@]}" >/dev/null
+  else
+    meson configure "$ASAN_DIR" "${ASAN_OPTS[@]}" >/dev/null
   fi
   asan_targets=()
   for suite in "${UNIT_SUITES[@]}"; do
     asan_targets+=("test/unit/$suite/unit_$suite")
   done
   asan_targets+=(server/hindsight)
+  build_t0=$SECONDS
   if ninja -C "$ASAN_DIR" "${asan_targets[@]}" >"$LOG_DIR/asan-build.log" 2>&1; then
+    echo "built the sanitized server and unit tests in $(took "$build_t0")"
     export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1
     for suite in "${UNIT_SUITES[@]}"; do
       run_catch "asan:unit_$suite" "$ASAN_DIR/test/unit/$suite/unit_$suite"
@@ -177,6 +199,7 @@ if [[ ${HS_FAST:-0} != 1 ]]; then
 fi
 
 echo
+echo "test.sh took $(took 0)"
 ((${#failed_suites[@]})) && echo "failed: ${failed_suites[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))

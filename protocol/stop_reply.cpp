@@ -1,6 +1,8 @@
 // Stop replies both ways: T (signal, reason, expedited registers, thread, core), W, X, w, N.
 #include "protocol/stop_reply.hpp"
 
+#include "protocol/request_fields.hpp"
+
 namespace protocol {
 
 namespace {
@@ -99,13 +101,11 @@ std::string encode_stop_reply(const StopReply& reply, bool multiprocess) {
 
 namespace {
 
-base::Error malformed(const std::string& what) { return base::make_error(base::Errc::malformed, what); }
-
 // A two-digit hex field (signal, exit status) right after the reply's letter.
 base::Result<int> leading_byte(std::string_view text) {
   auto value = parse_hex_u64(text.substr(1, 2));
   if (text.size() < 3 || !value) {
-    return malformed("stop reply without its two hex digits");
+    return fields::malformed("stop reply without its two hex digits");
   }
   return static_cast<int>(*value);
 }
@@ -165,7 +165,7 @@ base::Result<StopReply> parse_stop_reply(std::string_view text) {
     return reply;
   }
   if (text.empty() || std::string_view("STWXw").find(text.front()) == std::string_view::npos) {
-    return malformed("not a stop reply");
+    return fields::malformed("not a stop reply");
   }
   auto byte = leading_byte(text);
   if (!byte) {

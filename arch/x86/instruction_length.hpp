@@ -2,6 +2,7 @@
 // instruction to tell a taken branch from sequential execution (btrace.md §10). Pure: bytes in.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -9,6 +10,9 @@
 #include "arch/x86/isa.hpp"
 
 namespace arch::x86 {
+
+// The most bytes one instruction may span (a longer one raises #GP), in either mode.
+inline constexpr std::size_t kMaxInstructionLength = 15;
 
 enum class InsnKind : std::uint8_t {
   Plain,      // falls through to the next instruction
@@ -32,8 +36,9 @@ struct InstructionInfo {
   bool operator==(const InstructionInfo&) const = default;
 };
 
-// Decodes the instruction at the start of code, as 64-bit or 32-bit code (up to 15 bytes are
-// looked at; fewer when code is shorter). Nothing when the bytes are not a valid instruction.
+// Decodes the instruction at the start of code, as 64-bit or 32-bit code (up to
+// kMaxInstructionLength bytes are looked at; fewer when code is shorter). Nothing when the bytes
+// are not a valid instruction.
 std::optional<InstructionInfo> decode_instruction(std::span<const std::uint8_t> code, Isa isa = Isa::Amd64);
 
 // After single-stepping the instruction `insn` at `from`, the thread is at `to`: was that a

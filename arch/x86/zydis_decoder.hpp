@@ -9,11 +9,10 @@
 #include <cstdint>
 #include <span>
 
+#include "arch/x86/instruction_length.hpp"
 #include "arch/x86/isa.hpp"
 
 namespace arch::x86 {
-
-inline constexpr std::size_t kMaxInsnLength = 15;
 
 // nullptr if Zydis refuses the mode (it never does; callers then decode nothing).
 inline const ZydisDecoder* decoder_for(Isa isa) {
@@ -30,7 +29,7 @@ inline const ZydisDecoder* decoder_for(Isa isa) {
 
 // How many bytes of code an instruction at its start may use.
 inline std::size_t insn_window(std::span<const std::uint8_t> code) {
-  return code.size() < kMaxInsnLength ? code.size() : kMaxInsnLength;
+  return code.size() < kMaxInstructionLength ? code.size() : kMaxInstructionLength;
 }
 
 }  // namespace arch::x86

@@ -7,16 +7,15 @@ namespace tracer {
 namespace {
 
 constexpr std::size_t kChunk = 256;
-constexpr std::size_t kMaxInsn = 15;
 
 // Code bytes read ahead, so that decoding an instruction costs no system call.
 class CodeWindow {
  public:
   explicit CodeWindow(CollectorHost& host) : host_(host) {}
 
-  // The bytes from addr on (up to 15, fewer at the end of readable memory), or nothing.
+  // The bytes from addr on (up to kMaxInstructionLength, fewer at the end of readable memory), or nothing.
   std::optional<std::span<const std::uint8_t>> at(Addr addr) {
-    if (addr < base_ || addr + kMaxInsn > base_ + bytes_.size()) {
+    if (addr < base_ || addr + arch::x86::kMaxInstructionLength > base_ + bytes_.size()) {
       auto got = host_.read_code(addr, kChunk);
       if (!got || got->empty()) {
         return std::nullopt;
@@ -25,7 +24,7 @@ class CodeWindow {
       base_ = addr;
     }
     const std::size_t off = addr - base_;
-    const std::size_t len = std::min(kMaxInsn, bytes_.size() - off);
+    const std::size_t len = std::min(arch::x86::kMaxInstructionLength, bytes_.size() - off);
     return std::span<const std::uint8_t>(bytes_.data() + off, len);
   }
 
@@ -97,7 +96,7 @@ const std::optional<arch::x86::BranchInstruction>& StraightLineMap::branch_at(Ad
     return hit->second;
   }
   std::optional<arch::x86::BranchInstruction> branch;
-  if (auto bytes = host.read_code(addr, kMaxInsn); bytes && !bytes->empty()) {
+  if (auto bytes = host.read_code(addr, arch::x86::kMaxInstructionLength); bytes && !bytes->empty()) {
     branch = arch::x86::decode_branch(*bytes, host.isa());
   }
   return branches_.emplace(addr, branch).first->second;

@@ -2,12 +2,11 @@
 
 #include <vector>
 
+#include "arch/x86/instruction_length.hpp"
 #include "base/log.hpp"
 
 namespace tracer {
 namespace {
-
-constexpr std::size_t kLongestInstruction = 15;
 
 // Before a process's memory is opened, or when it could not be.
 class NoMemory final : public RawMemory {
@@ -129,7 +128,7 @@ base::Result<void> CodeMemory::write(Addr addr, const Bytes& data) {
   }
   // A slot copied what is written now: the next hit makes a new one.
   std::erase_if(out_of_line_.slots, [&](const auto& entry) {
-    return entry.first < addr + data.size() && addr < entry.first + kLongestInstruction;
+    return entry.first < addr + data.size() && addr < entry.first + arch::x86::kMaxInstructionLength;
   });
   return base::success();
 }

@@ -11,6 +11,7 @@
 // A thread seen stopped inside a slot (a signal, our SIGSTOP, a fault of the copy) shows GDB
 // the pc of the original: the breakpoint, if the copy has not run (it runs in the slot when the
 // thread resumes there, so the breakpoint is not hit twice), else the instruction after it.
+#include "arch/x86/instruction_length.hpp"
 #include "base/log.hpp"
 #include "tracer/linux/code_view.hpp"
 #include "tracer/linux/linux_target.hpp"
@@ -21,7 +22,6 @@ namespace tracer {
 namespace {
 
 constexpr Addr kPageSize = 4096;
-constexpr std::size_t kLongestInstruction = 15;
 
 // [end of the program's code, end of that page): mapped executable, never run by the program.
 std::pair<Addr, Addr> free_code_tail(Process& p) {
@@ -46,7 +46,7 @@ OutOfLine::Slot make_slot(Process& p, Addr addr) {
     ool.next = ool.begin;
     base::logf(base::LogCat::ptrace, "process {}: out-of-line slots in [{:#x}, {:#x})", p.pid, ool.begin, ool.end);
   }
-  auto code = p.code.read(addr, kLongestInstruction);  // (our int3s hidden)
+  auto code = p.code.read(addr, arch::x86::kMaxInstructionLength);  // (our int3s hidden)
   if (!code) {
     return {};
   }

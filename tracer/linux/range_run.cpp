@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "arch/x86/branch_emulation.hpp"
+#include "arch/x86/instruction_length.hpp"
 #include "arch/x86/straight_line.hpp"
 #include "base/log.hpp"
 #include "tracer/linux/linux_target.hpp"
@@ -17,7 +18,6 @@ namespace {
 
 // Straight-line code is looked for this far ahead (a line longer than this runs in pieces).
 constexpr std::size_t kRangeLookahead = 4096;
-constexpr std::size_t kLongestInstruction = 15;
 
 bool runs_alone(const std::map<Pid, std::unique_ptr<Process>>& processes, const Process& p, Tid tid) {
   for (const auto& [other, o] : p.threads) {
@@ -52,7 +52,7 @@ std::optional<Addr> LinuxTarget::perform_range_branch(Process& p, LinuxThread& t
   if (addr < a.range_start || addr >= a.range_end) {
     return std::nullopt;  // the range's end: nothing to perform
   }
-  auto code = p.code.read(addr, kLongestInstruction);
+  auto code = p.code.read(addr, arch::x86::kMaxInstructionLength);
   if (!code) {
     return std::nullopt;
   }

@@ -22,7 +22,7 @@ struct CfiContext {
   std::vector<StackFrame> frames;  // at most max_frames: a corrupt stack that loops ends there
 };
 
-CfiContext& context(void* arg) { return *static_cast<CfiContext*>(arg); }
+CfiContext& cfi_context(void* arg) { return *static_cast<CfiContext*>(arg); }
 
 // One thread: the one asked for.
 pid_t next_thread(Dwfl*, void* arg, void** thread_arg) {
@@ -30,12 +30,12 @@ pid_t next_thread(Dwfl*, void* arg, void** thread_arg) {
     return 0;
   }
   *thread_arg = arg;
-  return context(arg).tid;
+  return cfi_context(arg).tid;
 }
 
 bool memory_read(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
   std::uint32_t word = 0;  // a 32-bit program's word
-  if (!context(arg).memory->read(addr, &word, sizeof word)) {
+  if (!cfi_context(arg).memory->read(addr, &word, sizeof word)) {
     return false;
   }
   *result = word;
@@ -43,7 +43,7 @@ bool memory_read(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
 }
 
 bool set_initial_registers(Dwfl_Thread* thread, void* arg) {
-  const CfiContext& cx = context(arg);
+  const CfiContext& cx = cfi_context(arg);
   if (!dwfl_thread_state_registers(thread, 0, kI386Registers, cx.regs.data())) {
     return false;
   }
@@ -52,7 +52,7 @@ bool set_initial_registers(Dwfl_Thread* thread, void* arg) {
 }
 
 int on_frame(Dwfl_Frame* frame, void* arg) {
-  CfiContext& cx = context(arg);
+  CfiContext& cx = cfi_context(arg);
   Dwarf_Addr pc = 0;
   bool activation = false;  // false: pc is a return address, inside the caller's call + 1
   if (!dwfl_frame_pc(frame, &pc, &activation) || pc == 0) {

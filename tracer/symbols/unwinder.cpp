@@ -27,7 +27,7 @@ struct UnwindContext {
   std::array<unw_word_t, kRegisters> regs{};
 };
 
-UnwindContext& context(void* arg) { return *static_cast<UnwindContext*>(arg); }
+UnwindContext& unwind_context(void* arg) { return *static_cast<UnwindContext*>(arg); }
 
 // libunwind's x86-64 register number to its slot in `g`.
 int g_slot(unw_regnum_t reg) {
@@ -53,7 +53,7 @@ constexpr std::uint8_t kEhDatarelSdata4 = 0x3b;
 constexpr std::size_t kEhHeaderBytes = 12;  // 4 bytes of version/encodings, 2 x 4-byte fields
 
 int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t* pi, int need_unwind_info, void* arg) {
-  UnwindContext& cx = context(arg);
+  UnwindContext& cx = unwind_context(arg);
   auto table = cx.symbols->unwind_table(ip);
   std::array<std::uint8_t, kEhHeaderBytes> hdr{};
   if (!table || !cx.memory->read(table->eh_frame_hdr, hdr.data(), hdr.size())) {
@@ -84,7 +84,7 @@ int access_mem(unw_addr_space_t, unw_word_t addr, unw_word_t* value, int write, 
   if (write != 0) {
     return -UNW_EINVAL;  // the unwinder never changes the process
   }
-  return context(arg).memory->read(addr, value, sizeof *value) ? 0 : -UNW_EINVAL;
+  return unwind_context(arg).memory->read(addr, value, sizeof *value) ? 0 : -UNW_EINVAL;
 }
 
 int access_reg(unw_addr_space_t, unw_regnum_t reg, unw_word_t* value, int write, void* arg) {
@@ -92,7 +92,7 @@ int access_reg(unw_addr_space_t, unw_regnum_t reg, unw_word_t* value, int write,
   if (write != 0 || slot < 0) {
     return -UNW_EBADREG;
   }
-  *value = context(arg).regs[static_cast<std::size_t>(slot)];
+  *value = unwind_context(arg).regs[static_cast<std::size_t>(slot)];
   return 0;
 }
 
@@ -101,7 +101,7 @@ int access_fpreg(unw_addr_space_t, unw_regnum_t, unw_fpreg_t*, int, void*) { ret
 int resume(unw_addr_space_t, unw_cursor_t*, void*) { return -UNW_EINVAL; }
 
 int get_proc_name(unw_addr_space_t, unw_word_t ip, char* buf, std::size_t len, unw_word_t* offset, void* arg) {
-  const SourceLocation& where = context(arg).symbols->locate(ip);
+  const SourceLocation& where = unwind_context(arg).symbols->locate(ip);
   if (where.function.empty() || len == 0) {
     return -UNW_ENOINFO;
   }

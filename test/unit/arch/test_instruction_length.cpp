@@ -15,7 +15,7 @@ using arch::x86::step_took_branch;
 
 namespace {
 
-InstructionInfo decode(std::vector<std::uint8_t> bytes) {
+InstructionInfo decoded(std::vector<std::uint8_t> bytes) {
   auto info = decode_instruction(bytes);
   REQUIRE(info);
   return *info;
@@ -59,7 +59,7 @@ TEST_CASE("decode_instruction: lengths and kinds", "[arch][insn]") {
   };
   for (const auto& r : rows) {
     INFO("first byte " << static_cast<int>(r.bytes[0]) << ", size " << r.bytes.size());
-    const auto info = decode(r.bytes);
+    const auto info = decoded(r.bytes);
     CHECK(info.length == r.length);
     CHECK(info.kind == r.kind);
   }
@@ -67,7 +67,7 @@ TEST_CASE("decode_instruction: lengths and kinds", "[arch][insn]") {
 
 TEST_CASE("decode_instruction: trailing bytes are ignored, short or bad input is refused",
           "[arch][insn]") {
-  CHECK(decode({0xc3, 0xcc, 0xcc, 0x90}).length == 1);
+  CHECK(decoded({0xc3, 0xcc, 0xcc, 0x90}).length == 1);
   CHECK_FALSE(decode_instruction(std::vector<std::uint8_t>{0xe8, 0x17}));  // call cut short
   CHECK_FALSE(decode_instruction(std::vector<std::uint8_t>{}));
   CHECK_FALSE(decode_instruction(std::vector<std::uint8_t>{0x06}));  // push %es: invalid in 64-bit
