@@ -162,7 +162,7 @@ if [[ ${HS_FAST:-0} != 1 ]]; then
   ASAN_DIR=$BUILD_DIR-asan
   # Built for checking, not debugging: -O1 (as ASan advises) and line tables only (-g1: every
   # report still names file and line), in unity blocks (a header parsed once per block, not per
-  # file). About half the time of the regular flags on these 2-core machines.
+  # file): 5 minutes on these 2-core machines, where -O2 -g file by file took 18.
   ASAN_OPTS=(-Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=false
              -Dc_args=-g1 -Dcpp_args=-g1 -Dunity=on)
   if [[ ! -f $ASAN_DIR/build.ninja ]]; then
