@@ -52,8 +52,8 @@ struct ResumePlan {
   std::vector<ThreadAction> actions;
   // Non-stop: threads whose stop GDB has not heard yet, and fork children it has not been told
   // of: no kAllThreads action applies to them (an action naming them does).
-  std::set<Tid> unannounced_threads;
-  std::set<Pid> unannounced_children;
+  std::set<Tid> unannounced_threads = {};
+  std::set<Pid> unannounced_children = {};
 };
 
 enum class StopReason {

@@ -67,7 +67,7 @@ HandlerResult on_detach(Context& cx, const std::optional<std::int64_t>& pid) {
   if (const tracer::trace::Experiment* trace = cx.target.experiment();
       trace != nullptr && trace->running() && trace->disconnected_tracing) {
     cx.notice("Disconnected tracing in effect, leaving hindsight attached to the process");
-    if (auto ok = cx.target.resume(tracer::ResumePlan{{tracer::ThreadAction{}}, {}, {}}); !ok) {
+    if (auto ok = cx.target.resume(tracer::ResumePlan{{tracer::ThreadAction{}}}); !ok) {
       return ok.error();
     }
     return Reply::ok();

@@ -81,7 +81,7 @@ inline tracer::ResumePlan plan_all(tracer::ResumeKind kind = tracer::ResumeKind:
   tracer::ThreadAction a;
   a.kind = kind;
   a.signal = sig;
-  return tracer::ResumePlan{{a}, {}, {}};
+  return tracer::ResumePlan{{a}};
 }
 
 // What GDB does to resume a thread sitting on one of its breakpoints: take the int3 out, step
@@ -91,7 +91,7 @@ inline void gdb_step_over(tracer::LinuxTarget& t, int tid, std::uint64_t addr) {
   tracer::ThreadAction a;
   a.tid = tid;
   a.kind = tracer::ResumeKind::Step;
-  REQUIRE(t.resume(tracer::ResumePlan{{a}, {}, {}}).ok());
+  REQUIRE(t.resume(tracer::ResumePlan{{a}}).ok());
   auto ev = wait_stop(t);
   REQUIRE(ev);
   CHECK(ev->reason == tracer::StopReason::SingleStep);

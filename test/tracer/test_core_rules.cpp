@@ -59,7 +59,7 @@ struct Core {
     }
     kernel.take_calls();
   }
-  void resume(std::vector<ThreadAction> actions) { REQUIRE(target.resume(ResumePlan{std::move(actions), {}, {}})); }
+  void resume(std::vector<ThreadAction> actions) { REQUIRE(target.resume(ResumePlan{std::move(actions)})); }
   void continue_all() { resume({ThreadAction{tracer::kAllThreads, 0, ResumeKind::Continue}}); }
   // What the server's loop gets from poll() before the script runs out.
   std::optional<StopEvent> next() {
@@ -364,7 +364,7 @@ TEST_CASE("core rules: non-stop: a wildcard resume leaves alone what GDB has not
   REQUIRE(ev->reason == StopReason::Fork);
   core.kernel.take_calls();
   // GDB resumes every thread while that stop is still on its way to it.
-  ResumePlan plan{{cont_rest()}, {}, {}};
+  ResumePlan plan{{cont_rest()}};
   plan.unannounced_threads = {kA};
   plan.unannounced_children = {kChild};
   REQUIRE(core.target.resume(plan));

@@ -644,7 +644,7 @@ TEST_CASE("ValgrindTarget: a program under the recorder, driven as GDB drives it
   CHECK(threads[0].tid == *pid);
   auto run_to = [&](tracer::Addr addr) {
     REQUIRE(target.insert_breakpoint(tracer::BreakpointType::Software, addr, 1).ok());
-    REQUIRE(target.resume(tracer::ResumePlan{{tracer::ThreadAction{}}, {}, {}}).ok());
+    REQUIRE(target.resume(tracer::ResumePlan{{tracer::ThreadAction{}}}).ok());
     std::optional<tracer::StopEvent> ev;
     for (int i = 0; i < 3000 && !ev; ++i) {
       ev = target.poll();

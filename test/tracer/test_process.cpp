@@ -161,7 +161,7 @@ TEST_CASE("range stepping stops once pc leaves the range", "[tracer][process]") 
   a.kind = ResumeKind::RangeStep;
   a.range_start = fn;
   a.range_end = fn + 8;
-  REQUIRE(target.resume(tracer::ResumePlan{{a}, {}, {}}).ok());
+  REQUIRE(target.resume(tracer::ResumePlan{{a}}).ok());
   ev = wait_stop(target);
   REQUIRE(ev);
   CHECK(ev->reason == StopReason::SingleStep);

@@ -211,7 +211,7 @@ TEST_CASE("all-stop: every thread stops; the other thread's hit stays pending", 
   tracer::ThreadAction step_main;
   step_main.tid = *pid;
   step_main.kind = ResumeKind::Step;
-  REQUIRE(target.resume(tracer::ResumePlan{{step_main}, {}, {}}).ok());
+  REQUIRE(target.resume(tracer::ResumePlan{{step_main}}).ok());
   auto stepped = wait_stop(target);
   REQUIRE(stepped);
   CHECK(stepped->reason == StopReason::SingleStep);
@@ -341,7 +341,7 @@ TEST_CASE("thread options: a clone is reported and its thread waits, stopped, un
 
   // GDB steps the parent alone: the new thread stays where it was born.
   tracer::ThreadAction step_main{.tid = *pid, .kind = ResumeKind::Step};
-  REQUIRE(target.resume(tracer::ResumePlan{{step_main}, {}, {}}).ok());
+  REQUIRE(target.resume(tracer::ResumePlan{{step_main}}).ok());
   auto stepped = wait_stop(target);
   REQUIRE(stepped);
   CHECK(stepped->reason == StopReason::SingleStep);

@@ -138,7 +138,7 @@ TEST_CASE("software collectors: breakpoints inside traced code stop it as an unt
   REQUIRE(s.target.remove_breakpoint(tracer::BreakpointType::Software, leaf, 1).ok());
   tracer::ThreadAction step;
   step.kind = ResumeKind::Step;
-  REQUIRE(s.target.resume(tracer::ResumePlan{{step}, {}, {}}).ok());
+  REQUIRE(s.target.resume(tracer::ResumePlan{{step}}).ok());
   auto ev = wait_stop(s.target);
   REQUIRE(ev);
   CHECK(ev->reason == StopReason::SingleStep);

@@ -64,7 +64,7 @@ TEST_CASE("tracepoints: with GDB's breakpoint at the same address each hit stops
   tracer::ThreadAction step;
   step.tid = first->tid;
   step.kind = tracer::ResumeKind::Step;
-  REQUIRE(t.target.resume(tracer::ResumePlan{{step}, {}, {}}).ok());
+  REQUIRE(t.target.resume(tracer::ResumePlan{{step}}).ok());
   auto stepped = wait_stop(t.target);
   REQUIRE(stepped);
   CHECK(stepped->reason == StopReason::SingleStep);
@@ -78,7 +78,7 @@ TEST_CASE("tracepoints: with GDB's breakpoint at the same address each hit stops
   CHECK(second->tid != first->tid);
   REQUIRE(t.target.remove_breakpoint(tracer::BreakpointType::Software, t.hit, 1).ok());
   step.tid = second->tid;
-  REQUIRE(t.target.resume(tracer::ResumePlan{{step}, {}, {}}).ok());
+  REQUIRE(t.target.resume(tracer::ResumePlan{{step}}).ok());
   auto stepped2 = wait_stop(t.target);
   REQUIRE(stepped2);
   CHECK(stepped2->reason == StopReason::SingleStep);

@@ -7,7 +7,8 @@
 # for one server, not two. Prints both totals and the guest's minutes.
 #   test/vm/conformance_i386.sh --baseline   runs GNU gdbserver in the guest instead and rewrites
 #     that summary (after changing the subset, the guest's kernel or GDB).
-# Exit 77 when it cannot run here (no harness, no gdbserver, no DejaGnu, no GDB source), said why.
+# Exit 77 when it cannot run here (no harness, no DejaGnu, no GDB source; with --baseline, no
+# gdbserver), said why.
 # Environment: CONFORMANCE_HARNESS (the harness's run.sh), HINDSIGHT_VM_CONFORMANCE_DIR (its
 # work folder: the testsuite, builds and results, outside the checkout; default
 # ~/.cache/hindsight-vm/conformance), HINDSIGHT_VM_CONFORMANCE_TIMEOUT (seconds, 1800).

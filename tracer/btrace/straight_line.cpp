@@ -13,7 +13,8 @@ class CodeWindow {
  public:
   explicit CodeWindow(CollectorHost& host) : host_(host) {}
 
-  // The bytes from addr on (up to kMaxInstructionLength, fewer at the end of readable memory), or nothing.
+  // The bytes from addr on (up to kMaxInstructionLength, fewer at the end of readable memory), or
+  // nothing.
   std::optional<std::span<const std::uint8_t>> at(Addr addr) {
     if (addr < base_ || addr + arch::x86::kMaxInstructionLength > base_ + bytes_.size()) {
       auto got = host_.read_code(addr, kChunk);

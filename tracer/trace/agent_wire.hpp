@@ -68,9 +68,9 @@ struct AgentRecord {
   std::uint32_t index = 0;
   std::uint32_t generation = 0;
   Addr pc = 0;
-  std::vector<std::uint64_t> gpr;  // empty: registers not collected
-  Bytes save_area;
-  std::vector<MemoryBlock> memory;
+  std::vector<std::uint64_t> gpr = {};  // empty: registers not collected
+  Bytes save_area = {};
+  std::vector<MemoryBlock> memory = {};
 };
 
 constexpr std::size_t padded8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }

@@ -21,7 +21,7 @@ struct DbtOptions {
   bool follow_tree = false;
   // Where the rings go and stay after the run, every process's (empty: a directory of the
   // run's own, removed at its end, each process's rings dropped when it ends).
-  std::string keep_rings_in;
+  std::string keep_rings_in = {};
 };
 
 class ValgrindProcess {
