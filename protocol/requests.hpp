@@ -65,7 +65,7 @@ Result<std::vector<VContAction>> parse_vcont(std::string_view body);
 std::string vcont_supported_reply();
 
 // c[ADDR], s[ADDR] (legacy; sig = 0) and CSIG[;ADDR], SSIG[;ADDR].
-struct LegacyResume { int gdb_signal = 0; std::optional<std::uint64_t> addr; };
+struct LegacyResume { int gdb_signal = 0; std::optional<std::uint64_t> addr{}; };
 Result<LegacyResume> parse_legacy_resume(std::string_view body, bool with_signal);
 
 // qXfer:OBJECT:read:ANNEX:OFFSET,LENGTH (body after "qXfer:").

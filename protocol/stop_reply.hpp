@@ -23,13 +23,13 @@ struct StopReply {
   int gdb_signal = 0;   // Stopped/Terminated: GDB signal number
   int exit_status = 0;  // Exited
   std::int64_t pid = 0; // for W/X ";process:" when multiprocess
-  ThreadId thread;      // Stopped
-  std::vector<std::pair<int, Bytes>> registers;  // expedited: regno -> bytes
+  ThreadId thread{};    // Stopped
+  std::vector<std::pair<int, Bytes>> registers{};  // expedited: regno -> bytes
   Why why = Why::None;
   std::uint64_t watch_addr = 0;
   int syscall = 0;        // SyscallEntry / SyscallReturn: its number ("syscall_entry:3b;")
-  ThreadId child;         // Fork / VFork: the new process's thread ("fork:p2.2;"); Clone: the new thread
-  std::string exec_path;  // not empty: the process exec'd this program ("exec:HEX;")
+  ThreadId child{};       // Fork / VFork: the new process's thread ("fork:p2.2;"); Clone: the new thread
+  std::string exec_path{};  // not empty: the process exec'd this program ("exec:HEX;")
   int core = -1;        // -1: not sent
   bool thread_field = true;  // false: no "thread:" (a server without it, --disable-packet=Tthread)
   bool signal_only = false;  // "S05" instead of T (--disable-packet=T)
