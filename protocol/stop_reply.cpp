@@ -99,6 +99,8 @@ std::string encode_stop_reply(const StopReply& reply, bool multiprocess) {
   return out;
 }
 
+std::string encode_console_output(std::string_view text) { return "O" + to_hex(text); }
+
 namespace {
 
 // A two-digit hex field (signal, exit status) right after the reply's letter.

@@ -1,5 +1,5 @@
 // Stop replies: T (with thread, registers, swbreak/hwbreak/watch/fork/vfork/vforkdone/clone/exec/
-// syscall_entry/syscall_return), W, X, and w (a thread exited).
+// syscall_entry/syscall_return), W, X, w (a thread exited), and O (console output).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +38,10 @@ struct StopReply {
 // "T05swbreak:;06:...;thread:p1.1;core:0;", "W00;process:1a", "X0b;process:1a",
 // "w00;p1a.1b" (ThreadExited: exit_status and thread), "N" (NoResumed).
 std::string encode_stop_reply(const StopReply& reply, bool multiprocess);
+
+// "O" + the hex of text: console output GDB prints and then keeps waiting (`O XX...`, before an
+// all-stop stop reply, and qRcmd's output). Not a reply of non-stop mode.
+std::string encode_console_output(std::string_view text);
 
 // The other direction, for a client of another stub (Valgrind's gdbserver): what
 // encode_stop_reply writes, read back (S and T, W and X with or without ";process:", w, N).

@@ -49,14 +49,15 @@ void BtraceProgress::tick(tracer::Target& target, Clock::time_point now) {
     return;
   }
   if (!running_since_) {
-    running_since_ = now;  // the first tick of this run: the count starts here
+    running_since_ = last_said_ = now;  // the first tick of this run: the count starts here
     at_start_ = last_ = r.branches;
     return;
   }
-  if (r.branches == last_) {
-    return;  // waiting, not recording: nothing to say
+  if (now - last_said_ < kEvery || r.branches == last_) {
+    return;  // too soon, or waiting rather than recording: nothing to say
   }
   last_ = r.branches;
+  last_said_ = now;
   const double seconds = std::chrono::duration<double>(now - *running_since_).count();
   say_(progress_line(r.backend, r.branches - at_start_, seconds));
   if (!advised_ && dbt_built_) {

@@ -126,9 +126,19 @@ struct Server::Impl {
     close_connection = std::move(closer);
   }
 
+  // A line of a software recording's progress: in GDB's console when GDB waits for the program
+  // (all-stop), as gdbserver shows monitor output, and on our standard error (over stdio that
+  // is GDB's terminal already: said once there).
+  void say_progress(const std::string& line) {
+    const bool in_gdb = session && session->console_output(line + "\n");
+    if (!in_gdb || endpoint.kind != Endpoint::Kind::Stdio) {
+      say(line);
+    }
+  }
+
   // Every few seconds while GDB waits for the program: how a software recording goes.
   void arm_progress() {
-    progress_timer.expires_after(BtraceProgress::kEvery);
+    progress_timer.expires_after(BtraceProgress::kPoll);
     progress_timer.async_wait([this](boost::system::error_code ec) {
       if (ec || done) {
         return;
@@ -361,7 +371,7 @@ struct Server::Impl {
       return 1;
     }
     announce();
-    progress.emplace(say, o.dbt_built);
+    progress.emplace([this](const std::string& line) { say_progress(line); }, o.dbt_built);
     arm_progress();
     stop_signals.async_wait([this](boost::system::error_code ec, int signo) {
       if (!ec) {

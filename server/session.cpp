@@ -6,8 +6,8 @@
 
 #include "base/log.hpp"
 #include "protocol/errors.hpp"
-#include "protocol/hex.hpp"
 #include "protocol/signals.hpp"
+#include "protocol/stop_reply.hpp"
 #include "server/dispatch.hpp"
 #include "server/handlers/handlers.hpp"
 #include "tracer/trace/experiment.hpp"
@@ -94,7 +94,7 @@ void Session::on_bytes(std::string_view bytes) {
 void Session::on_packet(std::string_view payload) {
   Reply reply = dispatch_packet(cx_, payload);
   for (const auto& line : cx_.console) {
-    send_packet("O" + protocol::to_hex(line));
+    send_packet(protocol::encode_console_output(line));
   }
   cx_.console.clear();
   switch (reply.kind) {
@@ -191,6 +191,14 @@ void Session::on_disconnect() {
   }
   waiting_for_stop_ = false;
   cx_.host.end_session();
+}
+
+bool Session::console_output(const std::string& text) {
+  if (!waiting_for_stop_ || cx_.state.non_stop) {
+    return false;
+  }
+  send_packet(protocol::encode_console_output(text));
+  return true;
 }
 
 void Session::send_packet(const std::string& payload) {

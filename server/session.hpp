@@ -24,6 +24,10 @@ class Session {
   void on_target_event();
   // GDB went away: a running inferior is stopped so the next GDB finds it stopped.
   void on_disconnect();
+  // text for GDB's console while the program runs: an `O` packet, which GDB prints and then
+  // waits on. Only while GDB waits for an all-stop stop reply (non-stop has no `O`): false, not
+  // sent, at any other time.
+  bool console_output(const std::string& text);
 
   bool waiting_for_stop() const { return waiting_for_stop_; }
   bool ended() const { return cx_.state.end_session; }

@@ -12,9 +12,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "test/e2e/gdb_session.hpp"
+#include "test/e2e/i386_kernel.hpp"
 #include "test/support/scoped_env.hpp"
 #include "test/support/skip.hpp"
 
@@ -91,6 +94,89 @@ TEST_CASE("a file that is not executable: the reason, no program, exit 1", "[e2e
   INFO("through the shell:\n" << shell.err);
   CHECK(e2e::exit_code(shell.status) == 1);
   CHECK_THAT(shell.err, Contains("During startup program exited with code 126."));
+}
+
+TEST_CASE("--btrace=dbt and a program that cannot start: the reason and Exiting at once, no wait for Valgrind",
+          "[e2e][cli][dbt]") {
+  if (!HS_DBT_BUILT) {
+    HS_SKIP("the dbt recorder is not built (valgrind's headers and core archives not found)");
+  }
+  const std::string missing = "/nonexistent/hindsight-e2e-no-such-prog";
+  SECTION("a file that does not exist") {
+    const auto start = e2e::Clock::now();
+    auto f = run_server({"--once", "--btrace=dbt", ":0", missing});
+    const auto took = e2e::Clock::now() - start;
+    INFO("status: " << e2e::describe_status(f.status) << "\nstderr:\n" << f.err);
+    REQUIRE(f.status.has_value());
+    CHECK(e2e::exit_code(f.status) == 1);
+    CHECK_THAT(f.err, Contains("Cannot exec " + missing + ": No such file or directory.\nExiting\n"));
+    CHECK(took < std::chrono::seconds(3));
+  }
+  SECTION("a program Valgrind cannot start (an arm64 one): Valgrind's end ends the wait for it") {
+    const std::string arm64 =
+        std::filesystem::temp_directory_path() / ("hindsight-e2e-arm64-" + std::to_string(::getpid()));
+    {
+      // An ELF header and nothing more: 64-bit, little-endian, ET_EXEC, EM_AARCH64 (183).
+      std::string header(64, '\0');
+      header.replace(0, 7, "\x7f" "ELF\x02\x01\x01");
+      header[16] = 2;
+      header[18] = static_cast<char>(183);
+      header[20] = 1;
+      header[52] = 64;
+      header[54] = 56;
+      header[58] = 64;
+      std::ofstream(arm64, std::ios::binary) << header;
+    }
+    std::filesystem::permissions(arm64, std::filesystem::perms::owner_all);
+    auto f = run_server({"--once", "--btrace=dbt", "--no-startup-with-shell", ":0", arm64});
+    std::filesystem::remove(arm64);
+    INFO("status: " << e2e::describe_status(f.status) << "\nstderr:\n" << f.err);
+    REQUIRE(f.status.has_value());  // within kExitTimeout: no 30 s wait for vgdb
+    CHECK(e2e::exit_code(f.status) == 1);
+    CHECK_THAT(f.err, Contains("failed to start tool"));  // Valgrind's words: it was tried
+    CHECK_THAT(f.err, Contains("Cannot exec " + arm64 + ": Exec format error.\n"));  // then soft
+    CHECK_THAT(f.err, Contains("Exiting\n"));
+  }
+}
+
+TEST_CASE("a kernel that refuses i386 programs: the server says so in plain words, at once",
+          "[e2e][cli][i386]") {
+  if (const std::string why = e2e::i386_not_refused(); !why.empty()) {
+    HS_SKIP(why);
+  }
+  const std::string prog = e2e::prog_path("simple_m32");
+  SECTION("through the shell (default)") {
+    auto f = run_server({"--once", ":0", prog});
+    INFO("status: " << e2e::describe_status(f.status) << "\nstderr:\n" << f.err);
+    REQUIRE(f.status.has_value());
+    CHECK(e2e::exit_code(f.status) == 1);
+    // The shell's complaint and gdbserver's words, then what it means.
+    CHECK_THAT(f.err, Contains("During startup program exited with code 126.\n" + std::string(e2e::kIa32Word)));
+    CHECK_THAT(f.err, Contains("CONFIG_IA32_EMULATION"));
+    CHECK_THAT(f.err, Contains("Exiting\n"));
+  }
+  SECTION("--no-startup-with-shell") {
+    auto f = run_server({"--once", "--no-startup-with-shell", ":0", prog});
+    INFO("status: " << e2e::describe_status(f.status) << "\nstderr:\n" << f.err);
+    REQUIRE(f.status.has_value());
+    CHECK(e2e::exit_code(f.status) == 1);
+    CHECK_THAT(f.err, Contains("Cannot exec " + prog + ": Exec format error.\n"));
+    CHECK_THAT(f.err, Contains(e2e::kIa32Word));
+  }
+  SECTION("--btrace=dbt: said before Valgrind starts") {
+    if (!HS_DBT_BUILT) {
+      HS_SKIP("the dbt recorder is not built (valgrind's headers and core archives not found)");
+    }
+    const auto start = e2e::Clock::now();
+    auto f = run_server({"--once", "--btrace=dbt", ":0", prog});
+    const auto took = e2e::Clock::now() - start;
+    INFO("status: " << e2e::describe_status(f.status) << "\nstderr:\n" << f.err);
+    REQUIRE(f.status.has_value());
+    CHECK(e2e::exit_code(f.status) == 1);
+    CHECK_THAT(f.err, Contains("Cannot exec " + prog + ": Exec format error.\n" + e2e::kIa32Word));
+    CHECK_THAT(f.err, !Contains("failed to start tool"));
+    CHECK(took < std::chrono::seconds(3));
+  }
 }
 
 TEST_CASE("a COMM host that does not resolve: gdbserver's words, before any program starts", "[e2e][cli]") {

@@ -8,7 +8,10 @@
 #include <thread>
 
 #include "test/e2e/gdb_session.hpp"
+#include "test/e2e/i386_kernel.hpp"
+#include "test/e2e/matchers.hpp"
 #include "test/e2e/process.hpp"
+#include "test/support/skip.hpp"
 
 using Catch::Matchers::Contains;
 
@@ -98,6 +101,24 @@ TEST_CASE("--multi: a working directory that does not exist fails `run` clearly;
   CHECK_THAT(out.gdb, Contains("on the remote target failed"));
   CHECK_THAT(out.server_err, Contains("Couldn't chdir to /nonexistent-hindsight: No such file or directory."));
   CHECK_THAT(out.server_out, Contains("CWD["));  // the second run
+  CHECK(out.server_status.has_value());
+}
+
+TEST_CASE("--multi: `run` of an i386 program where the kernel refuses it: GDB's run fails, the server says "
+          "why in plain words and serves on", "[e2e][extended][i386]") {
+  if (const std::string why = e2e::i386_not_refused(); !why.empty()) {
+    HS_SKIP(why);
+  }
+  auto out = run_multi({}, {"set remote exec-file " + e2e::prog_path("simple_m32"), "run",
+                            "set startup-with-shell off", "run",
+                            "set remote exec-file " + e2e::prog_path("simple"), "run"});
+  INFO("gdb:\n" << out.gdb << "\nserver out:\n" << out.server_out << "\nserver err:\n" << out.server_err);
+  // GDB's own words for a failed vRun (it shows no text of the server's there).
+  CHECK(e2e::occurrences(out.gdb, "on the remote target failed") == 2);
+  CHECK_THAT(out.server_err, Contains("During startup program exited with code 126.\n" + std::string(e2e::kIa32Word)));
+  CHECK_THAT(out.server_err, Contains("Cannot exec " + e2e::prog_path("simple_m32") + ": Exec format error.\n"));
+  CHECK(e2e::occurrences(out.server_err, e2e::kIa32Word) == 2);
+  CHECK_THAT(out.gdb, Contains("exited with code 07"));  // the 64-bit one runs
   CHECK(out.server_status.has_value());
 }
 

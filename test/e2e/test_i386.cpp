@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test/e2e/gdb_session.hpp"
+#include "test/e2e/i386_kernel.hpp"
 #include "test/e2e/matchers.hpp"
 #include "test/support/debug_registers_probe.hpp"
 #include "test/support/scoped_env.hpp"
@@ -32,26 +33,17 @@ namespace {
 
 // Why the i386 cases cannot run here; empty when they can.
 std::string i386_problem() {
-  static const std::string problem = [] {
-    const std::string path = e2e::prog_path("simple_m32");
-    if (::access(path.c_str(), X_OK) != 0) {
-      return std::string("no -m32 test programs: the build found no 32-bit toolchain (gcc-multilib)");
-    }
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      const int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, 1);
-      ::execl(path.c_str(), path.c_str(), nullptr);
-      ::_exit(errno == ENOEXEC ? 126 : 127);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 7) {
-      return std::string();
-    }
-    return std::string("this kernel refuses 32-bit programs (IA-32 emulation is off): the VM lane runs these cases");
-  }();
-  return problem;
+  switch (e2e::i386_programs()) {
+    case e2e::I386Programs::Run:
+      return {};
+    case e2e::I386Programs::Refused:
+      return "this kernel refuses 32-bit programs (IA-32 emulation is off): the VM lane runs these cases";
+    case e2e::I386Programs::Broken:
+      return "simple_m32 does not run here as it should (exit 7)";
+    case e2e::I386Programs::NotBuilt:
+      break;
+  }
+  return "no -m32 test programs: the build found no 32-bit toolchain (gcc-multilib)";
 }
 
 #define REQUIRE_I386()                 \

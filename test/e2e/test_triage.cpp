@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "test/e2e/gdb_session.hpp"
+#include "test/e2e/i386_kernel.hpp"
 #include "test/e2e/matchers.hpp"
 #include "test/support/skip.hpp"
 
@@ -839,6 +840,21 @@ TEST_CASE("triage: a program that cannot start, and a bad command line, get tria
   auto status = bad.wait(e2e::Clock::now() + std::chrono::seconds(10));
   REQUIRE(status);
   CHECK(WEXITSTATUS(*status) == 2);
+}
+
+TEST_CASE("triage of an i386 program where the kernel refuses it: said in plain words, triage's own status",
+          "[e2e][triage][i386]") {
+  if (const std::string why = e2e::i386_not_refused(); !why.empty()) {
+    HS_SKIP(why);
+  }
+  for (const std::vector<std::string>& flags : {std::vector<std::string>{}, std::vector<std::string>{"--btrace=soft"}}) {
+    auto t = run_triage(flags, "simple_m32", {}, "", 30);
+    INFO((flags.empty() ? "auto" : flags[0]) << "\n" << t.transcript());
+    CHECK(t.status == 125);
+    CHECK_THAT(t.err, Contains("Cannot exec " + e2e::prog_path("simple_m32") + ": Exec format error.\n"));
+    CHECK_THAT(t.err, Contains(e2e::kIa32Word));
+    CHECK_THAT(t.err, !Contains("failed to start tool"));
+  }
 }
 
 TEST_CASE("triage --html: the page loads in a headless browser without script errors and shows the crash", "[e2e][triage]") {

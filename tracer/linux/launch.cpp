@@ -13,6 +13,7 @@
 
 #include "base/log.hpp"
 #include "tracer/linux/exec_child.hpp"
+#include "tracer/linux/ia32.hpp"
 #include "tracer/linux/linux_target.hpp"
 #include "tracer/linux/resolve_program.hpp"
 #include "tracer/linux/ptrace_calls.hpp"
@@ -26,12 +27,6 @@ constexpr long kLaunchOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRAC
 // Until the program's own exec: the shell may fork for a command substitution (`$(echo a)` in
 // GDB 18's single-inf-arg line), and those children are not ours.
 constexpr long kStartupOptions = PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD;
-
-// In gdbserver's words ("Cannot exec PROG", then the reason): scripts and GDB's testsuite
-// look for them.
-base::Error cannot_run(const std::string& prog, int err) {
-  return base::Error{base::Errc::system, 0, "Cannot exec " + prog + ": " + std::strerror(err) + "."};
-}
 
 // 0 when path names an executable regular file, else the errno exec would give.
 int check_executable(const std::string& path) {
@@ -190,6 +185,10 @@ base::Result<std::vector<std::string>> exec_words(const LaunchSpec& spec) {
 
 }  // namespace
 
+base::Error cannot_run(const std::string& prog, int err) {
+  return base::Error{base::Errc::system, 0, "Cannot exec " + prog + ": " + std::strerror(err) + "."};
+}
+
 base::Result<std::string> resolve_program(const std::string& prog) {
   if (prog.empty()) {
     return cannot_run(prog, ENOENT);
@@ -222,8 +221,15 @@ base::Result<std::string> resolve_program(const std::string& prog) {
   return cannot_run(prog, first_err);
 }
 
-
 Result<Pid> LinuxTarget::launch(const LaunchSpec& spec) {
+  auto pid = start_stopped(spec);
+  if (!pid) {
+    return with_ia32_word(std::move(pid).error(), spec.program);
+  }
+  return pid;
+}
+
+Result<Pid> LinuxTarget::start_stopped(const LaunchSpec& spec) {
   // Build everything before fork: the child only execs.
   auto exec = exec_words(spec);
   if (!exec) {

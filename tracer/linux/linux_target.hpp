@@ -139,6 +139,9 @@ class LinuxTarget final : public Target {
     LinuxThread* thread = nullptr;
   };
 
+  // launch's work (launch.cpp): the program started, stopped at its first instruction.
+  Result<Pid> start_stopped(const LaunchSpec& spec);
+
   // --- lookups (linux_target.cpp) ---
   Process* process(Pid pid);
   Process* current();

@@ -1,4 +1,4 @@
-// The file exec would run for a program name (launch.cpp).
+// The file exec would run for a program name, and why it cannot (launch.cpp).
 #pragma once
 
 #include <string>
@@ -9,5 +9,8 @@ namespace tracer {
 
 // Names with a '/' as they are, others searched in PATH; an error saying why it cannot run.
 base::Result<std::string> resolve_program(const std::string& prog);
+// In gdbserver's words ("Cannot exec PROG: " and the reason for err): scripts and GDB's
+// testsuite look for them.
+base::Error cannot_run(const std::string& prog, int err);
 
 }  // namespace tracer

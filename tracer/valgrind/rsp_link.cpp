@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -20,9 +21,19 @@ namespace {
 
 base::Error link_error(const std::string& what) { return base::make_error(base::Errc::system, what); }
 
+// pid, a child of ours, has ended (it stays a zombie for its parent to reap).
+bool has_ended(pid_t pid) {
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+}
+
+// How often a wait looks whether the process the stub relays to is still there.
+constexpr std::chrono::milliseconds kRelayCheck{100};
+
 }  // namespace
 
-base::Result<RspLink> RspLink::spawn(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
+base::Result<RspLink> RspLink::spawn(std::vector<std::string> argv, std::chrono::milliseconds timeout,
+                                     pid_t relays_to) {
   if (argv.empty()) {
     return link_error("no stub to start");
   }
@@ -49,6 +60,7 @@ base::Result<RspLink> RspLink::spawn(std::vector<std::string> argv, std::chrono:
   ::close(fds[1]);
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
   RspLink link(child, fds[0]);
+  link.relays_to_ = relays_to;
   // A stub may have a stop to say before it reads anything (Valgrind's, in a process forked
   // from one that was linked and running): an ack first lets it say it once, and every stop
   // before the answer to QStartNoAckMode is that one (asked again with `?` later).
@@ -63,6 +75,7 @@ base::Result<RspLink> RspLink::spawn(std::vector<std::string> argv, std::chrono:
   if (*ok == "OK") {
     link.ack_mode_ = false;
   }
+  link.relays_to_ = -1;
   return link;
 }
 
@@ -162,7 +175,10 @@ base::Result<std::string> RspLink::wait_packet(std::chrono::milliseconds timeout
     if (left.count() <= 0) {
       return base::sys_error("the stub did not answer in time", ETIMEDOUT);
     }
-    auto more = read_some(left);
+    if (relays_to_ > 0 && has_ended(relays_to_)) {
+      return link_error("it ended before the link was made");
+    }
+    auto more = read_some(relays_to_ > 0 ? std::min(left, kRelayCheck) : left);
     if (!more) {
       return std::move(more).error();
     }

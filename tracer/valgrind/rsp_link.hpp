@@ -19,9 +19,11 @@ namespace tracer {
 
 class RspLink {
  public:
-  // Starts argv (its stderr goes to /dev/null) and asks for no-ack mode.
+  // Starts argv (its stderr goes to /dev/null) and asks for no-ack mode. relays_to: a child of
+  // ours the stub relays to (vgdb's Valgrind); when it ends first, the wait ends at once.
   static base::Result<RspLink> spawn(std::vector<std::string> argv,
-                                     std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                                     std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                                     pid_t relays_to = -1);
   ~RspLink();  // closes the link and reaps the child
   RspLink(RspLink&& other) noexcept;
   RspLink& operator=(RspLink&&) = delete;
@@ -59,6 +61,7 @@ class RspLink {
   int fd_ = -1;
   bool ack_mode_ = true;
   bool closed_ = false;
+  pid_t relays_to_ = -1;  // while spawn waits: the process whose end ends the wait
   protocol::FrameDecoder decoder_;
   std::deque<std::string> packets_;
 };

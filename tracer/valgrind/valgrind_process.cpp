@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "tracer/btrace/dbt_ring.h"
 #include "tracer/linux/exec_child.hpp"
+#include "tracer/linux/ia32.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/resolve_program.hpp"
 #include "tracer/valgrind/dbt_problem.hpp"
@@ -29,6 +31,10 @@ std::string make_work_dir() {
   }
   return path;
 }
+
+// vgdb waits up to 30 s (--wait=30) for the gdbserver of a Valgrind just started; this, for its
+// answer.
+constexpr std::chrono::seconds kVgdbWait{40};
 
 }  // namespace
 
@@ -83,12 +89,22 @@ void ValgrindProcess::explain_sigill() {
 }
 
 base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& spec) {
+  // A program that cannot start is said at once, as without the recorder (Valgrind would only
+  // say it in its log, and vgdb wait for a gdbserver that never comes).
   const auto file = resolve_program(spec.program);
-  const arch::x86::Isa isa = (file ? procfs::file_isa(*file) : std::nullopt).value_or(arch::x86::Isa::Amd64);
+  if (!file) {
+    return file.error();
+  }
+  const arch::x86::Isa isa = procfs::file_isa(*file).value_or(arch::x86::Isa::Amd64);
+  if (isa == arch::x86::Isa::I386 && kernel_refuses_i386(*file)) {
+    base::Error refused = cannot_run(spec.program, ENOEXEC);
+    refused.detail += "\n" + ia32_word();
+    return refused;
+  }
   if (auto why = dbt_problem(options_.valgrind_lib, isa)) {
     return base::make_error(base::Errc::unsupported, *why);
   }
-  if (auto why = code_the_recorder_cannot_run(file ? *file : spec.program)) {
+  if (auto why = code_the_recorder_cannot_run(*file)) {
     return base::make_error(base::Errc::unsupported, *why);
   }
   remove_work_dir();  // a previous run's
@@ -150,7 +166,7 @@ base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& 
     std::fprintf(stderr, "cannot run valgrind: %s\n", std::strerror(errno));
     ::_exit(127);
   }
-  auto link = this->link(pid);
+  auto link = RspLink::spawn(vgdb_argv(pid), kVgdbWait, pid);  // Valgrind's end ends the wait
   if (!link) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
@@ -160,10 +176,11 @@ base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& 
   return Started{pid, std::move(link).value()};
 }
 
-base::Result<RspLink> ValgrindProcess::link(Pid pid) const {
-  return RspLink::spawn({"vgdb", "--vgdb-prefix=" + dir_ + "/vgdb", "--pid=" + std::to_string(pid), "--wait=30"},
-                        std::chrono::seconds(40));
+std::vector<std::string> ValgrindProcess::vgdb_argv(Pid pid) const {
+  return {"vgdb", "--vgdb-prefix=" + dir_ + "/vgdb", "--pid=" + std::to_string(pid), "--wait=30"};
 }
+
+base::Result<RspLink> ValgrindProcess::link(Pid pid) const { return RspLink::spawn(vgdb_argv(pid), kVgdbWait); }
 
 void ValgrindProcess::reap(Pid pid, bool wait) {
   if (pid <= 0) {

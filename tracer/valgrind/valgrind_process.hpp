@@ -59,6 +59,8 @@ class ValgrindProcess {
 
  private:
   void remove_work_dir();
+  // vgdb's command line to link to pid.
+  std::vector<std::string> vgdb_argv(Pid pid) const;
 
   DbtOptions options_;
   ValgrindLog log_;

@@ -159,3 +159,8 @@ TEST_CASE("stop replies from another stub: odd fields skipped, bad ones left out
   CHECK_FALSE(protocol::parse_stop_reply("T5"));
   CHECK(protocol::parse_stop_reply("W00")->kind == protocol::StopReply::Kind::Exited);
 }
+
+TEST_CASE("console output: O and the hex of the text, as GDB prints it", "[stop_reply]") {
+  CHECK(protocol::encode_console_output("hi\n") == "O68690a");
+  CHECK(protocol::encode_console_output("") == "O");
+}

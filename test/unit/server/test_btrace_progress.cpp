@@ -75,3 +75,26 @@ TEST_CASE("BtraceProgress: nothing for the fast collectors, no dbt advice where 
   REQUIRE(said.size() == 1);
   CHECK(said[0].find("step has recorded 10 branches in 5 s") != std::string::npos);
 }
+
+TEST_CASE("BtraceProgress: asked every second, says a line at most every five", "[btrace][progress]") {
+  test_support::FakeTarget target;
+  std::vector<std::string> said;
+  BtraceProgress progress([&](const std::string& line) { said.push_back(line); }, /*dbt_built=*/false);
+  const auto t0 = BtraceProgress::Clock::now();
+  record(target, "soft", 1);
+  progress.tick(target, t0);  // the run's first tick
+  for (int s = 1; s < 5; ++s) {
+    record(target, "soft", 1000);
+    progress.tick(target, t0 + std::chrono::seconds(s));
+  }
+  CHECK(said.empty());
+  record(target, "soft", 1000);
+  progress.tick(target, t0 + 5s);
+  REQUIRE(said.size() == 1);
+  CHECK(said[0] == "hindsight: soft has recorded 5000 branches in 5 s (1000 a second)");
+  record(target, "soft", 1000);
+  progress.tick(target, t0 + 6s);
+  CHECK(said.size() == 1);
+  progress.tick(target, t0 + 10s);
+  CHECK(said.size() == 2);
+}

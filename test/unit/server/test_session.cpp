@@ -5,6 +5,7 @@
 
 #include "protocol/framing.hpp"
 #include "protocol/hex.hpp"
+#include "protocol/stop_reply.hpp"
 #include "server/session.hpp"
 #include "test/unit/server/fixture.hpp"
 
@@ -98,6 +99,31 @@ TEST_CASE("monitor output arrives as O packets before OK", "[session]") {
   auto reply = f.exchange(protocol::encode_packet("qRcmd," + protocol::to_hex("help")));
   CHECK(reply.starts_with("$O"));
   CHECK(reply.ends_with(protocol::encode_packet("OK")));
+}
+
+TEST_CASE("console output reaches GDB only while it waits for an all-stop stop reply", "[session]") {
+  SessionFixture f;
+  f.exchange(protocol::encode_packet("QStartNoAckMode"));
+  f.out.clear();
+  CHECK_FALSE(f.session.console_output("early\n"));  // nothing runs: GDB reads no O now
+  CHECK(f.out.empty());
+  REQUIRE(f.exchange(protocol::encode_packet("vCont;c")) == "");
+  CHECK(f.session.console_output("hindsight: soft has recorded\n"));
+  CHECK(f.out == protocol::encode_packet(protocol::encode_console_output("hindsight: soft has recorded\n")));
+  f.session.on_target_event();  // no stop yet: GDB still waits
+  f.exchange("\x03");
+  f.out.clear();
+  f.session.on_target_event();
+  REQUIRE(f.out.starts_with("$T02"));
+  CHECK_FALSE(f.session.console_output("late\n"));  // the stop reply went: GDB reads no O now
+
+  SessionFixture ns;  // non-stop: O is no reply of that mode
+  ns.exchange(protocol::encode_packet("QStartNoAckMode"));
+  REQUIRE(ns.exchange(protocol::encode_packet("QNonStop:1")) == protocol::encode_packet("OK"));
+  REQUIRE(ns.exchange(protocol::encode_packet("vCont;c")) == protocol::encode_packet("OK"));
+  ns.out.clear();
+  CHECK_FALSE(ns.session.console_output("hindsight: soft has recorded\n"));
+  CHECK(ns.out.empty());
 }
 
 TEST_CASE("a 0x03 between a stop and the next resume stops that resume at once", "[session]") {
