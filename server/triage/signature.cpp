@@ -30,9 +30,20 @@ std::uint64_t fnv1a(const std::string& text) {
   return h;
 }
 
+// module!function; in stripped code module!nearest+0xN, else module+0xN (offsets, not
+// addresses: the same in every run of the same build). Only code in no file at all is ??.
 std::string frame_name(const FrameReport& f) {
   const std::string module = std::filesystem::path(f.where.module).filename().string();
-  return (module.empty() ? "??" : module) + "!" + (f.where.function.empty() ? "??" : f.where.function);
+  if (module.empty()) {
+    return "?\?!" + (f.where.function.empty() ? std::string("??") : f.where.function);
+  }
+  if (!f.where.function.empty()) {
+    return module + "!" + f.where.function;
+  }
+  if (!f.where.nearest_symbol.empty()) {
+    return fmt::format("{}!{}+{:#x}", module, f.where.nearest_symbol, f.where.nearest_offset);
+  }
+  return fmt::format("{}+{:#x}", module, f.where.module_offset);
 }
 
 }  // namespace

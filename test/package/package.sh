@@ -59,10 +59,10 @@ case $step in
       grep -q "^EXIT STATUS" <<<"$man_text" && grep -q "^ENVIRONMENT" <<<"$man_text" &&
         grep -q "^HISTORY COLLECTORS" <<<"$man_text" || { echo "$page(1) lacks a section" >&2; exit 1; }
     done
-    # The completion, as bash loads it on demand.
+    # The completion, as bash loads it on demand (triage's options take the next word as value).
     completion=$(bash -c 'source /usr/share/bash-completion/bash_completion
       _completion_loader hindsight
-      COMP_WORDS=(hindsight --btrace ""); COMP_CWORD=2; _hindsight hindsight "" --btrace; echo "${COMPREPLY[*]}"' 2>/dev/null)
+      COMP_WORDS=(hindsight triage --btrace ""); COMP_CWORD=3; _hindsight hindsight "" --btrace; echo "${COMPREPLY[*]}"' 2>/dev/null)
     [[ $completion == "auto bts dbt soft step" ]] || { echo "completion of --btrace: '$completion'" >&2; exit 1; }
     ;;
   remove)

@@ -6,11 +6,13 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 
 #include "tracer/symbols/plt_entries.hpp"
 
@@ -161,6 +163,9 @@ SourceLocation Symbolizer::lookup(Addr pc) {
   const char* main_file = nullptr;
   const char* name = dwfl_module_info(mod, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file, nullptr);
   loc.module = main_file != nullptr ? main_file : (name != nullptr ? name : "");
+  Dwarf_Addr module_start = 0;
+  dwfl_module_info(mod, nullptr, &module_start, nullptr, nullptr, nullptr, nullptr, nullptr);
+  loc.module_offset = pc - module_start;
   GElf_Off offset = 0;
   GElf_Sym sym;
   if (const char* symbol = dwfl_module_addrinfo(mod, pc, &offset, &sym, nullptr, nullptr, nullptr); symbol) {
@@ -169,6 +174,14 @@ SourceLocation Symbolizer::lookup(Addr pc) {
   } else if (auto plt = plt_entry(mod, pc)) {
     loc.function = std::move(plt->name);
     loc.function_start = plt->start;
+  } else {
+    const auto& functions = functions_of(mod);
+    auto after = std::upper_bound(functions.begin(), functions.end(), pc,
+                                  [](Addr at, const auto& f) { return at < f.first; });
+    if (after != functions.begin()) {
+      loc.nearest_symbol = demangle(std::prev(after)->second);
+      loc.nearest_offset = pc - std::prev(after)->first;
+    }
   }
   if (Dwfl_Line* line = dwfl_module_getsrc(mod, pc); line != nullptr) {
     int lineno = 0;
@@ -178,6 +191,24 @@ SourceLocation Symbolizer::lookup(Addr pc) {
     }
   }
   return loc;
+}
+
+const std::vector<std::pair<Addr, std::string>>& Symbolizer::functions_of(Dwfl_Module* mod) {
+  auto [it, fresh] = functions_.try_emplace(mod);
+  if (fresh) {
+    const int count = dwfl_module_getsymtab(mod);
+    for (int i = 1; i < count; ++i) {
+      GElf_Sym sym;
+      GElf_Addr addr = 0;
+      const char* name = dwfl_module_getsym_info(mod, i, &sym, &addr, nullptr, nullptr, nullptr);
+      const int type = GELF_ST_TYPE(sym.st_info);
+      if (name != nullptr && *name != 0 && sym.st_shndx != SHN_UNDEF && (type == STT_FUNC || type == STT_GNU_IFUNC)) {
+        it->second.emplace_back(addr, name);
+      }
+    }
+    std::sort(it->second.begin(), it->second.end());
+  }
+  return it->second;
 }
 
 std::vector<SourceFrame> Symbolizer::frames(Addr pc, bool return_address) {

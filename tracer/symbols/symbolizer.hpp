@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.hpp"
@@ -23,6 +24,12 @@ struct SourceLocation {
   int line = 0;
   std::string module;    // the ELF file the address lies in
   Addr function_start = 0;
+  // Where stripped code is, when no symbol covers the address: the closest symbol before it in
+  // the module's symbol table (.dynsym when stripped) and the distance from it; the offset in
+  // the module in any case. The same in every run of the same build (no load address in them).
+  std::string nearest_symbol = {};
+  Addr nearest_offset = 0;
+  Addr module_offset = 0;
 };
 
 // One frame as a person reads it: a real frame, or a call inlined into it.
@@ -71,9 +78,12 @@ class Symbolizer {
  private:
   explicit Symbolizer(Dwfl* dwfl) : dwfl_(dwfl) {}
   SourceLocation lookup(Addr pc);
+  // The module's function symbols by address (built on first use): for stripped code.
+  const std::vector<std::pair<Addr, std::string>>& functions_of(Dwfl_Module* mod);
 
   Dwfl* dwfl_;
   std::map<Addr, SourceLocation> cache_;
+  std::map<Dwfl_Module*, std::vector<std::pair<Addr, std::string>>> functions_;
 };
 
 // A C++ symbol as a person reads it; other names unchanged.

@@ -135,6 +135,10 @@ base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& 
                                 "--tool=hsdbt",
                                 "--vgdb=yes",
                                 "--vgdb-error=0",
+                                // Threads take turns in order: with Valgrind's default lock a
+                                // thread just created can wait behind one that spins until the
+                                // crash, and its stub lists only threads that have run.
+                                "--fair-sched=yes",
                                 "--vgdb-prefix=" + prefix,
                                 "--ring-dir=" + dir_,
                                 "--ring-size=" + std::to_string(options_.ring_bytes),

@@ -62,3 +62,20 @@ TEST_CASE("signature: abort's frames and signal frames are not the crash", "[sig
   // No symbol, no module: still a signature.
   CHECK(crash_signature(died_of(SIGSEGV), {frame("", "", 0x10)}).frames == std::vector<std::string>{"?\?!??"});
 }
+
+TEST_CASE("signature: stripped code by its nearest symbol or its offset in the module, never ??", "[signature]") {
+  FrameReport near = frame("/usr/lib/x86_64-linux-gnu/libffi.so.8.1.2", "", 0x7f12345678);
+  near.where.nearest_symbol = "ffi_call";
+  near.where.nearest_offset = 0x6a;
+  near.where.module_offset = 0x7b2f;
+  FrameReport bare = frame("/usr/lib/python3.11/lib-dynload/_ctypes.cpython-311-x86_64-linux-gnu.so", "", 0x7f0);
+  bare.where.module_offset = 0x1d2e0;
+  const auto s = crash_signature(died_of(SIGSEGV), {near, bare});
+  CHECK(s.frames == std::vector<std::string>{"libffi.so.8.1.2!ffi_call+0x6a", "_ctypes.cpython-311-x86_64-linux-gnu.so+0x1d2e0"});
+  // Loaded elsewhere in another run: other addresses, the same offsets.
+  near.pc += 0x1000;
+  bare.pc += 0x5000;
+  CHECK(crash_signature(died_of(SIGSEGV), {near, bare}).hash == s.hash);
+  bare.where.module_offset = 0x1d2f0;  // elsewhere in the module
+  CHECK(crash_signature(died_of(SIGSEGV), {near, bare}).hash != s.hash);
+}
