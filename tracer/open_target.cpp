@@ -82,7 +82,7 @@ Result<BackendChain> backend_chain(const TargetRequest& request) {
     return chain;
   }
   if (request.backend != Backend::Auto || !request.unattended) {
-    chain.tries = {request.backend};  // a session's auto: BTS or soft, chosen as each thread starts recording
+    chain.tries = {request.backend};  // a session's auto: BTS or soft, chosen when a process's first thread starts recording
     return chain;
   }
   if (launches) {

@@ -37,7 +37,7 @@ struct NotUsed {
 
 struct OpenedTarget {
   std::unique_ptr<Target> target;
-  Backend backend = Backend::Auto;  // what records (auto: BTS or soft, chosen per thread)
+  Backend backend = Backend::Auto;  // what records (auto: BTS or soft, chosen per process)
   std::optional<Pid> pid;           // the program, when the request launched one
   std::vector<NotUsed> not_used;    // each faster backend passed over, in order
 };

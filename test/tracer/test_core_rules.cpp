@@ -374,6 +374,36 @@ TEST_CASE("core rules: non-stop: a wildcard resume leaves alone what GDB has not
   CHECK(core.kernel.take_calls() == "cont 90000000; cont 90000100");
 }
 
+TEST_CASE("core rules: non-stop: a stop GDB asked for that another event answered says nothing later",
+          "[core_rules]") {
+  constexpr Pid kChild = kPid + 100;
+  Core core({kA, kB}, Bytes(64, kNop), true);  // (attached in non-stop: both run)
+  core.target.set_report_forks(true, true);
+  core.kernel.thread(kA).event_message = kChild;
+  // A forks; before that stop is seen, GDB stops every thread (vCont;t) to step over a
+  // breakpoint: our SIGSTOP for A waits in the kernel behind its fork stop.
+  core.kernel.event(kA, stopped_status(SIGTRAP, PTRACE_EVENT_FORK), kBase + 2);
+  core.kernel.born(kChild, kChild, kBase + 2);
+  core.resume({ThreadAction{tracer::kAllThreads, 0, ResumeKind::Stop}});
+  CHECK(core.kernel.take_calls() == "tgkill 90000000 SIGSTOP; tgkill 90000001 SIGSTOP");
+  auto ev = core.next();
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::Fork);  // the answer to A's stop
+  ev = core.next();
+  REQUIRE(ev);
+  CHECK(ev->tid == kB);
+  CHECK(ev->reason == StopReason::Signal);
+  CHECK(ev->signal == 0);
+  // GDB detaches the child and resumes everything: A's SIGSTOP, ours, comes now and is not
+  // reported (GDB would show an unexplained "Thread stopped." and wait for ever).
+  REQUIRE(core.target.detach_process(kChild));
+  core.continue_all();
+  core.kernel.take_calls();
+  CHECK_FALSE(core.next().has_value());
+  CHECK(core.kernel.take_calls() == "cont 90000000");
+  CHECK(core.target.running());
+}
+
 TEST_CASE("core rules: a write to a variable under a read and a write watchpoint, DR6 naming the read "
           "one alone (QEMU's TCG does): the write watchpoint is reported, as on hardware",
           "[core_rules]") {

@@ -49,6 +49,10 @@ TEST_CASE("gdb view: a stop GDB asked for says its signal once", "[gdb_view]") {
   CHECK_FALSE(v.take_stop_saying().has_value());
   v.stop_to_say(SIGINT);  // ^C in non-stop
   CHECK(v.take_stop_saying() == SIGINT);
+  // Another stop of the thread (a fork event) reached GDB first: that answered it.
+  v.stop_to_say(0);
+  v.stop_reported(SIGTRAP);
+  CHECK_FALSE(v.take_stop_saying().has_value());
 }
 
 TEST_CASE("gdb view: steps, step-overs and exec", "[gdb_view]") {

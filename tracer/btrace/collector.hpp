@@ -1,5 +1,6 @@
-// The one seam between the tracer core and a history collector (SoftStep, PerfBts, and the
-// collectors to come). The core tells a collector what happens to the threads of the process
+// The one seam between the tracer core and a history collector (PerfBtsCollector,
+// SoftStepCollector, SoftEmulateCollector; the dbt recorder is none: it records inside Valgrind,
+// behind ValgrindTarget). The core tells a collector what happens to the threads of the process
 // it records; the collector asks the core only through CollectorHost. Pure interface: no
 // <sys/*>, no ptrace here, so a collector can be tested against a fake host.
 #pragma once

@@ -12,7 +12,8 @@
 
 namespace tracer {
 
-// The backend --btrace asked for; auto: BTS when the kernel gives it for this thread, else
+// The backend --btrace asked for, for the process of tid, its first thread to record (the
+// others share the collector); auto: BTS when the kernel gives it for that thread, else
 // SoftEmulate.
 Result<std::unique_ptr<Collector>> LinuxTarget::make_collector(Tid tid, const BtraceConfig& config) {
   auto soft_emulate = [&]() -> std::unique_ptr<Collector> {

@@ -94,10 +94,12 @@ class GdbView {
   void deliver_later(int sig) { held_.push_front(sig); }
 
   // --- what GDB was told ----------------------------------------------------------------
-  // Its own stop was reported, with this signal (0: none).
+  // Its own stop was reported, with this signal (0: none). It answers a stop GDB asked for
+  // (vCont;t, ^C), whatever it was: our SIGSTOP, when it comes later, says nothing.
   void stop_reported(int sig) {
     resumed_ = false;
     reported_signal_ = sig;
+    stop_says_ = -1;
   }
   // All-stop: a stop (its own or another thread's) ended the resume. A signal GDB gave it
   // that was not delivered yet is kept, not lost: delivered when it next runs.

@@ -8,7 +8,10 @@
 // Files: linux_target.cpp (lookups, registers, memory, breakpoints), events.cpp (one wait
 // status into its thread), forks.cpp (clone, fork, vfork, exec), policy.cpp (what to report
 // and when), resume.cpp (resuming and step-overs), attach.cpp (attach, detach, kill),
-// launch.cpp, debug_registers.cpp, signals.cpp, btrace.cpp (the collector seam), thread_db.cpp.
+// launch.cpp, debug_registers.cpp, signals.cpp (QPassSignals), syscalls.cpp (catch syscall),
+// thread_options.cpp (QThreadOptions), btrace.cpp and collector_sites.cpp (the collector
+// seam), breakpoint_agent.cpp and out_of_line.cpp (conditions and commands GDB never hears
+// of), range_run.cpp (range steps), tracepoints.cpp and fast_tracepoints.cpp, thread_db.cpp.
 #pragma once
 
 #include <map>
