@@ -24,8 +24,9 @@ TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headl
   # 32-bit compilers for what runs there; GDB's testsuite, DejaGnu and GNU gdbserver for its
   # -m32 conformance run.
   qemu-system-x86 linux-image-amd64 busybox-static g++-multilib gdb-source dejagnu expect gdbserver
-  # LLDB as a client (end-to-end), and debootstrap for the client lanes' newer Debian roots.
-  lldb debootstrap
+  # LLDB as a client (end-to-end), and debootstrap for the client lanes' newer Debian roots
+  # and the container lane's Debian 12 root; podman and runc run that lane (test/containers).
+  lldb debootstrap podman runc
   # The Debian packages (test/package): building them (debhelper, help2man for the man pages,
   # bash-completion's pkg-config file, ccache across CI runs), lintian, and reading the man
   # pages they install.

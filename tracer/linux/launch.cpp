@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -71,9 +72,6 @@ struct ChildFailure {
 [[noreturn]] void exec_child(const LaunchSpec& spec, const std::vector<char*>& argv, char* const* envp,
                              int err_fd) {
   ::setpgid(0, 0);
-  if (spec.disable_aslr) {
-    ::personality(ADDR_NO_RANDOMIZE);
-  }
   if (spec.stdio_is_protocol) {
     // GDB talks over our stdin/stdout: the program must not read or write them.
     int null_fd = ::open("/dev/null", O_RDONLY);
@@ -97,6 +95,22 @@ struct ChildFailure {
     ::execv(argv[0], argv.data());
   }
   child_failed(ChildStep::Exec, err_fd);
+}
+
+// Randomization off for the next child, as gdbserver does it: the server's own persona gets
+// ADDR_NO_RANDOMIZE until the fork (the child keeps it through exec); the persona to restore
+// after, or -1. A seccomp filter may refuse it (a container engine's default profile does): the
+// program then runs randomized, and the user is told in gdbserver's words.
+int no_randomization_for_child(bool wanted) {
+  const int persona = ::personality(0xffffffff);
+  if (!wanted || (persona != -1 && (persona & ADDR_NO_RANDOMIZE) != 0)) {
+    return -1;
+  }
+  if (persona == -1 || ::personality(static_cast<unsigned long>(persona) | ADDR_NO_RANDOMIZE) == -1) {
+    std::fprintf(stderr, "warning: Error disabling address space randomization: %s\n", std::strerror(errno));
+    return -1;
+  }
+  return persona;
 }
 
 // The terminal's foreground process group before the first program we started took it.
@@ -244,16 +258,20 @@ Result<Pid> LinuxTarget::start_stopped(const LaunchSpec& spec) {
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return base::sys_error("pipe");
   }
+  const int persona = no_randomization_for_child(spec.disable_aslr);
   Pid child = ::fork();
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    exec_child(spec, argv, spec.environment ? envp.data() : nullptr, pipe_fds[1]);
+  }
+  if (persona != -1) {
+    ::personality(static_cast<unsigned long>(persona));
+  }
   if (child < 0) {
     int err = errno;
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
     return base::sys_error("fork", err);
-  }
-  if (child == 0) {
-    ::close(pipe_fds[0]);
-    exec_child(spec, argv, spec.environment ? envp.data() : nullptr, pipe_fds[1]);
   }
   ::close(pipe_fds[1]);
   base::logf(base::LogCat::ptrace, "fork: child {} runs {}", child, words[0]);
