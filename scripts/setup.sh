@@ -26,6 +26,8 @@ TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headl
   qemu-system-x86 linux-image-amd64 busybox-static g++-multilib gdb-source dejagnu expect gdbserver
   # LLDB as a client (end-to-end), and debootstrap for the client lanes' newer Debian roots.
   lldb debootstrap
+  # pwntools, a script that runs `gdbserver` from PATH (its gdb.debug drives the server in e2e).
+  python3-pwntools
   # The Debian packages (test/package): building them (debhelper, help2man for the man pages,
   # bash-completion's pkg-config file, ccache across CI runs), lintian, and reading the man
   # pages they install.
