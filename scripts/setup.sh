@@ -27,6 +27,8 @@ TEST_PACKAGES=(clang libclang-rt-14-dev strace python3-jsonschema chromium-headl
   # LLDB as a client (end-to-end), and debootstrap for the client lanes' newer Debian roots
   # and the container lane's Debian 12 root; podman and runc run that lane (test/containers).
   lldb debootstrap podman runc
+  # pwntools, a script that runs `gdbserver` from PATH (its gdb.debug drives the server in e2e).
+  python3-pwntools
   # The Debian packages (test/package): building them (debhelper, help2man for the man pages,
   # bash-completion's pkg-config file, ccache across CI runs), lintian, and reading the man
   # pages they install.

@@ -126,7 +126,6 @@ int main(int argc, char** argv) {
   }
   server::ServerOptions options;
   server::ServerState state;
-  state.extended = cl->multi;
   state.startup_with_shell = cl->startup_with_shell;
   options.wrapper = cl->wrapper;
   state.disable_randomization = cl->disable_randomization;

@@ -172,6 +172,8 @@ struct Server::Impl {
       close_connection();
       close_connection = nullptr;
     }
+    // gdbserver's rule after GDB leaves: exit with --once, or when nothing is left to debug and
+    // GDB never sent '!' (target remote, with or without --multi); else listen again.
     if (exit_server || once || endpoint.kind == Endpoint::Kind::Stdio || endpoint.kind == Endpoint::Kind::Device ||
         (!target().has_process() && !server().extended)) {
       finish(exit_code);

@@ -60,7 +60,9 @@ struct ServerOptions {
 // What changes as the server runs and outlives a connection: GDB's settings for the next program,
 // the program last run, the branch-trace configuration GDB chose, the stop '?' reports.
 struct ServerState {
-  bool extended = false;                  // --multi, or GDB sent '!'
+  // GDB sent '!' (target extended-remote); for the server's life, as gdbserver. --multi does
+  // not make it: pwntools runs `gdbserver --multi` and connects with `target remote`.
+  bool extended = false;
   std::vector<std::string> last_program;  // for vRun with an empty program, R and qExecAndArgs
   // last_program is {PROG, LINE}: its arguments are one line for the shell (single-inf-arg).
   bool last_args_are_line = false;

@@ -264,6 +264,21 @@ std::string source_script(const std::vector<std::string>& lines) {
   return "source " + path.string();
 }
 
+int listening_port(Child& server, int nth) {
+  auto said = [&] {
+    std::size_t at = 0;
+    for (int i = 0; i < nth; ++i) {
+      at = server.err().find("Listening on port ", i == 0 ? 0 : at + 1);
+      if (at == std::string::npos || server.err().find('\n', at) == std::string::npos) {
+        return std::string::npos;
+      }
+    }
+    return at;
+  };
+  REQUIRE(server.pump_until(Clock::now() + std::chrono::seconds(10), [&] { return said() != std::string::npos; }));
+  return std::stoi(server.err().substr(said() + 18));
+}
+
 std::optional<unsigned long> find_hex_after(const std::string& text, const std::string& prefix) {
   auto at = text.find(prefix);
   if (at == std::string::npos) {

@@ -120,6 +120,10 @@ SessionResult run_gdb(const SessionOptions& opts);
 // directory.
 std::string source_script(const std::vector<std::string>& lines);
 
+// The port a server started with ":0" says it listens on, the `nth` time it says so (it says so
+// again each time it listens anew); REQUIREs that it says so within 10 s.
+int listening_port(Child& server, int nth = 1);
+
 // The first hex number after `prefix` in `text` (e.g. "Breakpoint 1 at "), or nullopt.
 std::optional<unsigned long> find_hex_after(const std::string& text, const std::string& prefix);
 

@@ -17,13 +17,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// The port a server started with ":0" says it listens on.
-std::string listening_port(e2e::Child& server) {
-  REQUIRE(server.wait_for_text("Listening on port", e2e::Clock::now() + std::chrono::seconds(5)));
-  std::string port_text = server.err().substr(server.err().find("Listening on port ") + 18);
-  return port_text.substr(0, port_text.find('\n'));
-}
-
 // A --multi server (with more flags before COMM) and one GDB session of `commands` after
 // `target extended-remote`; the session ends with `monitor exit`.
 struct MultiSession {
@@ -43,7 +36,7 @@ MultiSession run_multi(const std::vector<std::string>& server_flags, const std::
     argv.insert(argv.end(), server_flags.begin(), server_flags.end());
     argv.insert(argv.end(), {"--multi", ":0"});
     e2e::Child server({.argv = argv});
-    std::vector<std::string> gdb_argv = e2e::gdb_batch_argv({"-ex", "target extended-remote 127.0.0.1:" + listening_port(server)});
+    std::vector<std::string> gdb_argv = e2e::gdb_batch_argv({"-ex", "target extended-remote 127.0.0.1:" + std::to_string(e2e::listening_port(server))});
     for (const auto& c : commands) {
       gdb_argv.insert(gdb_argv.end(), {"-ex", c});
     }
@@ -167,7 +160,7 @@ TEST_CASE("--multi: run, kill, run again, monitor exit", "[e2e][extended]") {
   auto before = e2e::current_children();
   {
     e2e::Child server({.argv = {e2e::server_path(), "--multi", ":0"}});
-    const std::string port_text = listening_port(server);
+    const std::string port_text = std::to_string(e2e::listening_port(server));
     e2e::Child gdb({.argv = e2e::gdb_batch_argv({"-ex", "target extended-remote 127.0.0.1:" + port_text,
                              "-ex", "set remote exec-file " + e2e::prog_path("simple"),
                              "-ex", "run",
@@ -197,7 +190,7 @@ TEST_CASE("--multi: a program started by `run` inherits none of the server's des
   auto before = e2e::current_children();
   {
     e2e::Child server({.argv = {e2e::server_path(), "--multi", ":0"}});
-    const std::string port_text = listening_port(server);
+    const std::string port_text = std::to_string(e2e::listening_port(server));
     const std::string list_fds =
         "python import os; d = '/proc/%d/fd' % gdb.selected_inferior().pid; "
         "print('FDS', sorted(os.readlink(d + '/' + f) for f in os.listdir(d)))";

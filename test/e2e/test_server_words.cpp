@@ -15,22 +15,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The port a server started with ":0" says it listens on, the `nth` time it says so.
-int listening_port(e2e::Child& server, int nth = 1) {
-  auto said = [&] {
-    std::size_t at = 0;
-    for (int i = 0; i < nth; ++i) {
-      at = server.err().find("Listening on port ", i == 0 ? 0 : at + 1);
-      if (at == std::string::npos || server.err().find('\n', at) == std::string::npos) {
-        return std::string::npos;
-      }
-    }
-    return at;
-  };
-  REQUIRE(server.pump_until(e2e::Clock::now() + 10s, [&] { return said() != std::string::npos; }));
-  return std::stoi(server.err().substr(said() + 18));
-}
-
 // The pid in "Process PROG created; pid = N" or "Attached; pid = N".
 pid_t program_pid(const std::string& err) {
   const auto at = err.find("pid = ");
@@ -68,7 +52,7 @@ TEST_CASE("GDB killed mid-session, --once: \"Killing process(es): PID\", the pro
   auto before = e2e::current_children();
   {
     e2e::Child server({.argv = {e2e::server_path(), "--once", ":0", e2e::prog_path("sleeper"), "60"}});
-    const int port = listening_port(server);
+    const int port = e2e::listening_port(server);
     const pid_t pid = program_pid(server.err());
     REQUIRE(pid > 0);
     gdb_killed_while_running(server, port, "target remote");
@@ -91,7 +75,7 @@ TEST_CASE("GDB killed mid-session, --once --attach: \"Detaching process(es): PID
     e2e::Child sleeper({.argv = {e2e::prog_path("sleeper"), "60"}});
     REQUIRE(sleeper.wait_for_text("pid", e2e::Clock::now() + 5s, /*in_stdout=*/true));
     e2e::Child server({.argv = {e2e::server_path(), "--once", "--attach", ":0", std::to_string(sleeper.pid())}});
-    const int port = listening_port(server);
+    const int port = e2e::listening_port(server);
     gdb_killed_while_running(server, port, "target remote");
     const auto status = server.wait(e2e::Clock::now() + 10s);
     INFO(server.err());
@@ -113,9 +97,9 @@ TEST_CASE("GDB killed mid-session, --multi: the server says so, listens again an
   auto before = e2e::current_children();
   {
     e2e::Child server({.argv = {e2e::server_path(), "--multi", ":0", e2e::prog_path("sleeper"), "60"}});
-    const int port = listening_port(server);
+    const int port = e2e::listening_port(server);
     gdb_killed_while_running(server, port, "target extended-remote");
-    const int again = listening_port(server, 2);
+    const int again = e2e::listening_port(server, 2);
     INFO(server.err());
     CHECK(again == port);
     CHECK_THAT(server.err(), Contains("Remote side has terminated connection.  GDBserver will reopen the "

@@ -12,12 +12,6 @@ using namespace std::chrono_literals;
 
 namespace faults {
 
-int listening_port(e2e::Child& server) {
-  REQUIRE(server.wait_for_text("Listening on port", e2e::Clock::now() + 5s));
-  const std::string& err = server.err();
-  return std::stoi(err.substr(err.find("Listening on port ") + 18));
-}
-
 pid_t started_pid(e2e::Child& server) {
   REQUIRE(server.wait_for_text("created; pid = ", e2e::Clock::now() + 5s));
   const std::string& err = server.err();

@@ -12,8 +12,6 @@
 
 namespace faults {
 
-// The port a server started with ":0" says it listens on (waits up to 5 s; FAILs otherwise).
-int listening_port(e2e::Child& server);
 // The pid of the program a server started ("Process ... created; pid = N"); waits up to 5 s.
 pid_t started_pid(e2e::Child& server);
 // Open descriptors of pid (entries of /proc/PID/fd).

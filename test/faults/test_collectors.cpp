@@ -102,7 +102,7 @@ TEST_CASE("GDB gone in the middle of a packet: the program the server started is
   e2e::require_server_exists();
   e2e::become_subreaper();
   e2e::Child server({.argv = {e2e::server_path(), "--once", ":0", e2e::prog_path("sleeper"), "60"}});
-  const int port = faults::listening_port(server);
+  const int port = e2e::listening_port(server);
   const pid_t inferior = faults::started_pid(server);
   {
     e2e::RspClient client(port);

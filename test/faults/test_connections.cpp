@@ -18,7 +18,7 @@
 
 using Catch::Matchers::Contains;
 using namespace std::chrono_literals;
-using faults::listening_port;
+using e2e::listening_port;
 using faults::process_gone;
 
 namespace {

@@ -29,7 +29,7 @@ struct Started {
 
   explicit Started(const std::vector<std::string>& program_and_args, std::vector<std::string> flags = {})
       : server(e2e::SpawnOptions{.argv = argv_for(program_and_args, std::move(flags))}) {
-    const int port = faults::listening_port(server);
+    const int port = e2e::listening_port(server);
     inferior = faults::started_pid(server);
     client = std::make_unique<e2e::RspClient>(port);
     REQUIRE(client->request("qSupported:multiprocess+;swbreak+").has_value());
@@ -177,7 +177,7 @@ TEST_CASE("SIGTERM or SIGINT to the server with breakpoints in an attached, runn
   auto code = faults::program_code(sleeper.pid());
   REQUIRE(code.has_value());
   e2e::Child server({.argv = {e2e::server_path(), "--once", "--attach", ":0", std::to_string(sleeper.pid())}});
-  e2e::RspClient client(faults::listening_port(server));
+  e2e::RspClient client(e2e::listening_port(server));
   REQUIRE(client.request("?").has_value());
   // int3s spread over the program's code (some in its loop, most never reached).
   int planted = 0;

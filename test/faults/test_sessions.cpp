@@ -34,6 +34,12 @@ bool one_session(int port, const std::string& program_hex, std::string& why) {
     why = "qSupported: " + supported.value_or("(none)");
     return false;
   }
+  // Extended mode, as GDB's target extended-remote asks: without it the server ends once GDB
+  // leaves with nothing to debug (gdbserver's rule), --multi or not.
+  if (c.request("!") != std::optional<std::string>("OK")) {
+    why = "! was not answered OK";
+    return false;
+  }
   auto run = c.request("vRun;" + program_hex, 5000ms);
   if (!run || !run->starts_with("T")) {
     why = "vRun: " + run.value_or("(none)");
@@ -63,7 +69,7 @@ TEST_CASE("1000 sequential sessions against one --multi server: descriptors and 
   e2e::become_subreaper();
   auto before = e2e::current_children();
   e2e::Child server({.argv = {e2e::server_path(), "--multi", ":0"}});
-  const int port = faults::listening_port(server);
+  const int port = e2e::listening_port(server);
   const std::string program = to_hex(e2e::prog_path("simple"));
   std::string why;
   // Warm-up: the first sessions fill caches and the allocator's pools.
@@ -102,7 +108,7 @@ TEST_CASE("25 real GDB sessions against one --multi server: run, break, kill; de
   e2e::become_subreaper();
   auto before = e2e::current_children();
   e2e::Child server({.argv = {e2e::server_path(), "--multi", ":0"}});
-  const std::string target = "target extended-remote 127.0.0.1:" + std::to_string(faults::listening_port(server));
+  const std::string target = "target extended-remote 127.0.0.1:" + std::to_string(e2e::listening_port(server));
   const std::string program = e2e::prog_path("simple");
   auto session = [&] {
     e2e::Child gdb({.argv = e2e::gdb_batch_argv({"-ex", target,
