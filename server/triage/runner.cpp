@@ -124,9 +124,14 @@ class StopLoop {
     }
   }
 
-  Ending run();
+  Ending run() {
+    Ending end = loop();
+    report_killed();
+    return end;
+  }
 
  private:
+  Ending loop();
   // A process let die of its signal: its end comes through its own target, or the run's.
   struct Dying {
     std::unique_ptr<tracer::Target> own;  // null: the run's target
@@ -141,6 +146,7 @@ class StopLoop {
   // run's ending (false).
   bool died(Ending& death);
   void tend_dying();
+  void report_killed();  // the ones killed outright, queued
   void ended(const tracer::StopEvent& ev);  // an exit, or a death without a stop first
   void stopped(const tracer::StopEvent& ev);
   bool tree_alive() const { return target_.has_process() || target_.descendants_alive(); }
@@ -154,13 +160,14 @@ class StopLoop {
   Clock::time_point deadline_ = Clock::time_point::max();
   LibraryWatch libraries_;
   std::vector<Dying> dying_;
+  std::vector<Ending> killed_;  // killed outright, not reported yet
   std::map<tracer::Pid, std::string> child_maps_;  // followed descendants' maps as last seen
   std::optional<Ending> root_end_;  // the started program has ended
   Clock::time_point root_ended_at_;
   std::optional<Ending> stopped_here_;  // the run ends at a death nobody is told of
 };
 
-Ending StopLoop::run() {
+Ending StopLoop::loop() {
   log_.add("thread_start", run_.pid, run_.pid, o_.program.front());
   libraries_.start(target_, run_.pid, log_);
   run_.maps = read_maps(run_.pid);
@@ -203,6 +210,7 @@ Ending StopLoop::run() {
       return std::move(*stopped_here_);
     }
     if (!ev) {
+      report_killed();
       continue;
     }
     if (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) {
@@ -245,6 +253,12 @@ Ending StopLoop::run() {
   return std::move(*root_end_);
 }
 
+void StopLoop::report_killed() {
+  for (auto& death : std::exchange(killed_, {})) {
+    (void)died(death);
+  }
+}
+
 std::optional<tracer::StopEvent> StopLoop::next(std::chrono::milliseconds wait) {
   std::optional<tracer::StopEvent> ev = target_.poll();
   if (!ev) {
@@ -260,7 +274,11 @@ std::optional<tracer::StopEvent> StopLoop::next(std::chrono::milliseconds wait) 
     }
     Ending death = dying_descendant_ending(*dying, log_);
     death.started_ns = fork_ns(log_, death.stop.pid);
-    (void)died(death);
+    if (death.stop.reason == tracer::StopReason::Killed && on_death_) {
+      killed_.push_back(std::move(death));  // reported with the others killed with it
+    } else {
+      (void)died(death);
+    }
   }
   tend_dying();
   return ev;
@@ -326,8 +344,17 @@ void StopLoop::ended(const tracer::StopEvent& ev) {
   if (!exited && !let_die && ev.signal == SIGKILL && on_death_) {
     // Killed outright: no stop came first. What it recorded, named with the code it had
     // mapped when it was last seen (its fork or exec; the started program's last library).
+    // Reported once the ends that came with it are in (a process group dies at once: each
+    // one's time ends at its death, not after another's report).
     end.outcome = killed_outright(SIGKILL);
-    (void)died(end);
+    end.reported = true;
+    Ending queued;
+    queued.outcome = end.outcome;
+    queued.stop = end.stop;
+    queued.started_ns = end.started_ns;
+    queued.stopped_ns = end.stopped_ns;
+    queued.maps = end.maps;
+    killed_.push_back(std::move(queued));
   }
   if (ev.pid == run_.pid) {
     root_end_ = std::move(end);
