@@ -328,6 +328,7 @@ void StopLoop::tend_dying() {
 }
 
 void StopLoop::ended(const tracer::StopEvent& ev) {
+  const std::uint64_t now_ns = tracer::monotonic_ns();  // before the log's event: no branch is later
   const bool exited = ev.reason == tracer::StopReason::Exited;
   log_.add(exited ? "exit" : "killed", ev.pid, ev.tid, {}, exited ? ev.status : ev.signal);
   const bool let_die = std::any_of(dying_.begin(), dying_.end(), [&](const Dying& d) { return d.pid == ev.pid; });
@@ -335,7 +336,7 @@ void StopLoop::ended(const tracer::StopEvent& ev) {
   Ending end;
   end.stop = ev;
   end.started_ns = fork_ns(log_, ev.pid);
-  end.stopped_ns = tracer::monotonic_ns();
+  end.stopped_ns = now_ns;
   end.maps = ev.pid == run_.pid ? run_.maps : child_maps_[ev.pid];
   child_maps_.erase(ev.pid);
   end.outcome.kind = exited ? Outcome::Kind::Exit : Outcome::Kind::Signal;
@@ -365,6 +366,7 @@ void StopLoop::ended(const tracer::StopEvent& ev) {
 
 void StopLoop::stopped(const tracer::StopEvent& ev) {
   int deliver = 0;
+  const std::uint64_t now_ns = tracer::monotonic_ns();  // before the log's event: no branch is later
   if (ev.reason == tracer::StopReason::Signal) {
     const SignalInfo info = signal_info(target_, ev.tid);
     const bool from_fault = is_fault(ev.signal) && info.code > 0;
@@ -374,7 +376,7 @@ void StopLoop::stopped(const tracer::StopEvent& ev) {
       death.outcome = signal_outcome(ev, info);
       death.stop = ev;
       death.started_ns = fork_ns(log_, ev.pid);
-      death.stopped_ns = tracer::monotonic_ns();
+      death.stopped_ns = now_ns;
       (void)died(death);  // resumed with its signal (or the run ends here)
       return;
     }
