@@ -4,6 +4,7 @@
 #include "server/triage_main.hpp"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -142,6 +143,9 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
     }
   }
   r.start_ns = log.start_ns();
+  const std::uint64_t from = end.started_ns != 0 ? end.started_ns : r.start_ns;
+  const std::uint64_t to = end.stopped_ns != 0 ? end.stopped_ns : tracer::monotonic_ns();
+  r.process_ms = to > from ? static_cast<double>(to - from) / 1e6 : 0;
   return r;
 }
 
@@ -224,6 +228,12 @@ int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
+  // Its stdout closing (`triage ... | head`) must not end it: it still waits for the program,
+  // writes its reports and exits with the program's status (the program gets SIGPIPE as ever).
+  ::signal(SIGPIPE, SIG_IGN);
+  // Every process of the tree that dies is reported, whoever reaps it: one whose parent died
+  // (a CI timeout killing a process group) comes to triage.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   tracer::EventLog log;
   auto run = triage::start_recorded(*options, dbt_lib, log);
@@ -234,30 +244,30 @@ int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib
     std::fprintf(stderr, "hindsight triage: --keep-rings: recorded with %s, which keeps no ring files\n",
                  std::string(tracer::backend_name(run->backend)).c_str());
   }
-  // Crashes of followed descendants are reported as they happen and the run goes on (not when
-  // serving GDB: then the first crash anywhere is where GDB comes in).
+  // Every death in the tree is reported as it happens and the run goes on (not when serving
+  // GDB: then the first death anywhere is where GDB comes in).
   std::vector<triage::TriageReport> reports;
-  triage::DescendantCrash on_descendant_crash;
+  triage::OnDeath on_death;
   if (options->serve.empty()) {
-    on_descendant_crash = [&](const triage::Ending& crash) { reports.push_back(make_report(*run, *options, crash, log)); };
+    on_death = [&](const triage::Ending& death) { reports.push_back(make_report(*run, *options, death, log)); };
   }
-  triage::Ending end = triage::run_to_end(*run, *options, log, g_stop_requested, on_descendant_crash);
+  triage::Ending end = triage::run_to_end(*run, *options, log, g_stop_requested, on_death);
   if (end.interrupted) {
-    (void)run->target->kill();
+    triage::kill_tree(*run, end);
     return 128 + end.stop_signal;
   }
-  if (end.outcome.kind != triage::Outcome::Kind::Exit) {
-    reports.push_back(make_report(*run, *options, end, log));
+  if (end.outcome.kind != triage::Outcome::Kind::Exit && !end.reported) {
+    reports.push_back(make_report(*run, *options, end, log));  // --timeout, or GDB's stop
   }
-  if (reports.empty()) {
-    return end.outcome.exit_status;
-  }
-  if (!options->serve.empty() && triage::target_of(*run, end).has_process()) {
+  if (!options->serve.empty() && triage::target_of(*run, end).has_process() && !reports.empty()) {
     finish_reports(reports, *run, log);
     (void)write_reports(reports, *options);
     return serve(*run, *options, end);
   }
-  triage::finish(*run, end);  // the started program ends as it would have
+  triage::kill_tree(*run, end);  // what --timeout left (nothing, when the tree ended)
+  if (reports.empty()) {
+    return end.outcome.exit_status;
+  }
   finish_reports(reports, *run, log);
   const bool written = write_reports(reports, *options);
   // The started program's own status, whatever its descendants died of.

@@ -344,8 +344,13 @@ class Target {
   // Readable when a descendant may have begun to wait at a fatal signal (-1: none follows).
   virtual int descendants_fd() const { return -1; }
   // The next such descendant, stopped there; its target lets it die (resume with the signal).
-  // One killed outright (SIGKILL) comes too, once its parent reaped it, with what it recorded.
+  // One killed outright (SIGKILL) comes too, once reaped, with what it recorded.
+  // Orphans among them (their parent died) come to the caller when it is their reaper
+  // (PR_SET_CHILD_SUBREAPER): the target reaps each there, and one killed outright comes here.
   virtual std::optional<DyingDescendant> take_dying_descendant() { return std::nullopt; }
+  // Whether a process of that tree, the started program aside, still lives (its end, or its
+  // death, still to come through take_dying_descendant). Default: none follows.
+  virtual bool descendants_alive() { return false; }
 
   // Why the last enable could not use Intel BTS (the kernel's answer and what to do), empty
   // when it could or did not try: with --btrace=auto, why it recorded in software instead.

@@ -95,7 +95,8 @@ json program(const TriageReport& r) {
   for (const auto& step : r.tree) {
     tree.push_back(json{{"name", step.name}, {"pid", step.pid}});
   }
-  return json{{"path", r.program}, {"args", r.args}, {"pid", r.pid}, {"root_pid", r.root_pid}, {"tree", std::move(tree)}};
+  return json{{"path", r.program}, {"args", r.args}, {"pid", r.pid}, {"root_pid", r.root_pid}, {"tree", std::move(tree)},
+              {"process_ms", r.process_ms}};
 }
 
 json document(const TriageReport& r) {

@@ -78,7 +78,8 @@ struct TriageReport {
   TracerReport tracer;
   std::vector<ThreadReport> threads;  // the crashing thread first
   std::vector<tracer::TraceEvent> events;
-  double wall_ms = 0;
+  double wall_ms = 0;     // the whole run
+  double process_ms = 0;  // this process's own life: from its start (or fork) to its death
   std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC at the program's start: t_ms 0 of the events
   // When a history entry was entered, in ms since the start, where the collector keeps time.
   std::optional<double> t_ms(const tracer::HistoryEntry& e) const {

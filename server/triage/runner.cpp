@@ -4,13 +4,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
-#include <set>
+#include <vector>
 #include <utility>
 
 #include "arch/x86/i386_siginfo.hpp"
+#include "base/log.hpp"
 #include "server/triage/library_watch.hpp"
 #include "server/triage/mapped_files.hpp"
 #include "server/triage/signal_facts.hpp"
@@ -74,39 +77,6 @@ tracer::ResumePlan continue_all(tracer::Tid tid = 0, int signal = 0) {
   return plan;
 }
 
-// Waits up to `wait` for the target's next stop, or for a descendant that may be dying.
-std::optional<tracer::StopEvent> next_stop(tracer::Target& target, std::chrono::milliseconds wait) {
-  if (auto ev = target.poll()) {
-    return ev;
-  }
-  pollfd fds[2] = {{target.event_fd(), POLLIN, 0}, {target.descendants_fd(), POLLIN, 0}};
-  if (::poll(fds, 2, static_cast<int>(wait.count())) > 0 && fds[0].revents != 0) {
-    return target.poll();
-  }
-  return std::nullopt;
-}
-
-// Resumes the thread that stopped with signo, delivering it, and waits (up to 10 s) for the
-// process to end of it; kills it when it does not.
-void let_it_die(tracer::Target& target, tracer::Pid pid, tracer::Tid tid, int signo) {
-  if (target.resume(continue_all(tid, signo))) {
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (Clock::now() < deadline && target.has_process()) {
-      auto ev = next_stop(target, std::chrono::milliseconds(100));
-      if (ev && (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) &&
-          ev->pid == pid) {
-        return;
-      }
-      if (ev) {
-        (void)target.resume(continue_all(ev->tid, ev->reason == tracer::StopReason::Signal ? ev->signal : 0));
-      }
-    }
-  }
-  if (target.has_process()) {
-    (void)target.kill();
-  }
-}
-
 // A process that ended of signo with no stop first (SIGKILL): no siginfo, nothing to let die.
 Outcome killed_outright(int signo) {
   Outcome o;
@@ -134,6 +104,298 @@ Ending dying_descendant_ending(tracer::DyingDescendant& dying, tracer::EventLog&
   return end;
 }
 
+// The fork that made pid, CLOCK_MONOTONIC (0: none logged, the started program).
+std::uint64_t fork_ns(const tracer::EventLog& log, tracer::Pid pid) {
+  for (const auto& e : log.events()) {
+    if ((e.kind == "fork" || e.kind == "vfork") && e.number == pid) {
+      return log.start_ns() + static_cast<std::uint64_t>(e.t_ms * 1e6);
+    }
+  }
+  return 0;
+}
+
+// The one place triage waits: the run's stops, descendants the collector follows by itself
+// that begin to die (each in a target of its own), orphans reaped, processes let die of their
+// signal, --timeout and triage's own SIGINT/SIGTERM; until the tree has ended.
+class StopLoop {
+ public:
+  StopLoop(Recorded& run, const Options& o, tracer::EventLog& log, const volatile std::sig_atomic_t& stop_requested,
+           const OnDeath& on_death)
+      : run_(run), target_(*run.target), o_(o), log_(log), stop_requested_(stop_requested), on_death_(on_death) {
+    if (o.timeout > 0) {
+      deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout));
+    }
+  }
+
+  Ending run() {
+    Ending end = loop();
+    report_killed();
+    return end;
+  }
+
+ private:
+  Ending loop();
+  // A process let die of its signal: its end comes through its own target, or the run's.
+  struct Dying {
+    std::unique_ptr<tracer::Target> own;  // null: the run's target
+    tracer::Pid pid = 0;
+    Clock::time_point give_up;  // killed then
+  };
+
+  // Waits up to `wait` for the run's next stop; meanwhile takes every descendant that began
+  // to die (handed over, or the run's ending when nobody is) and tends the dying.
+  std::optional<tracer::StopEvent> next(std::chrono::milliseconds wait);
+  // A process's death: reported, then let die (true); or, with nobody to report to, the
+  // run's ending (false).
+  bool died(Ending& death);
+  void tend_dying();
+  void report_killed();  // the ones killed outright, queued
+  void ended(const tracer::StopEvent& ev);  // an exit, or a death without a stop first
+  void stopped(const tracer::StopEvent& ev);
+  bool tree_alive() const { return target_.has_process() || target_.descendants_alive(); }
+
+  Recorded& run_;
+  tracer::Target& target_;
+  const Options& o_;
+  tracer::EventLog& log_;
+  const volatile std::sig_atomic_t& stop_requested_;
+  const OnDeath& on_death_;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  LibraryWatch libraries_;
+  std::vector<Dying> dying_;
+  std::vector<Ending> killed_;  // killed outright, not reported yet
+  std::map<tracer::Pid, std::string> child_maps_;  // followed descendants' maps as last seen
+  std::optional<Ending> root_end_;  // the started program has ended
+  Clock::time_point root_ended_at_;
+  std::optional<Ending> stopped_here_;  // the run ends at a death nobody is told of
+};
+
+Ending StopLoop::loop() {
+  log_.add("thread_start", run_.pid, run_.pid, o_.program.front());
+  libraries_.start(target_, run_.pid, log_);
+  run_.maps = read_maps(run_.pid);
+  if (auto ok = target_.resume(continue_all()); !ok) {
+    Ending failed;
+    failed.outcome.exit_status = kExitTriageFailed;
+    return failed;
+  }
+  bool timed_out = false;
+  bool told_left_running = false;
+  std::optional<tracer::StopEvent> carried;  // a stop that came while stepping over the watch
+  while (!root_end_ || !dying_.empty() || tree_alive()) {
+    if (stop_requested_ != 0) {
+      Ending end;
+      end.interrupted = true;
+      end.stop_signal = stop_requested_;
+      return end;
+    }
+    if (root_end_ && !told_left_running && Clock::now() - root_ended_at_ > std::chrono::seconds(2)) {
+      told_left_running = true;
+      std::fprintf(stderr, "hindsight triage: %s ended; waiting for the processes it left running\n",
+                   o_.program.front().c_str());
+    }
+    if (!timed_out && Clock::now() >= deadline_) {
+      timed_out = true;
+      if (root_end_) {  // what it left running is killed, as a CI timeout would
+        std::fprintf(stderr, "hindsight triage: --timeout: killing the processes %s left running\n",
+                     o_.program.front().c_str());
+        return std::move(*root_end_);
+      }
+      if (!target_.interrupt()) {  // nothing to stop it through (dbt: it exec'd): ended as it is
+        Ending end;
+        end.outcome.kind = Outcome::Kind::Timeout;
+        end.outcome.exit_status = kExitTimeout;
+        return end;
+      }
+    }
+    auto ev = carried ? std::exchange(carried, std::nullopt) : next(std::chrono::milliseconds(50));
+    if (stopped_here_) {
+      return std::move(*stopped_here_);
+    }
+    if (!ev) {
+      report_killed();
+      continue;
+    }
+    if (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) {
+      ended(*ev);
+      (void)target_.resume(continue_all());  // the others (if any) go on
+      continue;
+    }
+    if (timed_out && !root_end_) {
+      Ending end;
+      end.outcome.kind = Outcome::Kind::Timeout;
+      end.outcome.exit_status = kExitTimeout;
+      end.stop = *ev;
+      end.stopped_ns = tracer::monotonic_ns();
+      return end;
+    }
+    if (libraries_.handle(target_, *ev, log_)) {
+      run_.maps = read_maps(run_.pid);  // what a report after its death names code with
+      // The dynamic linker changed its list: logged; past the breakpoint, and on it goes.
+      carried = libraries_.step_over(target_, *ev, [&] {
+        const auto give_up = Clock::now() + std::chrono::seconds(10);
+        std::optional<tracer::StopEvent> after;
+        while (!after && !stopped_here_ && Clock::now() < give_up) {
+          after = next(std::chrono::milliseconds(50));
+        }
+        return after;
+      });
+      if (stopped_here_) {
+        return std::move(*stopped_here_);
+      }
+      if (!carried) {
+        (void)target_.resume(continue_all(ev->tid));
+      }
+      continue;
+    }
+    stopped(*ev);
+    if (stopped_here_) {
+      return std::move(*stopped_here_);
+    }
+  }
+  return std::move(*root_end_);
+}
+
+void StopLoop::report_killed() {
+  for (auto& death : std::exchange(killed_, {})) {
+    (void)died(death);
+  }
+}
+
+std::optional<tracer::StopEvent> StopLoop::next(std::chrono::milliseconds wait) {
+  std::optional<tracer::StopEvent> ev = target_.poll();
+  if (!ev) {
+    pollfd fds[2] = {{target_.event_fd(), POLLIN, 0}, {target_.descendants_fd(), POLLIN, 0}};
+    if (::poll(fds, 2, static_cast<int>(wait.count())) > 0 && fds[0].revents != 0) {
+      ev = target_.poll();
+    }
+  }
+  while (!stopped_here_) {
+    auto dying = target_.take_dying_descendant();
+    if (!dying) {
+      break;
+    }
+    Ending death = dying_descendant_ending(*dying, log_);
+    death.started_ns = fork_ns(log_, death.stop.pid);
+    if (death.stop.reason == tracer::StopReason::Killed && on_death_) {
+      killed_.push_back(std::move(death));  // reported with the others killed with it
+    } else {
+      (void)died(death);
+    }
+  }
+  tend_dying();
+  return ev;
+}
+
+bool StopLoop::died(Ending& death) {
+  if (!on_death_) {
+    stopped_here_ = std::move(death);
+    return false;
+  }
+  on_death_(death);  // reported; it dies as it would have, the run goes on
+  death.reported = true;
+  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
+  if (death.own_target) {
+    if (death.own_target->has_process()) {
+      (void)death.own_target->resume(continue_all(death.stop.tid, death.outcome.signo));
+      dying_.push_back(Dying{std::move(death.own_target), death.stop.pid, give_up});
+    }
+    // (The started program, unlinked since its exec: its end comes through the run's target.)
+  } else if (death.stop.reason == tracer::StopReason::Signal) {
+    (void)target_.resume(continue_all(death.stop.tid, death.outcome.signo));
+    dying_.push_back(Dying{nullptr, death.stop.pid, give_up});
+  }
+  return true;
+}
+
+void StopLoop::tend_dying() {
+  for (auto it = dying_.begin(); it != dying_.end();) {
+    tracer::Target& t = it->own ? *it->own : target_;
+    bool gone = it->own ? !t.has_process() : t.process_of(it->pid) == 0;
+    if (!gone && it->own) {
+      while (auto ev = t.poll()) {
+        if (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) {
+          gone = true;
+          break;
+        }
+        (void)t.resume(continue_all(ev->tid, ev->reason == tracer::StopReason::Signal ? ev->signal : 0));
+      }
+    }
+    if (!gone && Clock::now() >= it->give_up) {
+      base::logf(base::LogCat::ptrace, "triage: {} did not die of its signal: killed", it->pid);
+      (void)(it->own ? t.kill() : t.kill_process(it->pid));
+      gone = !it->own || !t.has_process();
+    }
+    it = gone ? dying_.erase(it) : it + 1;
+  }
+}
+
+void StopLoop::ended(const tracer::StopEvent& ev) {
+  const std::uint64_t now_ns = tracer::monotonic_ns();  // before the log's event: no branch is later
+  const bool exited = ev.reason == tracer::StopReason::Exited;
+  log_.add(exited ? "exit" : "killed", ev.pid, ev.tid, {}, exited ? ev.status : ev.signal);
+  const bool let_die = std::any_of(dying_.begin(), dying_.end(), [&](const Dying& d) { return d.pid == ev.pid; });
+  std::erase_if(dying_, [&](const Dying& d) { return d.pid == ev.pid && !d.own; });
+  Ending end;
+  end.stop = ev;
+  end.started_ns = fork_ns(log_, ev.pid);
+  end.stopped_ns = now_ns;
+  end.maps = ev.pid == run_.pid ? run_.maps : child_maps_[ev.pid];
+  child_maps_.erase(ev.pid);
+  end.outcome.kind = exited ? Outcome::Kind::Exit : Outcome::Kind::Signal;
+  end.outcome.signo = exited ? 0 : ev.signal;
+  end.outcome.exit_status = exited ? ev.status : 128 + ev.signal;
+  if (!exited && !let_die && ev.signal == SIGKILL && on_death_) {
+    // Killed outright: no stop came first. What it recorded, named with the code it had
+    // mapped when it was last seen (its fork or exec; the started program's last library).
+    // Reported once the ends that came with it are in (a process group dies at once: each
+    // one's time ends at its death, not after another's report).
+    end.outcome = killed_outright(SIGKILL);
+    end.reported = true;
+    Ending queued;
+    queued.outcome = end.outcome;
+    queued.stop = end.stop;
+    queued.started_ns = end.started_ns;
+    queued.stopped_ns = end.stopped_ns;
+    queued.maps = end.maps;
+    killed_.push_back(std::move(queued));
+  }
+  if (ev.pid == run_.pid) {
+    root_end_ = std::move(end);
+    root_end_->reported = root_end_->reported || let_die;  // (a death with a stop: reported at the stop)
+    root_ended_at_ = Clock::now();
+  }
+}
+
+void StopLoop::stopped(const tracer::StopEvent& ev) {
+  int deliver = 0;
+  const std::uint64_t now_ns = tracer::monotonic_ns();  // before the log's event: no branch is later
+  if (ev.reason == tracer::StopReason::Signal) {
+    const SignalInfo info = signal_info(target_, ev.tid);
+    const bool from_fault = is_fault(ev.signal) && info.code > 0;
+    log_.add("signal", ev.pid, ev.tid, signal_name(ev.signal), ev.signal);
+    if (signal_kills(target_.signal_action(ev.tid, ev.signal), ev.signal, from_fault)) {
+      Ending death;
+      death.outcome = signal_outcome(ev, info);
+      death.stop = ev;
+      death.started_ns = fork_ns(log_, ev.pid);
+      death.stopped_ns = now_ns;
+      (void)died(death);  // resumed with its signal (or the run ends here)
+      return;
+    }
+    deliver = ev.signal;
+  } else if ((ev.reason == tracer::StopReason::Fork || ev.reason == tracer::StopReason::VFork) && o_.follow_fork) {
+    // Recorded from birth; a vfork child from its exec on (the core's rule: until then it runs
+    // in its parent's memory).
+    (void)target_.enable_btrace(ev.child_pid, tracer::BtraceConfig{o_.ring_bytes});
+    child_maps_[ev.child_pid] = read_maps(ev.child_pid);
+  }
+  if (ev.reason == tracer::StopReason::Exec && ev.pid != run_.pid) {
+    child_maps_[ev.pid] = read_maps(ev.pid);
+  }
+  (void)target_.resume(continue_all(ev.tid, deliver));
+}
+
 }  // namespace
 
 base::Result<Recorded> start_recorded(const Options& o, const std::string& dbt_lib, tracer::EventLog& log) {
@@ -158,144 +420,14 @@ base::Result<Recorded> start_recorded(const Options& o, const std::string& dbt_l
 }
 
 Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const volatile std::sig_atomic_t& stop_requested,
-                  const DescendantCrash& on_descendant_crash) {
-  tracer::Target& target = *run.target;
-  Ending end;
-  const auto deadline = o.timeout > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                          std::chrono::duration<double>(o.timeout))
-                                      : Clock::time_point::max();
-  bool timed_out = false;
-  log.add("thread_start", run.pid, run.pid, o.program.front());
-  LibraryWatch libraries;
-  libraries.start(target, run.pid, log);
-  run.maps = read_maps(run.pid);
-  std::optional<tracer::StopEvent> carried;  // a stop that came while stepping over the watch
-  std::set<tracer::Pid> record_after_exec;   // vfork children, not recording until they exec
-  std::map<tracer::Pid, std::string> child_maps;  // followed descendants' maps as last seen
-  if (auto ok = target.resume(continue_all()); !ok) {
-    end.outcome.kind = Outcome::Kind::Exit;
-    end.outcome.exit_status = kExitTriageFailed;
-    return end;
-  }
-  while (true) {
-    if (stop_requested != 0) {
-      end.interrupted = true;
-      end.stop_signal = stop_requested;
-      return end;
-    }
-    if (!timed_out && Clock::now() >= deadline) {
-      timed_out = true;
-      if (!target.interrupt()) {  // nothing to stop it through (dbt: it exec'd): ended as it is
-        end.outcome.kind = Outcome::Kind::Timeout;
-        end.outcome.exit_status = kExitTimeout;
-        return end;
-      }
-    }
-    auto ev = carried ? std::exchange(carried, std::nullopt) : next_stop(target, std::chrono::milliseconds(50));
-    while (auto dying = target.take_dying_descendant()) {
-      Ending crash = dying_descendant_ending(*dying, log);
-      if (crash.stop.pid == run.pid || !on_descendant_crash) {
-        return crash;  // the started program itself (after an exec), or the first crash anywhere
-      }
-      on_descendant_crash(crash);  // reported; it dies as it would have, the run goes on
-      if (crash.own_target->has_process()) {
-        let_it_die(*crash.own_target, crash.stop.pid, crash.stop.tid, crash.outcome.signo);
-      }
-    }
-    if (!ev) {
-      continue;
-    }
-    end.stopped_ns = tracer::monotonic_ns();  // when this stop came: the one the run may end with
-    if (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) {
-      const bool main = ev->pid == run.pid;
-      log.add(ev->reason == tracer::StopReason::Exited ? "exit" : "killed", ev->pid, ev->tid, {},
-              ev->reason == tracer::StopReason::Exited ? ev->status : ev->signal);
-      if (main) {
-        end.outcome.kind = ev->reason == tracer::StopReason::Exited ? Outcome::Kind::Exit : Outcome::Kind::Signal;
-        end.outcome.signo = ev->signal;
-        end.outcome.exit_status = ev->reason == tracer::StopReason::Exited ? ev->status : 128 + ev->signal;
-        end.stop = *ev;
-        return end;
-      }
-      if (ev->reason == tracer::StopReason::Killed && ev->signal == SIGKILL && on_descendant_crash) {
-        // Killed outright: no stop came first. What it recorded, named with the code it had
-        // mapped when it was last seen (its fork or exec).
-        Ending killed;
-        killed.outcome = killed_outright(SIGKILL);
-        killed.stop = *ev;
-        killed.stopped_ns = end.stopped_ns;
-        killed.maps = child_maps[ev->pid];
-        on_descendant_crash(killed);
-      }
-      child_maps.erase(ev->pid);
-      (void)target.resume(continue_all());
-      continue;
-    }
-    if (timed_out) {
-      end.outcome.kind = Outcome::Kind::Timeout;
-      end.outcome.exit_status = kExitTimeout;
-      end.stop = *ev;
-      return end;
-    }
-    int deliver = 0;
-    if (libraries.handle(target, *ev, log)) {
-      run.maps = read_maps(run.pid);  // what a report after its death names code with
-      // The dynamic linker changed its list: logged; past the breakpoint, and on it goes.
-      carried = libraries.step_over(target, *ev, [&] {
-        std::optional<tracer::StopEvent> next;
-        for (int i = 0; i < 200 && !next; ++i) {
-          next = next_stop(target, std::chrono::milliseconds(50));
-        }
-        return next;
-      });
-      if (carried) {
-        continue;
-      }
-    } else if (ev->reason == tracer::StopReason::Signal) {
-      const SignalInfo info = signal_info(target, ev->tid);
-      const bool from_fault = is_fault(ev->signal) && info.code > 0;
-      log.add("signal", ev->pid, ev->tid, signal_name(ev->signal), ev->signal);
-      if (signal_kills(target.signal_action(ev->tid, ev->signal), ev->signal, from_fault)) {
-        end.outcome = signal_outcome(*ev, info);
-        end.stop = *ev;
-        if (ev->pid == run.pid || !on_descendant_crash) {
-          return end;
-        }
-        on_descendant_crash(end);  // reported; it dies as it would have, the run goes on
-        end = Ending{};
-      }
-      deliver = ev->signal;
-    } else if (ev->reason == tracer::StopReason::Fork && o.follow_fork) {
-      (void)target.enable_btrace(ev->child_pid, tracer::BtraceConfig{o.ring_bytes});
-      child_maps[ev->child_pid] = read_maps(ev->child_pid);
-    } else if (ev->reason == tracer::StopReason::VFork && o.follow_fork) {
-      // It runs in its parent's memory until it execs or exits: a collector planting int3s
-      // there would plant them in the parent. Recorded from its exec on.
-      record_after_exec.insert(ev->child_pid);
-    } else if (ev->reason == tracer::StopReason::Exec && record_after_exec.erase(ev->pid) != 0) {
-      (void)target.enable_btrace(ev->pid, tracer::BtraceConfig{o.ring_bytes});
-    }
-    if (ev->reason == tracer::StopReason::Exec && ev->pid != run.pid) {
-      child_maps[ev->pid] = read_maps(ev->pid);
-    }
-    (void)target.resume(continue_all(ev->tid, deliver));
-  }
+                  const OnDeath& on_death) {
+  return StopLoop(run, o, log, stop_requested, on_death).run();
 }
 
-void finish(Recorded& run, const Ending& ending) {
-  tracer::Target& target = target_of(run, ending);
-  if (target.has_process()) {
-    if (ending.outcome.kind == Outcome::Kind::Signal && !ending.interrupted) {
-      let_it_die(target, ending.stop.pid, ending.stop.tid, ending.outcome.signo);
-    } else {
-      (void)target.kill();
-    }
-  }
-  if (ending.own_target && ending.stop.pid == run.pid) {
-    // The started program, unlinked since its exec, is the process that died: reaped here.
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (run.target->has_process() && !run.target->poll() && Clock::now() < deadline) {
-      ::usleep(10000);
+void kill_tree(Recorded& run, const Ending& ending) {
+  for (tracer::Target* t : {ending.own_target.get(), run.target.get()}) {
+    if (t != nullptr && t->has_process()) {
+      (void)t->kill();
     }
   }
 }

@@ -1,6 +1,6 @@
-// Runs the program to its end under a history collector: starts it under the fastest backend
-// that works (saying why faster ones did not), lets signals it handles through, and stops at
-// the one that would kill it, at exit, or at --timeout.
+// Runs the program and its tree to their end under a history collector: starts it under the
+// fastest backend that works (saying why faster ones did not), lets signals it handles through,
+// and stops each process at the one that would kill it. One loop waits for all of it.
 #pragma once
 
 #include <csignal>
@@ -37,24 +37,28 @@ struct Ending {
   std::unique_ptr<tracer::Target> own_target;
   std::vector<std::string> command;
   std::string maps;  // one killed outright: its /proc/PID/maps as its code last changed
+  std::uint64_t started_ns = 0;  // CLOCK_MONOTONIC at its start (its fork); 0: the run's start
   std::uint64_t stopped_ns = 0;  // CLOCK_MONOTONIC when that stop came: no branch is later
+  bool reported = false;     // handed to on_death already
   bool interrupted = false;  // triage itself got SIGINT or SIGTERM (stop_signal)
   int stop_signal = 0;
 };
 
-// A followed descendant (--follow-fork) died of a signal: it is stopped there for the report,
-// then gets its signal and the run goes on.
-using DescendantCrash = std::function<void(const Ending&)>;
+// A process of the tree died of a signal (or was killed outright): it is stopped there, where
+// it can be, for the report; then it dies of it and the run goes on.
+using OnDeath = std::function<void(const Ending&)>;
 
-// Runs to the end of the program triage started (or its crash, or the first crash anywhere
-// when on_descendant_crash is empty). `stop_requested` is set (to the signal) by triage's
-// SIGINT/SIGTERM handler.
+// Runs the tree to its end: until the program triage started has ended and no process of its
+// tree is left, whoever reaps them (triage is the tree's reaper: an orphan comes to it). Each
+// process that dies of a signal goes to on_death. Returns the started program's end; without
+// on_death (--serve), the first death anywhere, stopped; at --timeout with the program still
+// running, the program stopped where it was (not handed to on_death); or triage's
+// SIGINT/SIGTERM. `stop_requested` is set (to the signal) by triage's handler.
 Ending run_to_end(Recorded& run, const Options& options, tracer::EventLog& log,
-                  const volatile std::sig_atomic_t& stop_requested, const DescendantCrash& on_descendant_crash = {});
+                  const volatile std::sig_atomic_t& stop_requested, const OnDeath& on_death = {});
 
-// After the report: lets the fatal signal end the program as it would have (a core dump where
-// the system makes one), or kills it (timeout, or when that does not end it).
-void finish(Recorded& run, const Ending& ending);
+// What is left of the tree when the run stopped early (--timeout, SIGINT, GDB gone): killed.
+void kill_tree(Recorded& run, const Ending& ending);
 
 // The target the ending process stands in: its own, or the run's.
 inline tracer::Target& target_of(Recorded& run, const Ending& ending) {

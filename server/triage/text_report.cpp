@@ -135,7 +135,7 @@ std::string report_text(const TriageReport& r, bool colour, const std::set<trace
   std::string out;
   out += s.red(fmt::format("hindsight triage: {} (pid {}) {}", r.program, r.pid, r.outcome.summary())) + "\n";
   out += fmt::format("  recorded with {} ({}); {:.0f} ms\n", r.tracer.backend,
-                     kept_of(r.tracer.branches_kept, r.tracer.branches_recorded), r.wall_ms);
+                     kept_of(r.tracer.branches_kept, r.tracer.branches_recorded), r.process_ms);
   for (const auto& why : r.tracer.not_used) {
     out += "  not used: " + why + "\n";
   }

@@ -667,6 +667,96 @@ TEST_CASE("triage: a descendant killed from outside (SIGKILL): reported with wha
   CHECK(std::find(calls.begin(), calls.end(), "tick") != calls.end());  // its own code, named
 }
 
+// The report of the process that ran `program`, among every process's (empty when none).
+json report_of(const Triage& t, const std::string& program) {
+  for (const auto& p : t.report["processes"]) {
+    if (p["program"]["path"].get<std::string>().ends_with("/" + program)) {
+      return p;
+    }
+  }
+  return json();
+}
+
+TEST_CASE("triage: a CI timeout that kills its whole process group: the hung child is reported too, with what it "
+          "recorded", "[e2e][triage]") {
+  // GNU timeout without --foreground kills its group, itself with it: nobody in the tree is
+  // left to reap the child, which comes to triage, the tree's reaper.
+  const std::string collector = GENERATE(as<std::string>{}, "dbt", "soft");
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector}, "/usr/bin/timeout", {"-s", "KILL", "3", e2e::prog_path("sleeper")});
+  INFO(t.transcript());
+  CHECK(t.status == 128 + 9);  // timeout's own end
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  REQUIRE(t.report["processes"].size() == 2);
+  const json hung = report_of(t, "sleeper");
+  REQUIRE(hung.is_object());
+  CHECK(hung["outcome"]["signal"] == "SIGKILL");
+  CHECK(hung["program"]["tree"].size() == 2);  // timeout -> sleeper
+  REQUIRE(!hung["threads"].empty());
+  CHECK(hung["threads"][0]["ended"] == true);
+  const auto calls = call_functions(hung["threads"][0]);
+  CHECK(std::find(calls.begin(), calls.end(), "tick") != calls.end());
+  CHECK(report_of(t, "timeout")["outcome"]["signal"] == "SIGKILL");
+  bool event = false;
+  for (const auto& e : t.report["events"]) {
+    event = event || (e["kind"] == "killed" && e["pid"] == hung["program"]["pid"]);
+  }
+  CHECK(event);
+  // Each header gives that process's own time: the hung child's from its fork, less than the run's.
+  const double own = hung["program"]["process_ms"].get<double>();
+  CHECK(own > 2000);
+  CHECK(own < t.report["wall_ms"].get<double>());
+}
+
+TEST_CASE("triage: a driver that exits before its children: a child that crashes later, one killed later, "
+          "reported; triage exits with the driver's status", "[e2e][triage]") {
+  const std::string collector = GENERATE(as<std::string>{}, "dbt", "soft");
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  const std::string crash = e2e::prog_path("crash");
+  const std::string sleeper = e2e::prog_path("sleeper");
+  // The driver starts both and exits 0 at once; the crash comes a second later, the kill two.
+  const std::string script = "(sleep 1; exec " + crash + " > /dev/null) & " + sleeper +
+                             " > /dev/null & p=$!; (sleep 2; kill -9 $p) & exit 0";
+  auto t = run_triage({"--btrace=" + collector}, "/bin/sh", {"-c", script});
+  INFO(t.transcript());
+  CHECK(t.status == 0);
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  const json crashed = report_of(t, "crash");
+  REQUIRE(crashed.is_object());
+  CHECK(crashed["outcome"]["signal"] == "SIGSEGV");
+  CHECK(call_functions(crashed["threads"][0]).back() == "store");
+  const json killed = report_of(t, "sleeper");
+  REQUIRE(killed.is_object());
+  CHECK(killed["outcome"]["signal"] == "SIGKILL");
+  CHECK(killed["threads"][0]["ended"] == true);
+}
+
+TEST_CASE("triage | head: its stdout closing does not end triage: the program's status, and the reports still "
+          "written", "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("soft"));
+  const std::string json_path = temp_path("piped.json");
+  std::filesystem::remove(json_path);
+  // The program crashes after head has gone; GitHub annotations go to triage's stdout.
+  const std::string command = "GITHUB_ACTIONS=true '" + e2e::server_path() + "' triage --btrace=soft --json='" +
+                              json_path + "' -- /bin/sh -c 'echo one; sleep 1; " + e2e::prog_path("crash") +
+                              " > /dev/null' | head -c 1 > /dev/null; echo \"triage ${PIPESTATUS[0]}\"";
+  e2e::Child child({.argv = {"/bin/bash", "-c", command}});
+  auto status = child.wait(e2e::Clock::now() + std::chrono::seconds(120));
+  INFO(child.out() << "\n" << child.err());
+  REQUIRE(status);
+  CHECK_THAT(child.out(), Contains("triage 139"));  // sh's status: its child's crash, not 141
+  CHECK_THAT(child.err(), Contains("died of SIGSEGV"));
+  std::ifstream in(json_path);
+  REQUIRE(in);
+  const json report = json::parse(in, nullptr, false);
+  CHECK(report["outcome"]["signal"] == "SIGSEGV");
+  std::filesystem::remove(json_path);
+}
+
 TEST_CASE("triage --keep-rings under dbt: every process's rings stay in the directory, with the tree's events",
           "[e2e][triage]") {
   SKIP_UNLESS_COLLECTOR(std::string("dbt"));

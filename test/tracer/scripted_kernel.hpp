@@ -52,6 +52,10 @@ class ScriptedKernel final : public Kernel {
     }
     memory_[pid] = std::make_shared<Region>(Region{base, std::move(code)});
   }
+  // A vfork child: pid runs in parent's memory (the very bytes) until it execs.
+  void share_memory(Pid pid, Pid parent) { memory_[pid] = memory_.at(parent); }
+  // pid exec'd: memory of its own, holding code.
+  void new_image(Pid pid, Addr base, Bytes code) { memory_[pid] = std::make_shared<Region>(Region{base, std::move(code)}); }
   Thread& thread(Tid tid) {
     auto it = threads_.find(tid);
     if (it == threads_.end()) {

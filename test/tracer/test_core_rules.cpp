@@ -259,6 +259,55 @@ TEST_CASE("core rules: vfork: reported with its child, or the child let go", "[c
   }
 }
 
+TEST_CASE("core rules: a vfork child asked to record records from its exec on, nothing planted before",
+          "[core_rules]") {
+  constexpr Pid kChild = kPid + 100;
+  Bytes code(64, kNop);
+  code[8] = 0xeb;  // jmp +0: the first branch, where a software collector plants its int3
+  code[9] = 0x00;
+  Core core({kA}, code);
+  core.target.set_btrace_backend(tracer::Backend::Soft);
+  core.target.set_report_forks(true, true);
+  core.target.set_report_exec(true);
+  core.kernel.thread(kA).event_message = kChild;
+  core.continue_all();
+  core.kernel.take_calls();
+  core.kernel.event(kA, stopped_status(SIGTRAP, PTRACE_EVENT_VFORK), kBase);
+  core.kernel.born(kChild, kChild, kBase);
+  core.kernel.share_memory(kChild, kPid);
+  auto ev = core.next();
+  REQUIRE(ev);
+  REQUIRE(ev->reason == StopReason::VFork);
+  // Asked while it runs in its parent's memory: accepted, and nothing of a collector there.
+  REQUIRE(core.target.enable_btrace(kChild, tracer::BtraceConfig{}));
+  CHECK(core.target.branch_tracer(kChild) == nullptr);
+  for (Addr a = kBase; a < kBase + code.size(); ++a) {
+    CHECK(core.kernel.byte_at(kPid, a) == code[a - kBase]);
+  }
+  SECTION("it execs: recording from its new image's first instruction") {
+    core.continue_all();
+    core.kernel.new_image(kChild, kBase, code);
+    core.kernel.event(kChild, stopped_status(SIGTRAP, PTRACE_EVENT_EXEC), kBase);
+    ev = core.next();
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::Exec);
+    CHECK(core.target.branch_tracer(kChild) != nullptr);
+    for (Addr a = kBase; a < kBase + code.size(); ++a) {
+      CHECK(core.kernel.byte_at(kPid, a) == code[a - kBase]);  // its parent's memory untouched
+    }
+  }
+  SECTION("recording turned off before its exec: nothing starts there") {
+    REQUIRE(core.target.disable_btrace(kChild));
+    core.continue_all();
+    core.kernel.new_image(kChild, kBase, code);
+    core.kernel.event(kChild, stopped_status(SIGTRAP, PTRACE_EVENT_EXEC), kBase);
+    ev = core.next();
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::Exec);
+    CHECK(core.target.branch_tracer(kChild) == nullptr);
+  }
+}
+
 TEST_CASE("core rules: a range step runs to an int3 at the range's end, branches performed",
           "[core_rules]") {
   // kBase: 4 nops, jmp +2 (to kBase + 8), 2 nops skipped, then nops: the range [kBase, kBase + 10).

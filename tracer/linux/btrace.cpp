@@ -57,6 +57,11 @@ Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& requested) 
     return base::make_error(base::Errc::no_thread, "No such thread.");
   }
   Process& p = *at.process;
+  if (p.vfork_parent != 0) {
+    p.record_at_exec = config;  // its memory is its parent's until it execs (or exits)
+    base::logf(base::LogCat::ptrace, "thread {}: a vfork child, recording from its exec", tid);
+    return base::success();
+  }
   if (p.collector && p.collector->tracing(tid) && unclaimed_.erase(tid) != 0) {
     p.collector->tracer(tid)->new_reader();  // born while recording: traced already, now GDB's too
     return base::success();
@@ -78,6 +83,10 @@ Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& requested) 
 
 Result<void> LinuxTarget::disable_btrace(Tid tid) {
   Located at = locate(tid);
+  if (at.thread != nullptr && at.process->record_at_exec) {
+    at.process->record_at_exec.reset();  // a vfork child that was to record from its exec
+    return base::success();
+  }
   if (at.thread == nullptr || !at.process->collector || !at.process->collector->tracing(tid)) {
     return base::make_error(base::Errc::invalid, "Branch tracing not enabled.");
   }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <optional>
+#include <utility>
 
 #include "base/log.hpp"
 #include "tracer/linux/linux_target.hpp"
@@ -214,6 +215,11 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   LinuxThread& leader = p.threads.at(p.pid);
   leader.range_stop = 0;  // (its int3 went with the old image)
   p.range_stops = 0;
+  if (auto config = std::exchange(p.record_at_exec, std::nullopt)) {
+    if (auto ok = enable_btrace(p.pid, *config); !ok) {  // a vfork child asked to record
+      base::logf(base::LogCat::ptrace, "{}: recording from its exec: {}", p.pid, ok.error().message());
+    }
+  }
   if (report_exec_ && p.known_to_gdb) {
     StopEvent ev{StopReason::Exec, p.pid, p.pid, SIGTRAP};
     ev.exec_path = exec_file(p.pid).value_or("");

@@ -56,6 +56,9 @@ struct Process {
   std::map<Addr, std::vector<Bytes>> conditions;  // GDB's breakpoint conditions (breakpoint_agent.cpp)
   std::map<Addr, std::vector<Bytes>> commands;    // and commands (agent-style dprintf)
   std::unique_ptr<Collector> collector;  // set while branch tracing is on
+  // A vfork child asked to record (enable_btrace) while it runs in its parent's memory: a
+  // collector's int3s there would be its parent's. It starts recording at its exec.
+  std::optional<BtraceConfig> record_at_exec;
   // libthread_db for thread-local storage, loaded at the first qGetTLSAddr (dropped at exec).
   std::unique_ptr<ProcessThreadDbHost> thread_db_host;
   std::unique_ptr<ThreadDb> thread_db;

@@ -118,6 +118,14 @@ std::vector<TreeEvent> TreeEvents::read_new() {
 
 void TreeEvents::forget(Pid pid) { commands_.erase(pid); }
 
+std::vector<Pid> TreeEvents::unended() const {
+  std::vector<Pid> out;
+  for (const auto& [pid, command] : commands_) {
+    out.push_back(pid);
+  }
+  return out;
+}
+
 std::vector<std::string> TreeEvents::command_of(Pid pid) const {
   auto it = commands_.find(pid);
   return it != commands_.end() ? it->second : std::vector<std::string>{};

@@ -38,6 +38,9 @@ class TreeEvents {
   // fork), while it lives, as far as the records read so far say.
   std::vector<std::string> command_of(Pid pid) const;
   void forget(Pid pid);  // a process reaped after SIGKILL, once reported
+  // The processes whose end the records have not told yet (alive, or killed outright and
+  // not reaped by their parent).
+  std::vector<Pid> unended() const;
 
  private:
   std::string path_;

@@ -54,6 +54,7 @@ Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
     return std::move(started).error();
   }
   const Pid pid = started->pid;
+  root_ = pid;
   program_name_ = thread_name_for(spec.program);
   if (valgrind_->follows_tree()) {
     tree_events_ = std::make_unique<TreeEvents>(valgrind_->dir() + "/" + HS_DBT_EVENTS_NAME);
@@ -186,11 +187,49 @@ void ValgrindTarget::log_tree() {
   }
 }
 
+void ValgrindTarget::reap_orphans() {
+  if (!tree_events_) {
+    return;
+  }
+  for (const Pid pid : tree_events_->unended()) {
+    int status = 0;
+    if (pid == root_ || ::waitpid(pid, &status, WNOHANG) != pid) {
+      continue;  // not ours (its parent lives), or not ended
+    }
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+      if (log_ != nullptr) {
+        log_->add("killed", pid, pid, "SIGKILL", SIGKILL);
+      }
+      killed_.push_back(pid);
+    } else {
+      if (log_ != nullptr && WIFEXITED(status)) {
+        log_->add("exit", pid, pid, {}, WEXITSTATUS(status));  // (one that ran natively says nothing itself)
+      }
+      tree_events_->forget(pid);
+    }
+  }
+}
+
+bool ValgrindTarget::descendants_alive() {
+  if (!tree_events_) {
+    return false;
+  }
+  log_tree();
+  reap_orphans();
+  for (const Pid pid : tree_events_->unended()) {
+    if (pid != root_ && ::kill(pid, 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::optional<DyingDescendant> ValgrindTarget::take_dying_descendant() {
   if (!valgrind_->follows_tree()) {
     return std::nullopt;
   }
   log_tree();
+  reap_orphans();
   if (!killed_.empty()) {
     // Gone: what its rings hold, named with the code it had mapped.
     const Pid pid = killed_.front();
@@ -216,6 +255,9 @@ std::optional<DyingDescendant> ValgrindTarget::take_dying_descendant() {
     }
     log_tree();  // its fork and exec, before its report names it (killed ones come next time)
     auto command = tree_events_ ? tree_events_->command_of(pid) : std::vector<std::string>{};
+    if (tree_events_) {
+      tree_events_->forget(pid);  // its end is its own target's now
+    }
     target->program_name_ = thread_name_for(command.empty() ? std::string() : command.front());
     return DyingDescendant{std::move(target), *stop, std::move(command), {}};
   }

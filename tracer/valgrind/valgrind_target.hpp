@@ -51,6 +51,7 @@ class ValgrindTarget final : public RemoteTarget {
 
   int descendants_fd() const override { return valgrind_->tree_log_fd(); }
   std::optional<DyingDescendant> take_dying_descendant() override;
+  bool descendants_alive() override;
 
  private:
   // A process of the tree valgrind runs, to be linked to it where it waits (a descendant).
@@ -66,6 +67,9 @@ class ValgrindTarget final : public RemoteTarget {
   std::optional<StopEvent> unlinked_end(bool wait);
   // What the recorder wrote about the tree since last time, into the event log.
   void log_tree();
+  // Descendants whose parent died, reparented to us (triage, the tree's reaper), that ended:
+  // reaped, and one SIGKILL killed told as its parent would have told it.
+  void reap_orphans();
 
   std::shared_ptr<ValgrindProcess> valgrind_;
   std::unique_ptr<TreeEvents> tree_events_;  // the started program's target reads them
@@ -74,6 +78,7 @@ class ValgrindTarget final : public RemoteTarget {
   EventLog* log_ = nullptr;
   bool unlinked_ = false;     // the started program runs on without a link (it exec'd)
   std::vector<Pid> killed_;   // descendants reaped after SIGKILL, not handed out yet
+  Pid root_ = 0;              // the started program (its end is its own target's)
 };
 
 }  // namespace tracer
