@@ -755,7 +755,7 @@ TEST_CASE("triage --json, --html, --output: written for a Python script's uncaug
   const std::string page = temp_path("exit.html");
   const std::string text = temp_path("exit.txt");
   auto t = run_triage({"--html=" + page, "--output=" + text, "--github-annotations"}, "/usr/bin/python3",
-                      {"-c", "raise ValueError('bad input')"}, "", 300);
+                      {"-c", "raise ValueError(\"bad input\")"}, "", 300);
   INFO(t.transcript());
   CHECK(t.status == 1);
   CHECK_THAT(t.err, Contains("ValueError: bad input"));
