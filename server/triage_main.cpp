@@ -138,7 +138,7 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   }
   if (!r.threads.empty()) {
     r.sources = triage::collect_sources(r.threads.front(), 8);
-    if (r.threads.front().crashed) {
+    if (r.outcome.cause() == triage::Outcome::Cause::Crash) {
       r.signature = triage::crash_signature(r.outcome, r.threads.front().backtrace);
     }
   }
@@ -163,12 +163,13 @@ bool env_is(const char* name, std::string_view value) {
   return v != nullptr && value == v;
 }
 
-// Every crash, first first: text (stderr or --output), JSON, HTML, GitHub annotations.
-bool write_reports(const std::vector<triage::TriageReport>& reports, const triage::Options& o) {
+// Every report, first first: text (stderr or --output), JSON, HTML, GitHub annotations. quiet: no
+// text on stderr (a clean exit, whose streams are the program's own).
+bool write_reports(const std::vector<triage::TriageReport>& reports, const triage::Options& o, bool quiet = false) {
   const bool colour = o.color == "always" || (o.color == "auto" && o.output.empty() && ::isatty(STDERR_FILENO) != 0 &&
                                               std::getenv("NO_COLOR") == nullptr);
   const std::string text = triage::text_report(reports, colour);
-  bool written = o.output.empty() ? std::fputs(text.c_str(), stderr) >= 0 : write_file(o.output, text);
+  bool written = o.output.empty() ? quiet || std::fputs(text.c_str(), stderr) >= 0 : write_file(o.output, text);
   written = (o.json.empty() || write_file(o.json, triage::json_report(reports))) && written;
   written = (o.html.empty() || write_file(o.html, triage::html_report(reports))) && written;
   if (o.github_annotations || env_is("GITHUB_ACTIONS", "true")) {
@@ -259,15 +260,23 @@ int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib
   if (end.outcome.kind != triage::Outcome::Kind::Exit && !end.reported) {
     reports.push_back(make_report(*run, *options, end, log));  // --timeout, or GDB's stop
   }
-  if (!options->serve.empty() && triage::target_of(*run, end).has_process() && !reports.empty()) {
+  if (reports.empty()) {
+    // It exited and nothing of its tree died of a signal: the files asked for say so all the
+    // same (a CI step uploading them finds them), stderr stays the program's.
+    const bool files = !options->json.empty() || !options->html.empty() || !options->output.empty();
+    if (!files || end.stop.reason != tracer::StopReason::Exited) {
+      return end.outcome.exit_status;
+    }
+    reports.push_back(make_report(*run, *options, end, log));
+    finish_reports(reports, *run, log);
+    return write_reports(reports, *options, /*quiet=*/true) ? end.outcome.exit_status : triage::kExitTriageFailed;
+  }
+  if (!options->serve.empty() && triage::target_of(*run, end).has_process()) {
     finish_reports(reports, *run, log);
     (void)write_reports(reports, *options);
     return serve(*run, *options, end);
   }
   triage::kill_tree(*run, end);  // what --timeout left (nothing, when the tree ended)
-  if (reports.empty()) {
-    return end.outcome.exit_status;
-  }
   finish_reports(reports, *run, log);
   const bool written = write_reports(reports, *options);
   // The started program's own status, whatever its descendants died of.

@@ -91,7 +91,7 @@ void add_history(tracer::BranchTracer* tracer, tracer::MemoryCache& memory, trac
 }  // namespace
 
 std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pid, tracer::Tid stopped_tid,
-                                          bool crashed, std::size_t history_entries, std::uint64_t stopped_ns) {
+                                          bool got_signal, std::size_t history_entries, std::uint64_t stopped_ns) {
   std::vector<ThreadReport> out;
   auto symbols = tracer::Symbolizer::for_process(pid);
   tracer::MemoryCache memory(target);
@@ -104,7 +104,7 @@ std::vector<ThreadReport> collect_threads(tracer::Target& target, tracer::Pid pi
     ThreadReport thread;
     thread.tid = info.tid;
     thread.name = info.name;
-    thread.crashed = crashed && info.tid == stopped_tid;
+    thread.got_signal = got_signal && info.tid == stopped_tid;
     auto g = target.read_registers(info.tid);
     if (!g) {
       thread.history_problem = "its registers cannot be read: " + g.error().message();
@@ -171,9 +171,9 @@ SourceExcerpt source_excerpt(const std::string& file, int line, int radius) {
   return ex;
 }
 
-std::vector<SourceExcerpt> collect_sources(const ThreadReport& crashed, std::size_t count) {
+std::vector<SourceExcerpt> collect_sources(const ThreadReport& stopped, std::size_t count) {
   std::vector<SourceExcerpt> out;
-  for (const auto& frame : crashed.backtrace) {
+  for (const auto& frame : stopped.backtrace) {
     if (out.size() >= count) {
       break;
     }

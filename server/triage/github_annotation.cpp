@@ -1,10 +1,12 @@
-// A crash as a GitHub Actions workflow command: `::error file=F,line=L,title=T::message`, which
-// GitHub shows on the pull request's diff at that line. Escaping as the runner expects: in the
-// message %, CR and LF; in properties also ':' and ','.
+// A crash, a termination, a kill or a timeout as a GitHub Actions workflow command:
+// `::error file=F,line=L,title=T::message`, which GitHub shows on the pull request's diff at
+// that line. Escaping as the runner expects: in the message %, CR and LF; in properties also
+// ':' and ','.
 #include <fmt/format.h>
 
 #include <filesystem>
 
+#include "server/triage/signal_facts.hpp"
 #include "server/triage/writers.hpp"
 
 namespace server::triage {
@@ -44,10 +46,25 @@ std::string repository_path(const std::string& file, const std::string& workspac
   return relative.empty() || *relative.begin() == ".." ? file : relative.string();
 }
 
+// Each outcome its own title, so a crash and a CI timeout's kill read apart on the pull request.
+std::string title_of(const Outcome& o) {
+  switch (o.cause()) {
+    case Outcome::Cause::Crash: return "crash";
+    case Outcome::Cause::Terminated: return "terminated by " + signal_name(o.signo);
+    case Outcome::Cause::Killed: return "killed by " + signal_name(o.signo);
+    case Outcome::Cause::Timeout: return "timeout";
+    case Outcome::Cause::Exit: break;
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string github_annotation(const TriageReport& r, const std::string& workspace) {
-  std::string title = r.outcome.kind == Outcome::Kind::Signal ? "crash" : "triage";
+  std::string title = title_of(r.outcome);
+  if (title.empty()) {
+    return {};  // it exited: its status says it, the step fails or not by it
+  }
   std::string where;
   if (!r.sources.empty()) {
     const SourceExcerpt& at = r.sources.front();

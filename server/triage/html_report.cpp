@@ -1,8 +1,8 @@
 // The report as one self-contained HTML page (no network): the JSON report embedded, drawn by
 // a small script: the verdict, each thread's calls before the crash as a timeline (depth
 // against time where the collector kept it, else call order; the faulting call marked), its
-// backtrace, source excerpts, the events. Several crashed processes: a list of them on top, each
-// drawn in turn (#process-N).
+// backtrace, source excerpts, the events. Several processes reported: a list of them on top,
+// each drawn in turn (#process-N).
 #include <string>
 
 #include "server/triage/writers.hpp"
@@ -54,7 +54,11 @@ if (all.length > 1) {
     el("td", {class: "mono"}, el("a", {href: "#process-" + i}, p.program.path.split("/").pop() + " (pid " + p.program.pid + ")")),
     el("td", {class: "mono"}, (p.program.tree || []).map(s => s.name + " " + s.pid).join(" \u2192 ")),
     el("td", {}, p.outcome.summary), el("td", {class: "mono"}, p.outcome.signature || ""))));
-  document.getElementById("processes").append(el("h2", {}, all.length + " processes crashed"), list);
+  const counts = {};
+  all.forEach(p => { counts[p.outcome.cause] = (counts[p.outcome.cause] || 0) + 1; });
+  const words = {crash: "crashed", terminated: "terminated", killed: "killed", timeout: "timed out", exit: "exited"};
+  document.getElementById("processes").append(el("h2", {}, counts.crash === all.length ? all.length + " processes crashed"
+    : all.length + " processes: " + Object.entries(counts).map(([c, n]) => n + " " + (words[c] || c)).join(", ")), list);
 }
 const svgEl = (tag, attrs) => {
   const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
@@ -67,16 +71,20 @@ const keptOf = (kept, recorded) => kept >= recorded ? recorded + " branches" : "
 
 document.getElementById("verdict").textContent =
   report.program.path + " (pid " + report.program.pid + ") " + report.outcome.summary;
-document.title = "triage: " + report.program.path + " " + report.outcome.kind;
+document.title = "triage: " + report.program.path + " " + report.outcome.cause;
 if (report.outcome.signature)
   document.getElementById("tracer").before(el("p", {id: "signature"}, "signature " + report.outcome.signature +
     " (" + report.outcome.signature_frames.join(" < ") + ")"));
-const crashed = report.threads.find(t => t.crashed) || report.threads[0];
-if (crashed && crashed.backtrace.length) document.getElementById("crash-function").textContent = name(crashed.backtrace[0]);
-else if (crashed && crashed.ended && crashed.history.calls.length) {  // killed from outside: where it was last seen
-  document.getElementById("crash-label").textContent = "Last recorded function:";
-  document.getElementById("crash-function").textContent = name(crashed.history.calls[crashed.history.calls.length - 1]);
-}
+// The thread the fatal signal came to (or the first, at the timeout), and what to call its function.
+const stopped = report.threads.find(t => t.got_signal) || report.threads[0];
+const label = {crash: "Crashing function:", terminated: "Function when " + report.outcome.signal + " came:",
+               timeout: "Function at the timeout:", killed: "Last recorded function:"}[report.outcome.cause] || "Function:";
+if (!stopped) document.getElementById("crash-label").parentNode.replaceWith(
+  el("p", {id: "no-threads"}, report.outcome.cause === "exit" ? "It exited: no thread to show." : "No thread could be examined."));
+else document.getElementById("crash-label").textContent = label;
+if (stopped && stopped.backtrace.length) document.getElementById("crash-function").textContent = name(stopped.backtrace[0]);
+else if (stopped && stopped.ended && stopped.history.calls.length)  // killed from outside: where it was last seen
+  document.getElementById("crash-function").textContent = name(stopped.history.calls[stopped.history.calls.length - 1]);
 document.getElementById("tracer").textContent = "recorded with " + report.tracer.backend + ": " +
   keptOf(report.tracer.branches_kept, report.tracer.branches_recorded) + ". " + report.tracer.slowdown_hint;
 
@@ -106,7 +114,7 @@ function timeline(calls) {
     const x = xOf(i), y = 10 + c.depth * rowH, last = i === calls.length - 1;
     const w = last ? (timed ? 8 : orderStep - 3) : Math.max(2, xOf(i + 1) - x - 1);
     const r = svgEl("rect", {x, y, width: w, height: rowH - 4, rx: 2,
-                             fill: last && crashedCalls === calls ? "#d32f2f" : (c.kind === "return" ? "#90a4ae" : "#42a5f5")});
+                             fill: last && stoppedCalls === calls ? "#d32f2f" : (c.kind === "return" ? "#90a4ae" : "#42a5f5")});
     const tip = svgEl("title", {});
     tip.textContent = (c.kind === "return" ? "return to " : "call ") + name(c) + " " + place(c) + " [" + c.branches + " branches]" +
                       (typeof c.t_ms === "number" ? " at " + c.t_ms.toFixed(3) + " ms" : "");
@@ -119,8 +127,8 @@ function timeline(calls) {
     }
     if (last) {
       const t = svgEl("text", {x: x + w + 4, y: y + rowH - 7});
-      t.textContent = name(c) + (crashedCalls === calls ? "  \u2190 stopped here" : "");
-      if (crashedCalls !== calls && crashed && crashed.ended && crashed.history.calls === calls) t.textContent += "  \u2190 last recorded";
+      t.textContent = name(c) + (stoppedCalls === calls ? "  \u2190 stopped here" : "");
+      if (stoppedCalls !== calls && stopped && stopped.ended && stopped.history.calls === calls) t.textContent += "  \u2190 last recorded";
       svg.append(t);
     }
   });
@@ -136,10 +144,11 @@ function timeline(calls) {
   return svg;
 }
 
-const crashedCalls = crashed && crashed.crashed ? crashed.history.calls : null;
+const stoppedCalls = stopped && stopped.got_signal ? stopped.history.calls : null;
 for (const t of report.threads) {
   const box = el("div", {});
-  box.append(el("h2", t.crashed ? {class: "crash"} : {}, "Thread " + t.tid + (t.name ? " \u201c" + t.name + "\u201d" : "") + (t.crashed ? " (crashed)" : "")));
+  box.append(el("h2", t.got_signal ? {class: "crash"} : {}, "Thread " + t.tid + (t.name ? " \u201c" + t.name + "\u201d" : "") +
+                (t.crashed ? " (crashed)" : t.got_signal ? " (received " + report.outcome.signal + ")" : "")));
   if (t.ended) box.append(el("p", {class: "dim"}, "Gone before it could be stopped: no registers or stack left, only what was recorded."));
   const h = t.history;
   if (h.problem) box.append(el("p", {class: "dim"}, "No history: " + h.problem));
@@ -148,7 +157,7 @@ for (const t of report.threads) {
                   keptOf(h.branches_kept, h.branches_recorded) + ", " + h.gaps + " gaps)"));
     box.append(timeline(h.calls));
     const table = el("table", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "ms"), el("th", {}, "call"), el("th", {}, "where"), el("th", {}, "branches")));
-    h.calls.forEach((c, i) => table.append(el("tr", i === h.calls.length - 1 && t.crashed ? {class: "crash"} : {},
+    h.calls.forEach((c, i) => table.append(el("tr", i === h.calls.length - 1 && t.got_signal ? {class: "crash"} : {},
       el("td", {class: "mono"}, String(i)),
       el("td", {class: "mono"}, typeof c.t_ms === "number" ? c.t_ms.toFixed(3) : ""),
       el("td", {class: "mono"}, "\u00a0".repeat(2 * c.depth) + (c.kind === "return" ? "\u2190 " : "\u2192 ") + name(c)),

@@ -36,8 +36,21 @@ json with_signature(json j, const CrashSignature& s) {
   return j;
 }
 
+const char* sender_kind(Sender sender) {
+  switch (sender) {
+    case Sender::Kernel: return "kernel";
+    case Sender::Itself: return "itself";
+    case Sender::Process: return "process";
+    case Sender::Unknown: break;
+  }
+  return "unknown";
+}
+
 json outcome(const Outcome& o) {
-  json j{{"kind", kind_name(o.kind)}, {"exit_status", o.exit_status}, {"summary", o.summary()}};
+  json j{{"kind", kind_name(o.kind)},
+         {"cause", cause_name(o.cause())},
+         {"exit_status", o.exit_status},
+         {"summary", o.summary()}};
   if (o.kind == Outcome::Kind::Signal) {
     j["signal"] = signal_name(o.signo);
     j["signo"] = o.signo;
@@ -46,6 +59,16 @@ json outcome(const Outcome& o) {
                                       : "no siginfo: it was killed without a stop first (SIGKILL)";
     if (o.has_fault_address) {
       j["fault_address"] = hex(o.fault_address);
+    }
+    if (o.has_si_code && o.sender != Sender::Unknown) {
+      json sender{{"kind", sender_kind(o.sender)}};
+      if (o.sender_pid != 0) {
+        sender["pid"] = o.sender_pid;
+      }
+      if (!o.sender_name.empty()) {
+        sender["name"] = o.sender_name;
+      }
+      j["sender"] = std::move(sender);
     }
   }
   return j;
@@ -86,8 +109,9 @@ json thread(const TriageReport& r, const ThreadReport& t) {
   if (!t.history_problem.empty()) {
     history["problem"] = t.history_problem;
   }
-  return json{{"tid", t.tid},      {"name", t.name},        {"crashed", t.crashed}, {"ended", t.ended},
-              {"registers", regs}, {"backtrace", frames}, {"history", history}};
+  return json{{"tid", t.tid},          {"name", t.name},       {"crashed", crashed(r, t)},
+              {"got_signal", t.got_signal}, {"ended", t.ended},  {"registers", regs},
+              {"backtrace", frames},        {"history", history}};
 }
 
 json program(const TriageReport& r) {

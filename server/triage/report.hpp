@@ -4,25 +4,38 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "server/triage/process_tree.hpp"
+#include "server/triage/signal_facts.hpp"
 #include "tracer/event_log.hpp"
 #include "tracer/symbols/call_history.hpp"
 
 namespace server::triage {
 
+// How a process ended, as read from its stop (docs/triage.md, "Outcomes").
 struct Outcome {
   enum class Kind { Exit, Signal, Timeout } kind = Kind::Exit;
+  // What a person calls it: exited; crashed (a fault, or the program's own abort or raise of a
+  // crash signal); terminated by a signal from another process, the kernel or itself; killed
+  // with no siginfo to read (SIGKILL); stopped at --timeout.
+  enum class Cause { Exit, Crash, Terminated, Killed, Timeout };
   int signo = 0;             // Signal: the fatal signal
   int si_code = 0;
   bool has_si_code = false;  // read from the thread's siginfo (not so when killed outright)
   bool has_fault_address = false;
   std::uint64_t fault_address = 0;
-  int exit_status = 0;       // what triage exits with
-  std::string summary() const;
+  Sender sender = Sender::Unknown;  // Signal with siginfo: who sent it
+  tracer::Pid sender_pid = 0;       // Itself, Process: si_pid
+  std::string sender_name;          // Process: its /proc/PID/comm at the stop (empty: gone by then)
+  int exit_status = 0;              // what triage exits with
+  Cause cause() const;
+  std::string summary() const;  // "terminated by SIGTERM from timeout (pid 812)"
 };
+
+std::string_view cause_name(Outcome::Cause cause);  // "crash", as JSON has it
 
 struct FrameReport {
   std::uint64_t pc = 0;
@@ -35,7 +48,7 @@ struct FrameReport {
 struct ThreadReport {
   tracer::Tid tid = 0;
   std::string name;
-  bool crashed = false;
+  bool got_signal = false;  // the thread the fatal signal came to (crashed, when it is a crash)
   bool ended = false;  // gone before the report (killed from outside): its history only
   std::vector<std::pair<std::string, std::uint64_t>> registers;  // rax ... gs, in GDB's order
   std::vector<FrameReport> backtrace;                            // innermost first

@@ -17,6 +17,7 @@
 #include "server/triage/library_watch.hpp"
 #include "server/triage/mapped_files.hpp"
 #include "server/triage/signal_facts.hpp"
+#include "tracer/linux/procfs.hpp"
 #include "tracer/open_target.hpp"
 
 namespace server::triage {
@@ -37,10 +38,12 @@ tracer::LaunchSpec launch_spec(const Options& o) {
 
 bool is_fault(int signo) { return signo == SIGSEGV || signo == SIGBUS || signo == SIGILL || signo == SIGFPE; }
 
-// si_code and (for faults) the address, from the thread's siginfo.
+// si_code and (for faults) the address, or (for kill, tgkill, sigqueue) the sender's pid, from
+// the thread's siginfo.
 struct SignalInfo {
   int code = 0;
   std::uint64_t address = 0;
+  tracer::Pid sender = 0;
 };
 SignalInfo signal_info(tracer::Target& target, tracer::Tid tid) {
   SignalInfo out;
@@ -52,6 +55,7 @@ SignalInfo signal_info(tracer::Target& target, tracer::Tid tid) {
   if (info && info->size() >= addr_at + word) {
     std::memcpy(&out.code, info->data() + 8, sizeof out.code);
     std::memcpy(&out.address, info->data() + addr_at, word);
+    std::memcpy(&out.sender, info->data() + addr_at, sizeof out.sender);  // si_pid: the union's first int
   }
   return out;
 }
@@ -65,6 +69,13 @@ Outcome signal_outcome(const tracer::StopEvent& ev, const SignalInfo& info) {
   o.has_si_code = true;
   o.has_fault_address = has_fault_address(ev.signal, info.code);
   o.fault_address = o.has_fault_address ? info.address : 0;
+  o.sender = signal_sender(info.code, info.sender, ev.pid);
+  if (o.sender == Sender::Itself || o.sender == Sender::Process) {
+    o.sender_pid = info.sender;
+  }
+  if (o.sender == Sender::Process) {
+    o.sender_name = tracer::procfs::thread_name(info.sender, info.sender);  // now, while it lives
+  }
   return o;
 }
 

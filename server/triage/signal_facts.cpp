@@ -125,4 +125,55 @@ bool signal_kills(tracer::SignalAction action, int signo, bool from_fault) {
   return default_action_kills(signo);
 }
 
+Sender signal_sender(int si_code, tracer::Pid sender_pid, tracer::Pid own_pid) {
+  if (si_code > 0 || si_code == SI_KERNEL) {
+    return Sender::Kernel;  // a fault's code, or the kernel's own
+  }
+  if (si_code != SI_USER && si_code != SI_TKILL && si_code != SI_QUEUE) {
+    return Sender::Unknown;  // a timer, a message queue, asynchronous I/O: the code says it
+  }
+  if (sender_pid == 0) {
+    return Sender::Kernel;  // sent from no process (interrupt context), or from outside our pid namespace
+  }
+  return sender_pid == own_pid ? Sender::Itself : Sender::Process;
+}
+
+std::string kernel_reason(int signo) {
+  switch (signo) {
+    case SIGINT: return "the terminal's interrupt key";
+    case SIGQUIT: return "the terminal's quit key";
+    case SIGHUP: return "the terminal hung up";
+    case SIGALRM: return "alarm or a real-time interval timer";
+    case SIGVTALRM:
+    case SIGPROF: return "an interval timer";
+    case SIGXCPU: return "its CPU time limit";
+    default: return {};
+  }
+}
+
+std::string self_reason(int signo, int code) {
+  if (code == SI_USER && signo == SIGPIPE) {
+    return "a write to a pipe or socket nobody reads, or kill";
+  }
+  if (code == SI_USER && signo == SIGXFSZ) {
+    return "a write past its file size limit, or kill";
+  }
+  return si_code_meaning(signo, code);
+}
+
+bool crash_signal(int signo) {
+  switch (signo) {
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGILL:
+    case SIGFPE:
+    case SIGABRT:
+    case SIGTRAP:
+    case SIGSYS:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace server::triage

@@ -47,7 +47,10 @@ std::string kept_of(std::uint64_t kept, std::uint64_t recorded) {
 
 void thread_section(std::string& out, const TriageReport& r, const ThreadReport& t, const Style& s) {
   const std::string name = t.name.empty() ? "" : " \"" + t.name + "\"";
-  out += "\n" + s.bold(fmt::format("Thread {}{}{}", t.tid, name, t.crashed ? " (crashed)" : "")) + "\n";
+  const std::string mark = crashed(r, t)  ? " (crashed)"
+                           : t.got_signal ? " (received " + signal_name(r.outcome.signo) + ")"
+                                          : "";
+  out += "\n" + s.bold(fmt::format("Thread {}{}{}", t.tid, name, mark)) + "\n";
   if (t.ended) {
     out += "  (gone before it could be stopped: no registers or stack left, only what was recorded)\n";
   } else {
@@ -81,7 +84,7 @@ void thread_section(std::string& out, const TriageReport& r, const ThreadReport&
                                      std::string(static_cast<std::size_t>(e.depth) * 2, ' '),
                                      e.kind()[0] == 'r' ? "<-" : "->", function_of(e.where), s.dim(short_place(e.where)),
                                      e.branches, how.empty() ? "" : "  (" + how + ")");
-      out += (last && t.crashed ? s.red(line + "   <== here") : last && t.ended ? line + "   <== last recorded" : line) + "\n";
+      out += (last && t.got_signal ? s.red(line + "   <== here") : last && t.ended ? line + "   <== last recorded" : line) + "\n";
     }
   }
   if (t.registers.empty()) {
@@ -95,26 +98,6 @@ void thread_section(std::string& out, const TriageReport& r, const ThreadReport&
 }
 
 }  // namespace
-
-std::string Outcome::summary() const {
-  switch (kind) {
-    case Kind::Exit:
-      return fmt::format("exited with status {}", exit_status);
-    case Kind::Timeout:
-      return "was still running at --timeout: stopped";
-    case Kind::Signal:
-      break;
-  }
-  std::string text = "died of " + signal_name(signo);
-  if (has_si_code && (si_code != 0 || has_fault_address)) {
-    const std::string meaning = si_code_meaning(signo, si_code);
-    text += " (" + si_code_name(signo, si_code) + (meaning.empty() ? "" : ": " + meaning) + ")";
-  }
-  if (has_fault_address) {
-    text += " at address " + hex(fault_address);
-  }
-  return text;
-}
 
 std::string hex(std::uint64_t value) { return fmt::format("{:#x}", value); }
 
@@ -134,8 +117,9 @@ std::string report_text(const TriageReport& r, bool colour, const std::set<trace
   const Style s{colour};
   std::string out;
   out += s.red(fmt::format("hindsight triage: {} (pid {}) {}", r.program, r.pid, r.outcome.summary())) + "\n";
-  out += fmt::format("  recorded with {} ({}); {:.0f} ms\n", r.tracer.backend,
-                     kept_of(r.tracer.branches_kept, r.tracer.branches_recorded), r.process_ms);
+  const bool exited = r.outcome.kind == Outcome::Kind::Exit;  // nothing was read of it: no counts
+  out += fmt::format("  recorded with {}{}; {:.0f} ms\n", r.tracer.backend,
+                     exited ? "" : " (" + kept_of(r.tracer.branches_kept, r.tracer.branches_recorded) + ")", r.process_ms);
   for (const auto& why : r.tracer.not_used) {
     out += "  not used: " + why + "\n";
   }
@@ -159,7 +143,7 @@ std::string report_text(const TriageReport& r, bool colour, const std::set<trace
       out += (n == ex.marked_line ? s.red(line) : line) + "\n";
     }
   }
-  if (r.threads.empty()) {
+  if (r.threads.empty() && !exited) {
     out += "\n  (the process is gone: no thread could be examined)\n";
   }
   for (const auto& t : r.threads) {

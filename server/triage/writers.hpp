@@ -21,9 +21,15 @@ std::string html_report(const TriageReport& report);
 // Several: a list of them on top; the page draws the first, or the one its #process-N names.
 std::string html_report(const std::vector<TriageReport>& reports);
 // One GitHub Actions `::error` line at the faulting source line (a path inside workspace, the
-// checkout, is made relative to it).
+// checkout, is made relative to it), titled by the outcome ("crash in F", "terminated by
+// SIGTERM in F", ...); nothing for a clean exit.
 std::string github_annotation(const TriageReport& report, const std::string& workspace);
 
 std::string hex(std::uint64_t value);  // "0x401136"
+
+// The thread crashed: the fatal signal came to it, and it is a crash (not a kill -TERM).
+inline bool crashed(const TriageReport& report, const ThreadReport& thread) {
+  return thread.got_signal && report.outcome.cause() == Outcome::Cause::Crash;
+}
 
 }  // namespace server::triage

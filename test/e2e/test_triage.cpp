@@ -233,7 +233,10 @@ TEST_CASE("triage: the cause returned before the crash; the history shows it, th
   check_schema(t.report);
   CHECK(t.report["tracer"]["backend"] == collector);
   CHECK(t.report["outcome"]["signal"] == "SIGSEGV");
+  CHECK(t.report["outcome"]["cause"] == "crash");
+  CHECK(t.report["outcome"]["sender"]["kind"] == "kernel");
   const json& th = crashed_thread(t);
+  CHECK(th["got_signal"] == true);
   CHECK_FALSE(backtrace_has(th, "prepare"));
   const auto calls = call_functions(th);
   REQUIRE(calls.size() >= 4);
@@ -295,9 +298,13 @@ TEST_CASE("triage: abort() from an assertion", "[e2e][triage]") {
   INFO(t.transcript());
   CHECK(t.status == 128 + 6);
   CHECK_THAT(t.err, Contains("Assertion `n < 10 && \"n must be small\"' failed."));  // the program's own stderr
-  CHECK_THAT(t.err, Contains("died of SIGABRT"));
+  CHECK_THAT(t.err, Contains("died of SIGABRT (SI_TKILL: sent by tkill, tgkill or raise)"));
   REQUIRE(t.report.is_object());
   check_schema(t.report);
+  // Its own abort(): a crash, though a process sent it (itself).
+  CHECK(t.report["outcome"]["cause"] == "crash");
+  CHECK(t.report["outcome"]["sender"]["kind"] == "itself");
+  CHECK(t.report["outcome"]["sender"]["pid"] == t.report["program"]["pid"]);
   const json& th = crashed_thread(t);
   CHECK(backtrace_has(th, "abort"));
   CHECK(backtrace_has(th, "validate"));
@@ -411,7 +418,7 @@ TEST_CASE("triage follows children by itself (auto: dbt, the whole tree); --no-f
     auto alone = run_triage({"--btrace=" + collector, "--no-follow-fork"}, "triage_cases", {"fork"});
     INFO(alone.transcript());
     CHECK(alone.status == 0);
-    CHECK(alone.report.is_null());
+    CHECK(alone.report["outcome"]["cause"] == "exit");  // its own end: the child's crash went unseen
   }
 }
 
@@ -659,6 +666,8 @@ TEST_CASE("triage: a descendant killed from outside (SIGKILL): reported with wha
   check_schema(t.report);
   CHECK(t.report["processes"].size() == 1);
   CHECK(t.report["outcome"]["signal"] == "SIGKILL");
+  CHECK(t.report["outcome"]["cause"] == "killed");
+  CHECK_THAT(t.err, Contains("killed by SIGKILL\n"));
   CHECK(t.report["program"]["path"].get<std::string>().ends_with("/sleeper"));
   CHECK(t.report["program"]["tree"].size() == 2);
   REQUIRE(!t.report["threads"].empty());
@@ -757,6 +766,116 @@ TEST_CASE("triage | head: its stdout closing does not end triage: the program's 
   std::filesystem::remove(json_path);
 }
 
+TEST_CASE("triage: a test that `timeout -s TERM` ends is terminated by SIGTERM from timeout, no crash (each collector)",
+          "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(collectors()));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  const std::string page = temp_path("term.html");
+  auto t = run_triage({"--btrace=" + collector, "--github-annotations", "--html=" + page}, "/usr/bin/timeout",
+                      {"-s", "TERM", "2", e2e::prog_path("sleeper"), "60"});
+  INFO(t.transcript());
+  CHECK(t.status == 124);  // timeout's own, as natively
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["processes"].size() == 1);
+  CHECK(t.report["program"]["path"].get<std::string>().ends_with("/sleeper"));
+  const json& outcome = t.report["outcome"];
+  const int timeout_pid = t.report["program"]["root_pid"].get<int>();
+  const std::string headline = "terminated by SIGTERM from timeout (pid " + std::to_string(timeout_pid) + ")";
+  CHECK(outcome["cause"] == "terminated");
+  CHECK(outcome["kind"] == "signal");
+  CHECK(outcome["signal"] == "SIGTERM");
+  CHECK(outcome["code"] == "SI_USER");
+  CHECK(outcome["sender"] == json{{"kind", "process"}, {"pid", timeout_pid}, {"name", "timeout"}});
+  CHECK(outcome["summary"] == headline);
+  CHECK_FALSE(outcome.contains("signature"));  // no crash to group
+  CHECK_THAT(t.err, Contains(headline + "\n"));
+  CHECK_THAT(t.err, Contains("(received SIGTERM)"));
+  CHECK_THAT(t.err, !Contains("crash"));
+  REQUIRE(!t.report["threads"].empty());
+  const json& th = t.report["threads"][0];
+  CHECK(th["got_signal"] == true);
+  CHECK(th["crashed"] == false);
+  CHECK(!th["backtrace"].empty());  // where the hung test was (in its loop; under load, maybe still starting)
+  CHECK_THAT(t.out, ContainsRegex("::error (file=[^,]+,line=[0-9]+,)?title=terminated by SIGTERM( in [^:]+)?::[^\n]*" +
+                                  std::string("terminated by SIGTERM from timeout")));
+  CHECK_THAT(t.out, !Contains("title=crash"));
+  REQUIRE(std::filesystem::exists(page));
+  if (std::filesystem::exists(kBrowser) && collector == "soft") {  // the page once: it reads the same JSON
+    std::string dom, log;
+    REQUIRE(load_page(page, &dom, &log));
+    INFO(log);
+    CHECK_THAT(log, !Contains("Uncaught"));
+    CHECK_THAT(dom, Contains(headline));
+    CHECK_THAT(dom, Contains("Function when SIGTERM came:"));
+    CHECK_THAT(dom, Contains("\u201csleeper\u201d (received SIGTERM)</h2>"));
+    CHECK_THAT(dom, !Contains("\u201d (crashed)"));
+  }
+  std::filesystem::remove(page);
+}
+
+TEST_CASE("triage: a test that `timeout -s KILL` ends is killed by SIGKILL, no sender made up (soft, dbt)",
+          "[e2e][triage]") {
+  const std::string collector = GENERATE(as<std::string>{}, "soft", "dbt");
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  // --foreground: timeout kills its child alone, not its process group (that case: the orphans'
+  // reports, a tree's reaping).
+  auto t = run_triage({"--btrace=" + collector, "--github-annotations"}, "/usr/bin/timeout",
+                      {"--foreground", "-s", "KILL", "2", e2e::prog_path("sleeper"), "60"});
+  INFO(t.transcript());
+  CHECK(t.status == 137);  // timeout's own, as natively
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["processes"].size() == 1);
+  CHECK(t.report["program"]["path"].get<std::string>().ends_with("/sleeper"));
+  CHECK(t.report["outcome"]["cause"] == "killed");
+  CHECK(t.report["outcome"]["summary"] == "killed by SIGKILL");
+  CHECK_FALSE(t.report["outcome"].contains("sender"));  // no siginfo: nobody to name
+  CHECK_THAT(t.err, Contains("killed by SIGKILL\n"));
+  CHECK_THAT(t.err, !Contains("crash"));
+  REQUIRE(!t.report["threads"].empty());
+  CHECK(t.report["threads"][0]["ended"] == true);
+  CHECK_THAT(t.out, Contains("::error title=killed by SIGKILL::"));
+}
+
+TEST_CASE("triage --json, --html, --output: written for a Python script's uncaught exception (exit 1, no crash), "
+          "under auto (dbt)", "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("dbt"));
+  const std::string page = temp_path("exit.html");
+  const std::string text = temp_path("exit.txt");
+  auto t = run_triage({"--html=" + page, "--output=" + text, "--github-annotations"}, "/usr/bin/python3",
+                      {"-c", "raise ValueError(\"bad input\")"}, "", 300);
+  INFO(t.transcript());
+  CHECK(t.status == 1);
+  CHECK_THAT(t.err, Contains("ValueError: bad input"));
+  CHECK_THAT(t.err, !Contains("hindsight triage"));  // its streams are its own
+  CHECK(t.out.empty());                               // no annotation for an exit
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["tracer"]["backend"] == "dbt");
+  CHECK(t.report["outcome"]["cause"] == "exit");
+  CHECK(t.report["outcome"]["exit_status"] == 1);
+  CHECK(t.report["outcome"]["summary"] == "exited with status 1, no crash");
+  CHECK(t.report["processes"].size() == 1);
+  std::ifstream in(text);
+  std::string first;
+  std::getline(in, first);
+  CHECK_THAT(first, ContainsRegex(R"(^hindsight triage: /usr/bin/python3 \(pid \d+\) exited with status 1, no crash$)"));
+  REQUIRE(std::filesystem::exists(page));
+  if (std::filesystem::exists(kBrowser)) {
+    std::string dom, log;
+    REQUIRE(load_page(page, &dom, &log));
+    INFO(log);
+    CHECK_THAT(log, !Contains("Uncaught"));
+    CHECK_THAT(dom, Contains("exited with status 1, no crash"));
+    CHECK_THAT(dom, Contains("It exited: no thread to show."));
+  }
+  std::filesystem::remove(page);
+  std::filesystem::remove(text);
+}
+
 TEST_CASE("triage --keep-rings under dbt: every process's rings stay in the directory, with the tree's events",
           "[e2e][triage]") {
   SKIP_UNLESS_COLLECTOR(std::string("dbt"));
@@ -766,7 +885,7 @@ TEST_CASE("triage --keep-rings under dbt: every process's rings stay in the dire
   auto t = run_triage({"--btrace=dbt", "--keep-rings=" + dir}, "/bin/sh", {"-c", simple + "; " + simple + "; exit 5"});
   INFO(t.transcript());
   CHECK(t.status == 5);
-  CHECK(t.report.is_null());
+  CHECK(t.report["outcome"]["summary"] == "exited with status 5, no crash");
   std::set<std::string> pids;
   bool events = false;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -819,7 +938,8 @@ TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
   CHECK(backtrace_has(th, "configure"));
 }
 
-TEST_CASE("triage: a clean exit passes stdin, stdout, stderr and the status through, and reports nothing", "[e2e][triage]") {
+TEST_CASE("triage: a clean exit passes stdin, stdout, stderr and the status through; only --json says it exited",
+          "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
@@ -828,7 +948,13 @@ TEST_CASE("triage: a clean exit passes stdin, stdout, stderr and the status thro
   CHECK(t.status == 3);
   CHECK(t.out == "first line\nsecond\n");
   CHECK(t.err == "to stderr\n");
-  CHECK(t.report.is_null());
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["outcome"]["kind"] == "exit");
+  CHECK(t.report["outcome"]["cause"] == "exit");
+  CHECK(t.report["outcome"]["exit_status"] == 3);
+  CHECK(t.report["tracer"]["backend"] == collector);
+  CHECK(t.report["threads"].empty());
 }
 
 TEST_CASE("triage: signals the program handles or ignores are not crashes", "[e2e][triage]") {
@@ -888,11 +1014,12 @@ TEST_CASE("triage: a program killed from outside (SIGKILL): each thread's histor
   std::filesystem::remove(json_path);
   INFO(t.transcript());
   CHECK(t.status == 128 + 9);
-  CHECK_THAT(t.err, Contains("died of SIGKILL\n"));
+  CHECK_THAT(t.err, Contains("killed by SIGKILL\n"));
   CHECK_THAT(t.err, Contains("(gone before it could be stopped: no registers or stack left"));
   REQUIRE(t.report.is_object());
   check_schema(t.report);
   CHECK(t.report["outcome"]["signal"] == "SIGKILL");
+  CHECK(t.report["outcome"]["cause"] == "killed");
   CHECK(t.report["outcome"]["code"] == "unknown");
   const json& threads = t.report["threads"];
   REQUIRE(threads.size() == 2);

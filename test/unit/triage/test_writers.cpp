@@ -22,12 +22,13 @@ TriageReport sample() {
   r.outcome.has_si_code = true;
   r.outcome.has_fault_address = true;
   r.outcome.fault_address = 0;
+  r.outcome.sender = Sender::Kernel;
   r.outcome.exit_status = 139;
   r.tracer.backend = "soft";
   ThreadReport t;
   t.tid = 42;
   t.name = "prog";
-  t.crashed = true;
+  t.got_signal = true;
   t.registers = {{"rip", 0x401136}};
   t.backtrace = {FrameReport{0x401136, {"consume", "/abs/prog.c", 18, "/abs/prog", 0x401120}, false, false}};
   tracer::HistoryEntry e;
@@ -53,6 +54,9 @@ TEST_CASE("json_report: the documented shape", "[triage][report]") {
   CHECK(j["program"]["path"] == "/abs/prog");
   CHECK(j["program"]["pid"] == 42);
   CHECK(j["outcome"]["kind"] == "signal");
+  CHECK(j["outcome"]["cause"] == "crash");
+  CHECK(j["outcome"]["sender"]["kind"] == "kernel");
+  CHECK_FALSE(j["outcome"]["sender"].contains("pid"));
   CHECK(j["outcome"]["signal"] == "SIGSEGV");
   CHECK(j["outcome"]["signo"] == 11);
   CHECK(j["outcome"]["code"] == "SEGV_MAPERR");
@@ -61,6 +65,7 @@ TEST_CASE("json_report: the documented shape", "[triage][report]") {
   CHECK(j["tracer"]["backend"] == "soft");
   const auto& t = j["threads"][0];
   CHECK(t["crashed"] == true);
+  CHECK(t["got_signal"] == true);
   CHECK(t["registers"]["rip"] == "0x401136");
   CHECK(t["backtrace"][0]["function"] == "consume");
   CHECK(t["backtrace"][0]["line"] == 18);
@@ -146,7 +151,7 @@ TEST_CASE("writers: a process killed outright; no siginfo, threads with their hi
   r.outcome.signo = SIGKILL;
   r.outcome.exit_status = 128 + SIGKILL;
   ThreadReport& t = r.threads.front();
-  t.crashed = false;
+  t.got_signal = false;
   t.ended = true;
   t.name.clear();
   t.registers.clear();
@@ -154,13 +159,73 @@ TEST_CASE("writers: a process killed outright; no siginfo, threads with their hi
   auto j = nlohmann::json::parse(json_report(r));
   CHECK(j["outcome"]["signal"] == "SIGKILL");
   CHECK(j["outcome"]["code"] == "unknown");  // never a guess such as SI_USER
+  CHECK(j["outcome"]["cause"] == "killed");
+  CHECK_FALSE(j["outcome"].contains("sender"));
   CHECK(j["threads"][0]["ended"] == true);
   CHECK(j["threads"][0]["history"]["calls"].size() == 2);
   const std::string text = text_report(r, false);
-  CHECK(text.rfind("hindsight triage: /abs/prog (pid 42) died of SIGKILL\n", 0) == 0);
+  CHECK(text.rfind("hindsight triage: /abs/prog (pid 42) killed by SIGKILL\n", 0) == 0);
   CHECK(text.find("Thread 42\n  (gone before it could be stopped") != std::string::npos);
   CHECK(text.find("-> consume prog.c:17  [3 branches]   <== last recorded") != std::string::npos);
   CHECK(text.find("registers:") == std::string::npos);
+  CHECK(github_annotation(r, "") == "::error title=killed by SIGKILL::/abs/prog (pid 42) killed by SIGKILL\n");
+}
+
+TEST_CASE("writers: a test terminated by SIGTERM from timeout is no crash, in text, JSON, page and annotation",
+          "[triage][report]") {
+  TriageReport r = sample();
+  r.outcome.signo = SIGTERM;
+  r.outcome.si_code = SI_USER;
+  r.outcome.has_fault_address = false;
+  r.outcome.sender = Sender::Process;
+  r.outcome.sender_pid = 812;
+  r.outcome.sender_name = "timeout";
+  r.outcome.exit_status = 128 + SIGTERM;
+  r.sources = {SourceExcerpt{"consume", "/work/repo/prog.c", 16, {"x", "y", "z"}, 18}};
+  const std::string text = text_report(r, false);
+  CHECK(text.rfind("hindsight triage: /abs/prog (pid 42) terminated by SIGTERM from timeout (pid 812)\n", 0) == 0);
+  CHECK(text.find("Thread 42 \"prog\" (received SIGTERM)\n") != std::string::npos);
+  CHECK(text.find("crash") == std::string::npos);
+  CHECK(text.find("-> consume prog.c:17  [3 branches]   <== here") != std::string::npos);  // where it was
+  auto j = nlohmann::json::parse(json_report(r));
+  CHECK(j["outcome"]["kind"] == "signal");
+  CHECK(j["outcome"]["cause"] == "terminated");
+  CHECK(j["outcome"]["summary"] == "terminated by SIGTERM from timeout (pid 812)");
+  CHECK(j["outcome"]["code"] == "SI_USER");
+  CHECK(j["outcome"]["sender"] == nlohmann::json{{"kind", "process"}, {"pid", 812}, {"name", "timeout"}});
+  CHECK(j["threads"][0]["crashed"] == false);
+  CHECK(j["threads"][0]["got_signal"] == true);
+  CHECK(html_report(r).find("\"cause\": \"terminated\"") != std::string::npos);
+  CHECK(github_annotation(r, "/work/repo") ==
+        "::error file=prog.c,line=18,title=terminated by SIGTERM in consume::/abs/prog (pid 42) terminated by SIGTERM "
+        "from timeout (pid 812)\n");
+  // Stopped at --timeout: a title of its own too.
+  r.outcome = Outcome{};
+  r.outcome.kind = Outcome::Kind::Timeout;
+  r.threads[0].got_signal = false;
+  CHECK(github_annotation(r, "/work/repo").starts_with("::error file=prog.c,line=18,title=timeout in consume::"));
+}
+
+TEST_CASE("writers: a clean exit still makes a report: the outcome, the events, no thread, no annotation",
+          "[triage][report]") {
+  TriageReport r = sample();
+  r.outcome = Outcome{};
+  r.outcome.exit_status = 1;
+  r.threads.clear();
+  r.events = {tracer::TraceEvent{9.5, "exit", 42, 42, {}, 1}};
+  const std::string text = text_report(std::vector<TriageReport>{r}, false);
+  CHECK(text.rfind("hindsight triage: /abs/prog (pid 42) exited with status 1, no crash\n  recorded with soft; ", 0) == 0);
+  CHECK(text.find("no thread could be examined") == std::string::npos);
+  CHECK(text.find("exit           pid 42 tid 42  (1)") != std::string::npos);
+  auto j = nlohmann::json::parse(json_report(std::vector<TriageReport>{r}));
+  CHECK(j["outcome"]["kind"] == "exit");
+  CHECK(j["outcome"]["cause"] == "exit");
+  CHECK(j["outcome"]["exit_status"] == 1);
+  CHECK(j["outcome"]["summary"] == "exited with status 1, no crash");
+  CHECK(j["threads"].empty());
+  CHECK(j["processes"].size() == 1);
+  CHECK(html_report(r).find("\"cause\": \"exit\"") != std::string::npos);
+  CHECK(github_annotation(r, "").empty());  // the step's status says it
 }
 
 TEST_CASE("github_annotation: one ::error line at the faulting line, escaped, relative to the checkout",
