@@ -36,16 +36,7 @@ esac
 ROOT=$CACHE/$lane
 READY=$ROOT/.hindsight-ready
 
-mirror() {
-  if [[ -n ${HINDSIGHT_CLIENTS_MIRROR:-} ]]; then
-    echo "$HINDSIGHT_CLIENTS_MIRROR"
-    return
-  fi
-  local uri
-  uri=$(grep -hoE '(URIs:|^deb) +https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list.d/* /etc/apt/sources.list \
-        2>/dev/null | grep -oE 'https?://[^ ]+' | head -1)
-  echo "${uri:-http://deb.debian.org/debian}"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/debian_mirror.sh"
 
 # One wrapper per client: the root's loader with the root's library folders, the root's Python.
 write_wrappers() {
@@ -76,7 +67,7 @@ prepare() {
   [[ $(id -u) == 0 ]] || cannot "making a Debian root needs root (debootstrap, apt in a chroot)"
   command -v debootstrap >/dev/null || cannot "debootstrap not found: install it (scripts/setup.sh --tests does)"
   local url work
-  url=$(mirror)
+  url=$(debian_mirror)
   work=$ROOT.new
   rm -rf "$work"
   mkdir -p "$CACHE"

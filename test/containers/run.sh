@@ -37,16 +37,7 @@ shift || true
 [[ -n $build_dir && -d $build_dir ]] || cannot "no build tree '$build_dir' (usage: test/containers/run.sh BUILD_DIR [--prepare|--refresh|[--] CMD...])"
 build_dir=$(cd "$build_dir" && pwd)
 
-mirror() {
-  if [[ -n ${HINDSIGHT_CLIENTS_MIRROR:-} ]]; then
-    echo "$HINDSIGHT_CLIENTS_MIRROR"
-    return
-  fi
-  local uri
-  uri=$(grep -hoE '(URIs:|^deb) +https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list.d/* /etc/apt/sources.list \
-        2>/dev/null | grep -oE 'https?://[^ ]+' | head -1)
-  echo "${uri:-http://deb.debian.org/debian}"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/debian_mirror.sh"
 
 build_programs() {  # [find's tests]: the build's programs that run in the lane
   find "$build_dir/server" "$build_dir/test/e2e" "$build_dir/test/progs" -maxdepth 1 -type f -perm -u+x "$@" 2>/dev/null
@@ -98,7 +89,7 @@ prepare() {
   mapfile -t wanted < <(printf '%s\n' "${PACKAGES[@]}"; library_packages)
   mkdir -p "$CACHE"
   if [[ ! -f $READY ]]; then
-    url=$(mirror)
+    url=$(debian_mirror)
     work=$ROOT.new
     rm -rf "$work"
     say "making the bookworm root from $url (debootstrap minbase, then apt: ${wanted[*]})"
