@@ -327,6 +327,11 @@ void StopLoop::tend_dying() {
       while (auto ev = t.poll()) {
         if (ev->reason == tracer::StopReason::Exited || ev->reason == tracer::StopReason::Killed) {
           gone = true;
+          if (it->pid == run_.pid) {
+            // The started program after an exec: its own target reaps it, so this is the status
+            // it ended with; the run's target, finding it reaped, can only guess.
+            ended(*ev);
+          }
           break;
         }
         (void)t.resume(continue_all(ev->tid, ev->reason == tracer::StopReason::Signal ? ev->signal : 0));
@@ -342,6 +347,9 @@ void StopLoop::tend_dying() {
 }
 
 void StopLoop::ended(const tracer::StopEvent& ev) {
+  if (ev.pid == run_.pid && root_end_) {
+    return;  // told by the target that reaped it; the other's guess comes after
+  }
   const std::uint64_t now_ns = tracer::monotonic_ns();  // before the log's event: no branch is later
   const bool exited = ev.reason == tracer::StopReason::Exited;
   log_.add(exited ? "exit" : "killed", ev.pid, ev.tid, {}, exited ? ev.status : ev.signal);
