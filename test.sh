@@ -147,7 +147,7 @@ echo "== container lane (test/containers: a Debian 12 root in podman, the engine
 # The root (debootstrap and apt: 3 to 4 minutes, once) is kept in ~/.cache/hindsight-containers;
 # with it, the lane takes about 4 minutes. Skipped, with the reason, where podman cannot run or
 # the root cannot be made.
-CONTAINER_CORE="[session]~[libraries]~[lldb]~[newer],[attach]~[i386]~[non-stop]~[lldb],record btrace\, continue*,\
+CONTAINER_CORE="[session]~[libraries]~[lldb]~[newer],[attach]~[i386]~[non-stop]~[lldb]~[pwntools],record btrace\, continue*,\
 reverse execution*,two threads traced*,a crash under the dbt recorder*,triage follows children*,\
 triage: a forked child's crash*,triage: a driver running five*,triage: a clean exit passes*"
 run_step containers:differences test/containers/differences.sh "$BUILD_DIR"
