@@ -10,7 +10,7 @@
  *   dlopen    loads libm, calls cos, unloads it, then crashes as `returned` does
  *   fork      a forked child crashes as `returned` does; the parent exits with 0
  *   killme    two threads run until something kills the process from outside (prints
- *             "ready PID" first)
+ *             "ready PID", then "looping" after the main thread's first round)
  */
 #include <sys/wait.h>
 #include <dlfcn.h>
@@ -198,6 +198,14 @@ int main(int argc, char** argv) {
     pthread_create(&t, NULL, ticker, NULL);
     printf("ready %d\n", (int)getpid());
     fflush(stdout);
+    /* "looping" after one round, with a bare write: its calls into libc are bound (lazily,
+       through ld.so) and printf is done, so a slow collector killed soon after has the loop
+       in its newest history, not the dynamic linker or stdio. */
+    churn();
+    usleep(1000);
+    if (write(1, "looping\n", 8) != 8) {
+      return 1;
+    }
     for (;;) {
       churn();
       usleep(1000);
