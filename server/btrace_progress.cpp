@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "tracer/backend.hpp"
+
 namespace server {
 namespace {
 
@@ -10,7 +12,8 @@ struct Recorded {
   std::uint64_t branches = 0;
 };
 
-// What the software collectors (soft, step) have recorded in every thread so far.
+// What the collectors that stop the program per branch (soft, step) have recorded in every
+// thread so far.
 Recorded software_recorded(tracer::Target& target) {
   Recorded r;
   for (const auto& t : target.threads()) {
@@ -19,7 +22,8 @@ Recorded software_recorded(tracer::Target& target) {
       continue;
     }
     const tracer::BtraceStats stats = tracer->stats();
-    if (stats.backend == "soft" || stats.backend == "step") {
+    const auto backend = tracer::backend_from_name(stats.backend);
+    if (backend && tracer::backend_row(*backend).stop_per_branch) {
       r.backend = stats.backend;
       r.branches += stats.recorded;
     }

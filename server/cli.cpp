@@ -6,6 +6,7 @@
 #include "tracer/btrace/scope.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
@@ -194,11 +195,6 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
     cl.log_timestamps = option != "none";
   }
   cl.disable_randomization = !no_disable_randomization;
-  if (auto scope = tracer::parse_btrace_scope(cl.btrace_scope); !scope) {
-    return std::move(scope).error();
-  } else if (!scope->all && (cl.btrace == tracer::Backend::Step || cl.btrace == tracer::Backend::Bts)) {
-    return base::make_error(base::Errc::malformed, "--btrace-scope needs the software tracer (--btrace=soft or auto)");
-  }
   cl.startup_with_shell = !no_shell;
   if (positional.empty()) {
     return base::make_error(base::Errc::malformed, "missing COMM (for example :1234 or -)");
@@ -209,9 +205,16 @@ base::Result<CommandLine> parse_command_line(const std::vector<std::string>& all
     attach = true;  // gdbserver still takes --attach after COMM, where it used to go
     positional.erase(positional.begin());
   }
-  if (cl.btrace == tracer::Backend::Dbt && (attach || cl.multi || cl.btrace_scope != "all" || !cl.wrapper.empty())) {
-    return base::make_error(base::Errc::malformed, "--btrace=dbt starts PROG under the recorder: not with --attach, "
-                                                   "--multi, --btrace-scope or --wrapper");
+  const tracer::BackendRow& backend = tracer::backend_row(cl.btrace);
+  if (backend.launch_only && (attach || cl.multi || cl.btrace_scope != "all" || !cl.wrapper.empty())) {
+    return base::make_error(base::Errc::malformed, fmt::format("--btrace={} starts PROG under the recorder: not with "
+                                                               "--attach, --multi, --btrace-scope or --wrapper",
+                                                               backend.name));
+  }
+  if (auto scope = tracer::parse_btrace_scope(cl.btrace_scope); !scope) {
+    return std::move(scope).error();
+  } else if (!scope->all && !backend.scoped) {
+    return base::make_error(base::Errc::malformed, "--btrace-scope needs the software tracer (--btrace=soft or auto)");
   }
   if (attach) {
     if (positional.size() != 1) {

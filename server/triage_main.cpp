@@ -43,21 +43,6 @@ bool write_file(const std::string& path, const std::string& text) {
   return true;
 }
 
-std::string slowdown_hint(tracer::Backend backend) {
-  switch (backend) {
-    case tracer::Backend::Dbt:
-      return "dbt: the program ran under a Valgrind tool, about 5x slower than native on branchy code";
-    case tracer::Backend::Soft:
-      return "soft: one ptrace stop per taken branch (~30k branches/s); code without branches runs native";
-    case tracer::Backend::Step:
-      return "step: one ptrace stop per instruction (~25k instructions/s)";
-    case tracer::Backend::Bts:
-    case tracer::Backend::Auto:
-      break;
-  }
-  return "bts: the hardware records branches; the program runs near native speed";
-}
-
 // Threads the target learned of afterwards (the recorder's): when each began and ended.
 void log_recorded_threads(triage::Recorded& run, tracer::EventLog& log) {
   using Clock = tracer::EventLog::Clock;
@@ -116,7 +101,7 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   r.outcome = end.outcome;
   r.tracer.backend = std::string(tracer::backend_name(run.backend));
   r.tracer.not_used = run.not_used;
-  r.tracer.slowdown_hint = slowdown_hint(run.backend);
+  r.tracer.slowdown_hint = std::string(tracer::backend_row(run.backend).cost);
   tracer::Target& target = triage::target_of(run, end);
   const tracer::Pid pid = end.stop.pid != 0 ? end.stop.pid : run.pid;
   if (target.has_process() && target.process_of(end.stop.tid) != 0) {

@@ -18,7 +18,7 @@ std::string version_text(const Parts& parts) {
     const std::string name(tracer::backend_name(here.backend));
     if (here.problem) {
       out += fmt::format("  {:<5} no: {}\n", name, *here.problem);
-    } else if (here.backend == tracer::Backend::Dbt) {
+    } else if (tracer::backend_row(here.backend).needs == tracer::Needs::Valgrind) {
       out += fmt::format("  {:<5} yes ({})\n", name, parts.dbt_lib);
     } else {
       out += fmt::format("  {:<5} yes\n", name);

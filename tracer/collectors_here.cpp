@@ -35,17 +35,16 @@ std::optional<std::string> bts_problem() {
 std::vector<CollectorHere> collectors_here(const std::string& dbt_lib) {
   std::vector<CollectorHere> out;
   for (const auto& row : kBackends) {
-    switch (row.backend) {
-      case Backend::Auto:
+    switch (row.needs) {
+      case Needs::Nothing:
         break;
-      case Backend::Bts:
+      case Needs::PerfBts:
         out.push_back({row.backend, bts_problem()});
         break;
-      case Backend::Dbt:
+      case Needs::Valgrind:
         out.push_back({row.backend, dbt_problem(dbt_lib)});
         break;
-      case Backend::Soft:
-      case Backend::Step:
+      case Needs::Ptrace:
         out.push_back({row.backend, ptrace_problem()});
         break;
     }

@@ -15,7 +15,7 @@ struct CollectorHere {
   std::optional<std::string> problem;  // nullopt: usable here
 };
 
-// Every collector but auto, in kBackends' order. dbt_lib: the recorder's VALGRIND_LIB (empty:
+// Every collector but auto, in kBackends' order, each row's needs probed. dbt_lib: the recorder's VALGRIND_LIB (empty:
 // not built). BTS is probed on the calling thread, as the server probes each thread it records.
 std::vector<CollectorHere> collectors_here(const std::string& dbt_lib);
 

@@ -37,6 +37,21 @@ TEST_CASE("backends: one name table, every name back to its backend", "[backend]
   CHECK_FALSE(tracer::backend_from_name("pt"));
 }
 
+TEST_CASE("backends: every collector's row says what it needs and costs, in the report's words", "[backend]") {
+  for (const auto& row : tracer::kBackends) {
+    INFO(row.name);
+    CHECK(&tracer::backend_row(row.backend) == &row);
+    CHECK_FALSE(row.what.empty());
+    if (row.backend == Backend::Auto) {
+      CHECK(row.needs == tracer::Needs::Nothing);  // it is whichever of the others works
+      continue;
+    }
+    CHECK(row.needs != tracer::Needs::Nothing);  // --version probes it
+    CHECK(row.cost.starts_with(std::string(row.name) + ": "));
+    CHECK_FALSE((row.launch_only && row.scoped));  // a launch-only recorder is refused any scope
+  }
+}
+
 TEST_CASE("backend chain: a GDB session", "[backend]") {
   // auto stays auto: BTS or soft is chosen as each thread starts recording.
   CHECK(tries(request(Backend::Auto, false)) == std::vector{Backend::Auto});
