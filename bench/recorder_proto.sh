@@ -19,7 +19,7 @@ declare -A times
 branches=0
 for ((i = 0; i < RUNS; i++)); do
   for mode in native recorded empty; do
-    line=$("$BIN" "$mode" "$N") || { echo "recorder_proto: $mode failed: $line" >&2; exit 1; }
+    line=$(RECORDER_MIX=1 "$BIN" "$mode" "$N") || { echo "recorder_proto: $mode failed: $line" >&2; exit 1; }
     ms=$(sed -n 's/.* ms=\([0-9.]*\).*/\1/p' <<<"$line")
     times[$mode]+="$ms "
     if [ "$mode" = recorded ]; then
@@ -40,4 +40,4 @@ printf '  %-9s %9.1f ms  %5.2fx native  %s branches, %.0f M branches/s\n' record
   "$(awk -v n="$branches" -v t="$recorded" 'BEGIN { print n / t / 1000 }')"
 printf '  %-9s %9.1f ms  %5.2fx native  (translated, no ring stores)\n' empty "$empty" \
   "$(awk -v a="$empty" -v b="$native" 'BEGIN { print a / b }')"
-echo "  last recorded run: $detail"
+echo "  last recorded run: ${detail//$'\n'/; }"

@@ -2,7 +2,8 @@
 // recorder (tracer/inprocess/recorder): bench/recorder_proto.sh runs it.
 //   recorder_qsort native|recorded|empty [N]
 // empty: translated with no ring stores (what the translation alone costs). Prints one line:
-//   MODE ms=T branches=B blocks=K cache_kb=C
+//   MODE ms=T branches=B blocks=K cache_kb=C gaps=G
+// and with RECORDER_MIX set, the kinds of the branches recorded last.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,37 @@ namespace {
 int compare(const void* a, const void* b) {
   const int x = *static_cast<const int*>(a), y = *static_cast<const int*>(b);
   return (x > y) - (x < y);
+}
+
+// The kinds of the last (up to a ring's worth of) branches recorded, by their opcode: what the
+// cache paid for them (a return or an indirect call goes through the lookup table).
+void print_mix() {
+  const hs_recorder_ring& r = recorder::ring();
+  const std::uint64_t n = r.head < HS_RECORDER_RING_CAPACITY ? r.head : HS_RECORDER_RING_CAPACITY;
+  std::uint64_t ret = 0, call = 0, icall = 0, ijmp = 0, jmp = 0, jcc = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const auto* code = reinterpret_cast<const std::uint8_t*>(r.samples[i].from);
+    while (*code == 0x3e || *code == 0xf2 || (*code & 0xf0) == 0x40) {  // notrack, bnd, REX
+      ++code;
+    }
+    const unsigned reg = (code[1] >> 3) & 7;
+    if (code[0] == 0xc3 || code[0] == 0xc2) {
+      ++ret;
+    } else if (code[0] == 0xe8) {
+      ++call;
+    } else if (code[0] == 0xff && reg == 2) {
+      ++icall;
+    } else if (code[0] == 0xff && reg == 4) {
+      ++ijmp;
+    } else if (code[0] == 0xe9 || code[0] == 0xeb) {
+      ++jmp;
+    } else {
+      ++jcc;
+    }
+  }
+  auto pct = [n](std::uint64_t k) { return n == 0 ? 0.0 : 100.0 * static_cast<double>(k) / static_cast<double>(n); };
+  std::printf("mix of the last %llu: ret %.0f%% call %.0f%% icall %.0f%% ijmp %.0f%% jmp %.0f%% jcc %.0f%%\n",
+              static_cast<unsigned long long>(n), pct(ret), pct(call), pct(icall), pct(ijmp), pct(jmp), pct(jcc));
 }
 
 struct Job {
@@ -69,6 +101,9 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(recorder::ring().head),
                 static_cast<unsigned long long>(recorder::stats().blocks), recorder::cache_bytes() / 1024,
                 static_cast<unsigned long long>(recorder::stats().native_exits));
+    if (std::getenv("RECORDER_MIX") != nullptr) {
+      print_mix();
+    }
   }
   return 0;
 }

@@ -6,10 +6,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <span>
 #include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "arch/x86/instruction_length.hpp"
 #include "tracer/inprocess/recorder/recorder.hpp"
@@ -93,6 +98,18 @@ std::uint64_t run_qsort(void* arg) {
   auto* v = static_cast<std::vector<int>*>(arg);
   qsort(v->data(), v->size(), sizeof(int), compare);
   return 0;
+}
+
+struct Formatted {
+  char text[128];
+  int fd;
+  long written;
+};
+std::uint64_t format_and_write(void* arg) {
+  auto* f = static_cast<Formatted*>(arg);
+  const int n = std::snprintf(f->text, sizeof f->text, "%d %s %.3f %x", 42, "branches", 2.5, 0xbeefu);
+  f->written = write(f->fd, f->text, static_cast<std::size_t>(n));  // a system call in the cache
+  return static_cast<std::uint64_t>(n);
 }
 
 template <class F>
@@ -245,6 +262,23 @@ TEST_CASE("recorder: qsort in libc calling back into the program", "[recorder]")
   REQUIRE(g_compares == native_compares);
   const auto samples = recorded();
   REQUIRE(count_to(samples, address_of(compare)) == static_cast<std::size_t>(g_compares));
+  check_calls_and_returns(samples);
+  REQUIRE(recorder::stats().native_exits == 0);
+}
+
+TEST_CASE("recorder: snprintf and a system call run in the cache", "[recorder]") {
+  Formatted native{};
+  native.fd = open("/dev/null", O_WRONLY);
+  REQUIRE(native.fd >= 0);
+  const std::uint64_t native_n = format_and_write(&native);
+  Formatted f{};
+  f.fd = native.fd;
+  REQUIRE(run_recorded(format_and_write, &f) == native_n);
+  close(native.fd);
+  REQUIRE(std::strcmp(f.text, native.text) == 0);
+  REQUIRE(f.written == static_cast<long>(native_n));
+  const auto samples = recorded();
+  REQUIRE(samples.size() > 100);  // libc's formatting recorded, not run natively
   check_calls_and_returns(samples);
   REQUIRE(recorder::stats().native_exits == 0);
 }
