@@ -64,16 +64,16 @@ __attribute__((noipa)) std::uint64_t run_pointers(void* arg) {
 }
 
 // Ten cases that do different things: compiled to a jump table (checked below).
-__attribute__((noipa)) int step(int op, int x) {
+__attribute__((noipa)) unsigned step(int op, unsigned x) {
   switch (op) {
     case 0: x += 3; break;
     case 1: x *= 7; break;
     case 2: x ^= 0x55; break;
-    case 3: x -= g_sink; break;
+    case 3: x -= static_cast<unsigned>(g_sink); break;
     case 4: x <<= 1; break;
     case 5: x >>= 1; break;
     case 6: x = ~x; break;
-    case 7: x += g_sink * 3; break;
+    case 7: x += static_cast<unsigned>(g_sink) * 3; break;
     case 8: x = x * x + 1; break;
     case 9: x |= 0x100; break;
     default: x = 0; break;
@@ -82,7 +82,7 @@ __attribute__((noipa)) int step(int op, int x) {
 }
 std::uint64_t run_switch(void* arg) {
   const int n = *static_cast<int*>(arg);
-  int x = 1;
+  unsigned x = 1;
   for (int i = 0; i < n; ++i) {
     x = step(i % 10, x);
   }

@@ -1,5 +1,7 @@
 #include "tracer/inprocess/recorder/branch_sequences.hpp"
 
+#include <cstring>
+
 namespace recorder {
 namespace {
 
@@ -88,16 +90,30 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) 
       return;
     }
   }
-  e.bytes({0xff, 0x25, 0, 0, 0, 0});  // jmp [rip+0]
-  const std::uint64_t slot = e.address();
-  e.u64(known != 0 ? known : slot + 8);  // the stub just below until linked
-  if (known != 0) {
-    return;
+  // jmp [rip+disp] through a slot placed after the stub, 8-byte aligned (one store links it).
+  e.bytes({0xff, 0x25});
+  std::uint8_t* disp_at = e.here();
+  e.u32(0);
+  std::uint8_t* stub = e.here();
+  std::uint8_t* slot_imm = nullptr;
+  if (known == 0) {
+    emit_save_scratch(e);
+    e.mov_imm64(kRax, target);
+    e.bytes({0x48, 0xb9});  // mov rcx, the slot's address
+    slot_imm = e.here();
+    e.u64(0);
+    e.jmp_fs(&ts().dispatch);
   }
-  emit_save_scratch(e);
-  e.mov_imm64(kRax, target);
-  e.mov_imm64(kRcx, slot);
-  e.jmp_fs(&ts().dispatch);
+  while (e.address() % 8 != 0) {
+    e.bytes({0xcc});  // (never run)
+  }
+  const std::uint64_t slot = e.address();
+  e.u64(known != 0 ? known : reinterpret_cast<std::uint64_t>(stub));
+  const auto disp = static_cast<std::uint32_t>(slot - reinterpret_cast<std::uint64_t>(disp_at + 4));
+  std::memcpy(disp_at, &disp, 4);
+  if (slot_imm != nullptr) {
+    std::memcpy(slot_imm, &slot, 8);
+  }
 }
 
 void emit_native_exit(Emitter& e, std::uint64_t target) {
