@@ -22,9 +22,8 @@ bool BlockMap::init() {
   if (slots_ == nullptr || lookup_ == nullptr) {
     return false;
   }
-  for (std::size_t i = 0; i < kLookupEntries; ++i) {
-    lookup_[i].app = 0xffffffffffff0000ull | (i ^ 1);  // never equal to an address with index i
-  }
+  // (An empty entry is {0, 0}: a jump to address 0 "hits" it and jumps to 0, which faults
+  // there as the program's own jump would. Left zero, the table costs no first touches.)
   return true;
 }
 

@@ -10,7 +10,7 @@
 namespace recorder {
 
 struct LookupEntry {
-  std::uint64_t app;    // the program address (an unusable kernel address when empty)
+  std::uint64_t app;    // the program address (0 when empty)
   std::uint64_t cache;  // where its translation starts
 };
 inline constexpr std::size_t kLookupEntries = 1u << 16;  // the index is the address's low 16 bits
@@ -28,7 +28,7 @@ class BlockMap {
   std::size_t size() const { return size_; }
 
  private:
-  static constexpr std::size_t kSlots = 1u << 20;
+  static constexpr std::size_t kSlots = 1u << 17;  // 64 Ki blocks at most (2 MiB, touched sparsely)
   LookupEntry* slots_ = nullptr;
   LookupEntry* lookup_ = nullptr;
   std::size_t size_ = 0;

@@ -90,7 +90,9 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) 
       return;
     }
   }
-  // jmp [rip+disp] through a slot placed after the stub, 8-byte aligned (one store links it).
+  // jmp [rip+disp] through a slot placed after the stub, 8-byte aligned (one store links it),
+  // and after the slot the jmp's own address, which linking rewrites to a jmp rel32 when in reach.
+  std::uint8_t* jmp_at = e.here();
   e.bytes({0xff, 0x25});
   std::uint8_t* disp_at = e.here();
   e.u32(0);
@@ -109,11 +111,28 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) 
   }
   const std::uint64_t slot = e.address();
   e.u64(known != 0 ? known : reinterpret_cast<std::uint64_t>(stub));
+  e.u64(known != 0 ? 0 : reinterpret_cast<std::uint64_t>(jmp_at));
   const auto disp = static_cast<std::uint32_t>(slot - reinterpret_cast<std::uint64_t>(disp_at + 4));
   std::memcpy(disp_at, &disp, 4);
   if (slot_imm != nullptr) {
     std::memcpy(slot_imm, &slot, 8);
   }
+}
+
+void link_exit(std::uint64_t slot, std::uint64_t made) {
+  auto* words = reinterpret_cast<std::uint64_t*>(slot);
+  words[0] = made;
+  if (words[1] == 0) {
+    return;
+  }
+  auto* jmp = reinterpret_cast<std::uint8_t*>(words[1]);
+  const std::int64_t rel = static_cast<std::int64_t>(made - (words[1] + 5));
+  if (rel >= INT32_MIN && rel <= INT32_MAX) {
+    const auto rel32 = static_cast<std::int32_t>(rel);
+    std::memcpy(jmp + 1, &rel32, 4);
+    jmp[0] = 0xe9;  // (one thread: no other runs this exit meanwhile)
+  }
+  words[1] = 0;
 }
 
 void emit_native_exit(Emitter& e, std::uint64_t target) {

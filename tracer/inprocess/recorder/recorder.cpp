@@ -52,7 +52,7 @@ Recorder* g_recorder = nullptr;  // prototype: the one recording thread's
 std::uint64_t translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
   const std::uint64_t made = g_recorder->translator.translation_of(target);
   if (link_slot != 0) {
-    *reinterpret_cast<std::uint64_t*>(link_slot) = made;
+    link_exit(link_slot, made);
   }
   g_recorder->blocks.remember(target, made);
   return made;
