@@ -46,9 +46,12 @@ void print_mix() {
       ++jcc;
     }
   }
-  auto pct = [n](std::uint64_t k) { return n == 0 ? 0.0 : 100.0 * static_cast<double>(k) / static_cast<double>(n); };
+  auto pct = [n](std::uint64_t k) {
+    return n == 0 ? 0.0 : 100.0 * static_cast<double>(k) / static_cast<double>(n);
+  };
   std::printf("mix of the last %llu: ret %.0f%% call %.0f%% icall %.0f%% ijmp %.0f%% jmp %.0f%% jcc %.0f%%\n",
-              static_cast<unsigned long long>(n), pct(ret), pct(call), pct(icall), pct(ijmp), pct(jmp), pct(jcc));
+              static_cast<unsigned long long>(n), pct(ret), pct(call), pct(icall), pct(ijmp), pct(jmp),
+              pct(jcc));
 }
 
 // The thread's CPU time: steadier than the wall clock on a loaded machine.

@@ -19,14 +19,23 @@
 #include "arch/x86/instruction_length.hpp"
 #include "tracer/inprocess/recorder/recorder.hpp"
 
+// Called, not inlined nor folded into its caller (GCC's noipa; clang has noinline only).
+#if defined(__clang__)
+#define OPAQUE __attribute__((noinline))
+#else
+#define OPAQUE __attribute__((noinline, noipa))
+#endif
+
 namespace {
 
 volatile int g_sink;
 int g_ticks, g_depth_calls, g_add_calls, g_twice_calls, g_compares;
 
-__attribute__((noipa)) void tick() { ++g_ticks; }
+OPAQUE void tick() {
+  ++g_ticks;
+}
 
-__attribute__((noipa)) std::uint64_t loop_calls(void* arg) {
+OPAQUE std::uint64_t loop_calls(void* arg) {
   const int n = *static_cast<int*>(arg);
   for (int i = 0; i < n; ++i) {
     tick();
@@ -34,7 +43,7 @@ __attribute__((noipa)) std::uint64_t loop_calls(void* arg) {
   return static_cast<std::uint64_t>(g_ticks);
 }
 
-__attribute__((noipa)) int depth(int n) {
+OPAQUE int depth(int n) {
   ++g_depth_calls;
   if (n == 0) {
     return 0;
@@ -43,18 +52,20 @@ __attribute__((noipa)) int depth(int n) {
   g_sink = r;  // (after the call: no tail recursion to turn into a loop)
   return r + 1;
 }
-std::uint64_t run_depth(void* arg) { return static_cast<std::uint64_t>(depth(*static_cast<int*>(arg))); }
+std::uint64_t run_depth(void* arg) {
+  return static_cast<std::uint64_t>(depth(*static_cast<int*>(arg)));
+}
 
-__attribute__((noipa)) int add_one(int x) {
+OPAQUE int add_one(int x) {
   ++g_add_calls;
   return x + 1;
 }
-__attribute__((noipa)) int twice(int x) {
+OPAQUE int twice(int x) {
   ++g_twice_calls;
   return x * 2;
 }
 int (*volatile g_ops[2])(int) = {add_one, twice};
-__attribute__((noipa)) std::uint64_t run_pointers(void* arg) {
+OPAQUE std::uint64_t run_pointers(void* arg) {
   const int n = *static_cast<int*>(arg);
   int x = 1;
   for (int i = 0; i < n; ++i) {
@@ -64,7 +75,7 @@ __attribute__((noipa)) std::uint64_t run_pointers(void* arg) {
 }
 
 // Ten cases that do different things: compiled to a jump table (checked below).
-__attribute__((noipa)) unsigned step(int op, unsigned x) {
+OPAQUE unsigned step(int op, unsigned x) {
   switch (op) {
     case 0: x += 3; break;
     case 1: x *= 7; break;
@@ -89,7 +100,7 @@ std::uint64_t run_switch(void* arg) {
   return static_cast<std::uint64_t>(x);
 }
 
-__attribute__((noipa)) int compare(const void* a, const void* b) {
+OPAQUE int compare(const void* a, const void* b) {
   ++g_compares;
   const int x = *static_cast<const int*>(a), y = *static_cast<const int*>(b);
   return (x > y) - (x < y);
@@ -170,7 +181,8 @@ void check_calls_and_returns(const std::vector<hs_recorder_sample>& samples) {
 }
 
 std::size_t count_to(const std::vector<hs_recorder_sample>& samples, std::uint64_t to) {
-  return static_cast<std::size_t>(std::count_if(samples.begin(), samples.end(), [&](auto& s) { return s.to == to; }));
+  return static_cast<std::size_t>(
+      std::count_if(samples.begin(), samples.end(), [&](auto& s) { return s.to == to; }));
 }
 
 }  // namespace

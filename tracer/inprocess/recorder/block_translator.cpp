@@ -10,7 +10,9 @@ namespace {
 constexpr int kMaxInstructions = 48;
 constexpr std::size_t kMaxBlockBytes = kMaxInstructions * 15 + kMaxExitBytes;
 
-bool fits_rel32(std::int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+bool fits_rel32(std::int64_t v) {
+  return v >= INT32_MIN && v <= INT32_MAX;
+}
 
 enum class Kind { Plain, Syscall, Jmp, Jcc, ShortCond, Call, IndirectJmp, IndirectCall, Ret, Leave };
 
@@ -28,16 +30,13 @@ Kind classify(const ZydisDecodedInstruction& insn, const std::uint8_t* code) {
         return Kind::Call;
       }
       return ff && insn.raw.modrm.reg == 2 ? Kind::IndirectCall : Kind::Leave;
-    case ZYDIS_MNEMONIC_RET:
-      return op == 0xc3 || op == 0xc2 ? Kind::Ret : Kind::Leave;
+    case ZYDIS_MNEMONIC_RET: return op == 0xc3 || op == 0xc2 ? Kind::Ret : Kind::Leave;
     case ZYDIS_MNEMONIC_JRCXZ:
     case ZYDIS_MNEMONIC_JECXZ:
     case ZYDIS_MNEMONIC_LOOP:
     case ZYDIS_MNEMONIC_LOOPE:
-    case ZYDIS_MNEMONIC_LOOPNE:
-      return Kind::ShortCond;
-    case ZYDIS_MNEMONIC_SYSCALL:
-      return Kind::Syscall;
+    case ZYDIS_MNEMONIC_LOOPNE: return Kind::ShortCond;
+    case ZYDIS_MNEMONIC_SYSCALL: return Kind::Syscall;
     case ZYDIS_MNEMONIC_INT3:
     case ZYDIS_MNEMONIC_INT:
     case ZYDIS_MNEMONIC_INT1:
@@ -50,16 +49,15 @@ Kind classify(const ZydisDecodedInstruction& insn, const std::uint8_t* code) {
     case ZYDIS_MNEMONIC_IRET:
     case ZYDIS_MNEMONIC_IRETD:
     case ZYDIS_MNEMONIC_IRETQ:
-    case ZYDIS_MNEMONIC_XBEGIN:
-      return Kind::Leave;
-    default:
-      break;
+    case ZYDIS_MNEMONIC_XBEGIN: return Kind::Leave;
+    default: break;
   }
   if (insn.meta.category == ZYDIS_CATEGORY_COND_BR) {
     return insn.raw.imm[0].is_relative ? Kind::Jcc : Kind::Leave;
   }
   if (insn.meta.category == ZYDIS_CATEGORY_UNCOND_BR || insn.meta.category == ZYDIS_CATEGORY_CALL ||
-      insn.meta.category == ZYDIS_CATEGORY_RET || insn.raw.imm[0].is_relative || insn.raw.imm[1].is_relative) {
+      insn.meta.category == ZYDIS_CATEGORY_RET || insn.raw.imm[0].is_relative ||
+      insn.raw.imm[1].is_relative) {
     return Kind::Leave;  // nothing else transfers control: an unknown one is not guessed at
   }
   (void)code;
@@ -197,7 +195,8 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
         rel_at = e.here();
         e.u32(0);
         emit_direct_exit(e, next, blocks_);
-        const auto rel = static_cast<std::uint32_t>(e.address() - (reinterpret_cast<std::uint64_t>(rel_at) + 4));
+        const auto rel =
+            static_cast<std::uint32_t>(e.address() - (reinterpret_cast<std::uint64_t>(rel_at) + 4));
         std::memcpy(rel_at, &rel, 4);
         if (record_) {
           emit_record(e, pc, target);
@@ -210,7 +209,8 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
       case Kind::Ret:
         emit_save_scratch(e);
         if (kind == Kind::Ret) {
-          const std::uint32_t pop = 8 + (insn.opcode == 0xc2 ? static_cast<std::uint32_t>(insn.raw.imm[0].value.u) : 0);
+          const std::uint32_t pop =
+              8 + (insn.opcode == 0xc2 ? static_cast<std::uint32_t>(insn.raw.imm[0].value.u) : 0);
           e.bytes({0x48, 0x8b, 0x04, 0x24});  // mov rax, [rsp]
           e.bytes({0x48, 0x8d, 0xa4, 0x24});  // lea rsp, [rsp+pop]
           e.u32(pop);

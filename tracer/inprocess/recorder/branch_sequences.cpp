@@ -5,7 +5,9 @@
 namespace recorder {
 namespace {
 
-ThreadState& ts() { return tls_state; }
+ThreadState& ts() {
+  return tls_state;
+}
 
 void store_sample_address(Emitter& e, Reg index_reg, Reg out_reg) {
   // out = ring + (head & 0xffff) * 16, head += 1; index_reg is free to clobber.
@@ -13,12 +15,12 @@ void store_sample_address(Emitter& e, Reg index_reg, Reg out_reg) {
   e.load_fs(index_reg, &ts().ring.head);
   e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x40 | (out << 3) | idx), 0x01});  // lea out, [idx+1]
   e.store_fs(&ts().ring.head, out_reg);
-  e.bytes({0x0f, 0xb7, static_cast<std::uint8_t>(0xc0 | (idx << 3) | idx)});          // movzx idx32, idx16
+  e.bytes({0x0f, 0xb7, static_cast<std::uint8_t>(0xc0 | (idx << 3) | idx)});  // movzx idx32, idx16
   e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x04 | (idx << 3)),
-           static_cast<std::uint8_t>((idx << 3) | idx)});                              // lea idx, [idx+idx]
+           static_cast<std::uint8_t>((idx << 3) | idx)});  // lea idx, [idx+idx]
   e.load_fs(out_reg, &ts().ring.samples);
   e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x04 | (out << 3)),
-           static_cast<std::uint8_t>(0xc0 | (idx << 3) | out)});                       // lea out, [out+idx*8]
+           static_cast<std::uint8_t>(0xc0 | (idx << 3) | out)});  // lea out, [out+idx*8]
 }
 
 }  // namespace
@@ -156,10 +158,10 @@ void emit_dispatcher(Emitter& e, TranslateFn translate) {
   e.store_fs(&ts().target, kRax);
   e.bytes({0xb8, 0xff, 0xff, 0xff, 0xff, 0xba, 0xff, 0xff, 0xff, 0xff});
   e.load_fs(kR8, &ts().xsave_area);
-  e.bytes({0x49, 0x0f, 0xae, 0x28});  // xrstor64 [r8]
-  e.bytes({0x48, 0x83, 0xc4, 0x08});  // add rsp, 8
+  e.bytes({0x49, 0x0f, 0xae, 0x28});                                      // xrstor64 [r8]
+  e.bytes({0x48, 0x83, 0xc4, 0x08});                                      // add rsp, 8
   e.bytes({0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, 0x5f, 0x5e});  // pop r11..rsi
-  e.bytes({0x9d});                                                          // popfq
+  e.bytes({0x9d});                                                        // popfq
   e.load_fs(kRsp, &ts().save_rsp);
   e.load_fs(kRax, &ts().save_rax);
   e.load_fs(kRcx, &ts().save_rcx);

@@ -5,7 +5,9 @@
 namespace recorder {
 namespace {
 
-std::uint64_t distance(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : b - a; }
+std::uint64_t distance(std::uint64_t a, std::uint64_t b) {
+  return a > b ? a - b : b - a;
+}
 
 }  // namespace
 

@@ -4,8 +4,8 @@
 #include "tracer/inprocess/recorder/recorder.hpp"
 
 #include <cpuid.h>
-#include <new>
 #include <sys/mman.h>
+#include <new>
 
 #include "tracer/inprocess/recorder/branch_sequences.hpp"
 #include "tracer/inprocess/recorder/thread_state.hpp"
@@ -93,11 +93,13 @@ base::Result<void> start_thread() {
     return base::make_error(base::Errc::unsupported, "the recorder's thread block is not in static TLS");
   }
   auto* memory = map_rw(sizeof(Recorder));
-  auto* samples = static_cast<hs_recorder_sample*>(map_rw(HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample)));
+  auto* samples =
+      static_cast<hs_recorder_sample*>(map_rw(HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample)));
   auto* stack = static_cast<std::uint8_t*>(map_rw(kPrivateStack));
   auto* area = static_cast<std::uint8_t*>(map_rw((xsave + 4095) & ~std::size_t{4095}));
   auto* dispatcher = static_cast<std::uint8_t*>(map_rw(kDispatcherBytes, PROT_READ | PROT_WRITE | PROT_EXEC));
-  if (memory == nullptr || samples == nullptr || stack == nullptr || area == nullptr || dispatcher == nullptr) {
+  if (memory == nullptr || samples == nullptr || stack == nullptr || area == nullptr ||
+      dispatcher == nullptr) {
     return base::sys_error("mmap for the recorder");
   }
   auto* rec = new (memory) Recorder;
@@ -123,11 +125,23 @@ std::uint64_t run(RecordedFn fn, void* arg) {
   return hs_recorder_enter(start, arg);
 }
 
-const hs_recorder_ring& ring() { return tls_state.ring; }
-void clear_ring() { tls_state.ring.head = 0; }
-void set_recording(bool on) { g_recorder->translator.set_recording(on); }
-TranslatorStats stats() { return g_recorder->translator.stats(); }
-std::size_t cache_bytes() { return g_recorder->cache.used(); }
-std::uint64_t exit_point() { return reinterpret_cast<std::uint64_t>(hs_recorder_exit_point); }
+const hs_recorder_ring& ring() {
+  return tls_state.ring;
+}
+void clear_ring() {
+  tls_state.ring.head = 0;
+}
+void set_recording(bool on) {
+  g_recorder->translator.set_recording(on);
+}
+TranslatorStats stats() {
+  return g_recorder->translator.stats();
+}
+std::size_t cache_bytes() {
+  return g_recorder->cache.used();
+}
+std::uint64_t exit_point() {
+  return reinterpret_cast<std::uint64_t>(hs_recorder_exit_point);
+}
 
 }  // namespace recorder
