@@ -5,12 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <csetjmp>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include <fcntl.h>
@@ -123,6 +125,44 @@ std::uint64_t format_and_write(void* arg) {
   return static_cast<std::uint64_t>(n);
 }
 
+int g_thrower_calls, g_jumper_calls;
+OPAQUE int thrower(int x) {
+  ++g_thrower_calls;
+  if (x > 2) {
+    throw std::runtime_error("thrown in the cache");
+  }
+  return x;
+}
+std::uint64_t run_exceptions(void*) {
+  std::uint64_t caught = 0;
+  for (int i = 0; i < 10; ++i) {
+    try {
+      thrower(i);
+    } catch (const std::runtime_error&) {
+      ++caught;
+    }
+  }
+  return caught;
+}
+
+std::jmp_buf g_jump;
+OPAQUE void jumper(int x) {
+  ++g_jumper_calls;
+  std::longjmp(g_jump, x);
+}
+int g_round, g_landed;  // (globals: longjmp keeps them)
+std::uint64_t run_longjmps(void*) {
+  g_landed = 0;
+  for (g_round = 1; g_round < 5; ++g_round) {
+    if (setjmp(g_jump) == 0) {
+      jumper(g_round);
+    } else {
+      ++g_landed;
+    }
+  }
+  return static_cast<std::uint64_t>(g_landed);
+}
+
 template <class F>
 std::uint64_t address_of(F* f) {
   return reinterpret_cast<std::uint64_t>(f);
@@ -154,6 +194,16 @@ bool is_indirect(std::uint64_t address, std::uint8_t modrm_reg) {
     ++code;
   }
   return code[0] == 0xff && ((code[1] >> 3) & 7) == modrm_reg;
+}
+
+// Every sample is a branch (decoded as one by arch/x86) and the last leaves for the exit point.
+void check_all_branches(const std::vector<hs_recorder_sample>& samples) {
+  REQUIRE(!samples.empty());
+  for (const auto& s : samples) {
+    INFO("branch at 0x" << std::hex << s.from << " to 0x" << s.to);
+    REQUIRE(instruction_at(s.from).kind == arch::x86::InsnKind::Branch);
+  }
+  REQUIRE(samples.back().to == recorder::exit_point());
 }
 
 // Every sample is a branch; every return lands right after the call it matches; the outermost
@@ -292,5 +342,31 @@ TEST_CASE("recorder: snprintf and a system call run in the cache", "[recorder]")
   const auto samples = recorded();
   REQUIRE(samples.size() > 100);  // libc's formatting recorded, not run natively
   check_calls_and_returns(samples);
+  REQUIRE(recorder::stats().native_exits == 0);
+}
+
+TEST_CASE("recorder: C++ exceptions thrown and caught in the cache", "[recorder]") {
+  g_thrower_calls = 0;
+  const std::uint64_t native = run_exceptions(nullptr);
+  REQUIRE(native == 7);
+  g_thrower_calls = 0;
+  REQUIRE(run_recorded(run_exceptions, nullptr) == native);
+  const auto samples = recorded();
+  REQUIRE(count_to(samples, address_of(thrower)) == static_cast<std::size_t>(g_thrower_calls));
+  REQUIRE(g_thrower_calls == 10);
+  check_all_branches(samples);  // (unwinding returns elsewhere than after the calls)
+  REQUIRE(recorder::stats().native_exits == 0);
+}
+
+TEST_CASE("recorder: longjmp out of a callee in the cache", "[recorder]") {
+  g_jumper_calls = 0;
+  const std::uint64_t native = run_longjmps(nullptr);
+  REQUIRE(native == 4);
+  g_jumper_calls = 0;
+  REQUIRE(run_recorded(run_longjmps, nullptr) == native);
+  const auto samples = recorded();
+  REQUIRE(count_to(samples, address_of(jumper)) == static_cast<std::size_t>(g_jumper_calls));
+  REQUIRE(g_jumper_calls == 4);
+  check_all_branches(samples);
   REQUIRE(recorder::stats().native_exits == 0);
 }
