@@ -1,0 +1,372 @@
+// The in-process recorder (prototype) on small functions of this file: their results equal
+// native runs, and the recorded (from, to) pairs agree with facts found independently: calls
+// the functions count themselves, the callees' addresses, and the instructions at each `from`
+// as arch/x86 decodes them (every sample a branch; every return landing after its call).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <csetjmp>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "arch/x86/instruction_length.hpp"
+#include "tracer/inprocess/recorder/recorder.hpp"
+
+// Called, not inlined nor folded into its caller (GCC's noipa; clang has noinline only).
+#if defined(__clang__)
+#define OPAQUE __attribute__((noinline))
+#else
+#define OPAQUE __attribute__((noinline, noipa))
+#endif
+
+namespace {
+
+volatile int g_sink;
+int g_ticks, g_depth_calls, g_add_calls, g_twice_calls, g_compares;
+
+OPAQUE void tick() {
+  ++g_ticks;
+}
+
+OPAQUE std::uint64_t loop_calls(void* arg) {
+  const int n = *static_cast<int*>(arg);
+  for (int i = 0; i < n; ++i) {
+    tick();
+  }
+  return static_cast<std::uint64_t>(g_ticks);
+}
+
+OPAQUE int depth(int n) {
+  ++g_depth_calls;
+  if (n == 0) {
+    return 0;
+  }
+  const int r = depth(n - 1);
+  g_sink = r;  // (after the call: no tail recursion to turn into a loop)
+  return r + 1;
+}
+std::uint64_t run_depth(void* arg) {
+  return static_cast<std::uint64_t>(depth(*static_cast<int*>(arg)));
+}
+
+OPAQUE int add_one(int x) {
+  ++g_add_calls;
+  return x + 1;
+}
+OPAQUE int twice(int x) {
+  ++g_twice_calls;
+  return x * 2;
+}
+int (*volatile g_ops[2])(int) = {add_one, twice};
+OPAQUE std::uint64_t run_pointers(void* arg) {
+  const int n = *static_cast<int*>(arg);
+  int x = 1;
+  for (int i = 0; i < n; ++i) {
+    x = g_ops[i % 3 == 0 ? 1 : 0](x) & 0xffff;
+  }
+  return static_cast<std::uint64_t>(x);
+}
+
+// Ten cases that do different things: compiled to a jump table (checked below).
+OPAQUE unsigned step(int op, unsigned x) {
+  switch (op) {
+    case 0: x += 3; break;
+    case 1: x *= 7; break;
+    case 2: x ^= 0x55; break;
+    case 3: x -= static_cast<unsigned>(g_sink); break;
+    case 4: x <<= 1; break;
+    case 5: x >>= 1; break;
+    case 6: x = ~x; break;
+    case 7: x += static_cast<unsigned>(g_sink) * 3; break;
+    case 8: x = x * x + 1; break;
+    case 9: x |= 0x100; break;
+    default: x = 0; break;
+  }
+  return x & 0xfffff;
+}
+std::uint64_t run_switch(void* arg) {
+  const int n = *static_cast<int*>(arg);
+  unsigned x = 1;
+  for (int i = 0; i < n; ++i) {
+    x = step(i % 10, x);
+  }
+  return static_cast<std::uint64_t>(x);
+}
+
+OPAQUE int compare(const void* a, const void* b) {
+  ++g_compares;
+  const int x = *static_cast<const int*>(a), y = *static_cast<const int*>(b);
+  return (x > y) - (x < y);
+}
+std::uint64_t run_qsort(void* arg) {
+  auto* v = static_cast<std::vector<int>*>(arg);
+  qsort(v->data(), v->size(), sizeof(int), compare);
+  return 0;
+}
+
+struct Formatted {
+  char text[128];
+  int fd;
+  long written;
+};
+std::uint64_t format_and_write(void* arg) {
+  auto* f = static_cast<Formatted*>(arg);
+  const int n = std::snprintf(f->text, sizeof f->text, "%d %s %.3f %x", 42, "branches", 2.5, 0xbeefu);
+  f->written = write(f->fd, f->text, static_cast<std::size_t>(n));  // a system call in the cache
+  return static_cast<std::uint64_t>(n);
+}
+
+int g_thrower_calls, g_jumper_calls;
+OPAQUE int thrower(int x) {
+  ++g_thrower_calls;
+  if (x > 2) {
+    throw std::runtime_error("thrown in the cache");
+  }
+  return x;
+}
+std::uint64_t run_exceptions(void*) {
+  std::uint64_t caught = 0;
+  for (int i = 0; i < 10; ++i) {
+    try {
+      thrower(i);
+    } catch (const std::runtime_error&) {
+      ++caught;
+    }
+  }
+  return caught;
+}
+
+std::jmp_buf g_jump;
+OPAQUE void jumper(int x) {
+  ++g_jumper_calls;
+  std::longjmp(g_jump, x);
+}
+int g_round, g_landed;  // (globals: longjmp keeps them)
+std::uint64_t run_longjmps(void*) {
+  g_landed = 0;
+  for (g_round = 1; g_round < 5; ++g_round) {
+    if (setjmp(g_jump) == 0) {
+      jumper(g_round);
+    } else {
+      ++g_landed;
+    }
+  }
+  return static_cast<std::uint64_t>(g_landed);
+}
+
+template <class F>
+std::uint64_t address_of(F* f) {
+  return reinterpret_cast<std::uint64_t>(f);
+}
+
+// The samples of the last run, oldest first; the run must have fitted in the ring.
+std::vector<hs_recorder_sample> recorded() {
+  const hs_recorder_ring& r = recorder::ring();
+  REQUIRE(r.head <= HS_RECORDER_RING_CAPACITY);
+  return {r.samples, r.samples + r.head};
+}
+
+std::uint64_t run_recorded(recorder::RecordedFn fn, void* arg) {
+  auto started = recorder::start_thread();
+  REQUIRE(started);
+  recorder::clear_ring();
+  return recorder::run(fn, arg);
+}
+
+arch::x86::InstructionInfo instruction_at(std::uint64_t address) {
+  auto info = arch::x86::decode_instruction(std::span(reinterpret_cast<const std::uint8_t*>(address), 15));
+  REQUIRE(info);
+  return *info;
+}
+
+bool is_indirect(std::uint64_t address, std::uint8_t modrm_reg) {
+  const auto* code = reinterpret_cast<const std::uint8_t*>(address);
+  while (*code == 0x3e || *code == 0xf2 || (*code & 0xf0) == 0x40) {  // notrack, bnd, REX
+    ++code;
+  }
+  return code[0] == 0xff && ((code[1] >> 3) & 7) == modrm_reg;
+}
+
+// Every sample is a branch (decoded as one by arch/x86) and the last leaves for the exit point.
+void check_all_branches(const std::vector<hs_recorder_sample>& samples) {
+  REQUIRE(!samples.empty());
+  for (const auto& s : samples) {
+    INFO("branch at 0x" << std::hex << s.from << " to 0x" << s.to);
+    REQUIRE(instruction_at(s.from).kind == arch::x86::InsnKind::Branch);
+  }
+  REQUIRE(samples.back().to == recorder::exit_point());
+}
+
+// Every sample is a branch; every return lands right after the call it matches; the outermost
+// return leaves for the recorder's exit point.
+void check_calls_and_returns(const std::vector<hs_recorder_sample>& samples) {
+  std::vector<std::uint64_t> stack;
+  for (const auto& s : samples) {
+    const auto info = instruction_at(s.from);
+    INFO("branch at 0x" << std::hex << s.from << " to 0x" << s.to);
+    REQUIRE(info.kind == arch::x86::InsnKind::Branch);
+    if (info.stack == arch::x86::StackEffect::Call) {
+      stack.push_back(s.from + info.length);
+    } else if (info.stack == arch::x86::StackEffect::Return) {
+      if (stack.empty()) {
+        REQUIRE(s.to == recorder::exit_point());
+      } else {
+        REQUIRE(s.to == stack.back());
+        stack.pop_back();
+      }
+    }
+  }
+  REQUIRE(stack.empty());
+  REQUIRE(!samples.empty());
+  REQUIRE(samples.back().to == recorder::exit_point());
+}
+
+std::size_t count_to(const std::vector<hs_recorder_sample>& samples, std::uint64_t to) {
+  return static_cast<std::size_t>(
+      std::count_if(samples.begin(), samples.end(), [&](auto& s) { return s.to == to; }));
+}
+
+}  // namespace
+
+TEST_CASE("recorder: a loop of calls, each call and return recorded", "[recorder]") {
+  int n = 1000;
+  g_ticks = 0;
+  const std::uint64_t native = loop_calls(&n);
+  g_ticks = 0;
+  REQUIRE(run_recorded(loop_calls, &n) == native);
+  const auto samples = recorded();
+  REQUIRE(count_to(samples, address_of(tick)) == static_cast<std::size_t>(g_ticks));
+  REQUIRE(g_ticks == n);
+  for (const auto& s : samples) {
+    if (s.to == address_of(tick)) {
+      REQUIRE(instruction_at(s.from).stack == arch::x86::StackEffect::Call);
+    }
+  }
+  check_calls_and_returns(samples);
+  REQUIRE(recorder::stats().native_exits == 0);
+}
+
+TEST_CASE("recorder: recursion keeps the program's return addresses", "[recorder]") {
+  int n = 200;
+  g_depth_calls = 0;
+  const std::uint64_t native = run_depth(&n);
+  g_depth_calls = 0;
+  REQUIRE(run_recorded(run_depth, &n) == native);
+  REQUIRE(native == 200);
+  const auto samples = recorded();
+  REQUIRE(count_to(samples, address_of(depth)) == static_cast<std::size_t>(g_depth_calls));
+  REQUIRE(g_depth_calls == n + 1);
+  check_calls_and_returns(samples);
+}
+
+TEST_CASE("recorder: calls through function pointers reach their callees", "[recorder]") {
+  int n = 3000;
+  g_add_calls = g_twice_calls = 0;
+  const std::uint64_t native = run_pointers(&n);
+  g_add_calls = g_twice_calls = 0;
+  REQUIRE(run_recorded(run_pointers, &n) == native);
+  const auto samples = recorded();
+  REQUIRE(count_to(samples, address_of(add_one)) == static_cast<std::size_t>(g_add_calls));
+  REQUIRE(count_to(samples, address_of(twice)) == static_cast<std::size_t>(g_twice_calls));
+  REQUIRE(g_add_calls + g_twice_calls == n);
+  for (const auto& s : samples) {
+    if (s.to == address_of(add_one) || s.to == address_of(twice)) {
+      REQUIRE(is_indirect(s.from, 2));  // call r/m64
+    }
+  }
+  check_calls_and_returns(samples);
+}
+
+TEST_CASE("recorder: a switch through a jump table", "[recorder]") {
+  int n = 2000;
+  const std::uint64_t native = run_switch(&n);
+  REQUIRE(run_recorded(run_switch, &n) == native);
+  const auto samples = recorded();
+  std::size_t table_jumps = 0;
+  std::set<std::uint64_t> cases;
+  for (const auto& s : samples) {
+    if (s.from >= address_of(step) && s.from < address_of(step) + 512 && is_indirect(s.from, 4)) {
+      ++table_jumps;
+      cases.insert(s.to);
+      REQUIRE(s.to > address_of(step));
+      REQUIRE(s.to < address_of(step) + 512);
+    }
+  }
+  INFO("the compiler must have made a jump table of step()'s switch");
+  REQUIRE(table_jumps == static_cast<std::size_t>(n));
+  REQUIRE(cases.size() >= 8);
+  check_calls_and_returns(samples);
+}
+
+TEST_CASE("recorder: qsort in libc calling back into the program", "[recorder]") {
+  std::vector<int> data(300);
+  unsigned seed = 7;
+  for (auto& x : data) {
+    seed = seed * 1103515245u + 12345u;
+    x = static_cast<int>(seed >> 8);
+  }
+  auto native = data;
+  g_compares = 0;
+  run_qsort(&native);
+  const int native_compares = g_compares;
+  g_compares = 0;
+  REQUIRE(run_recorded(run_qsort, &data) == 0);
+  REQUIRE(data == native);
+  REQUIRE(g_compares == native_compares);
+  const auto samples = recorded();
+  REQUIRE(count_to(samples, address_of(compare)) == static_cast<std::size_t>(g_compares));
+  check_calls_and_returns(samples);
+  REQUIRE(recorder::stats().native_exits == 0);
+}
+
+TEST_CASE("recorder: snprintf and a system call run in the cache", "[recorder]") {
+  Formatted native{};
+  native.fd = open("/dev/null", O_WRONLY);
+  REQUIRE(native.fd >= 0);
+  const std::uint64_t native_n = format_and_write(&native);
+  Formatted f{};
+  f.fd = native.fd;
+  REQUIRE(run_recorded(format_and_write, &f) == native_n);
+  close(native.fd);
+  REQUIRE(std::strcmp(f.text, native.text) == 0);
+  REQUIRE(f.written == static_cast<long>(native_n));
+  const auto samples = recorded();
+  REQUIRE(samples.size() > 100);  // libc's formatting recorded, not run natively
+  check_calls_and_returns(samples);
+  REQUIRE(recorder::stats().native_exits == 0);
+}
+
+TEST_CASE("recorder: C++ exceptions thrown and caught in the cache", "[recorder]") {
+  g_thrower_calls = 0;
+  const std::uint64_t native = run_exceptions(nullptr);
+  REQUIRE(native == 7);
+  g_thrower_calls = 0;
+  REQUIRE(run_recorded(run_exceptions, nullptr) == native);
+  const auto samples = recorded();
+  REQUIRE(count_to(samples, address_of(thrower)) == static_cast<std::size_t>(g_thrower_calls));
+  REQUIRE(g_thrower_calls == 10);
+  check_all_branches(samples);  // (unwinding returns elsewhere than after the calls)
+  REQUIRE(recorder::stats().native_exits == 0);
+}
+
+TEST_CASE("recorder: longjmp out of a callee in the cache", "[recorder]") {
+  g_jumper_calls = 0;
+  const std::uint64_t native = run_longjmps(nullptr);
+  REQUIRE(native == 4);
+  g_jumper_calls = 0;
+  REQUIRE(run_recorded(run_longjmps, nullptr) == native);
+  const auto samples = recorded();
+  REQUIRE(count_to(samples, address_of(jumper)) == static_cast<std::size_t>(g_jumper_calls));
+  REQUIRE(g_jumper_calls == 4);
+  check_all_branches(samples);
+  REQUIRE(recorder::stats().native_exits == 0);
+}

@@ -1,0 +1,250 @@
+#include "tracer/inprocess/recorder/block_translator.hpp"
+
+#include <cstring>
+
+#include "tracer/inprocess/recorder/branch_sequences.hpp"
+
+namespace recorder {
+namespace {
+
+constexpr int kMaxInstructions = 48;
+constexpr std::size_t kMaxBlockBytes = kMaxInstructions * 15 + kMaxExitBytes;
+
+bool fits_rel32(std::int64_t v) {
+  return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+enum class Kind { Plain, Syscall, Jmp, Jcc, ShortCond, Call, IndirectJmp, IndirectCall, Ret, Leave };
+
+Kind classify(const ZydisDecodedInstruction& insn, const std::uint8_t* code) {
+  const std::uint8_t op = insn.opcode;
+  const bool ff = insn.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && op == 0xff;
+  switch (insn.mnemonic) {
+    case ZYDIS_MNEMONIC_JMP:
+      if (insn.raw.imm[0].is_relative) {
+        return Kind::Jmp;
+      }
+      return ff && insn.raw.modrm.reg == 4 ? Kind::IndirectJmp : Kind::Leave;
+    case ZYDIS_MNEMONIC_CALL:
+      if (insn.raw.imm[0].is_relative) {
+        return Kind::Call;
+      }
+      return ff && insn.raw.modrm.reg == 2 ? Kind::IndirectCall : Kind::Leave;
+    case ZYDIS_MNEMONIC_RET: return op == 0xc3 || op == 0xc2 ? Kind::Ret : Kind::Leave;
+    case ZYDIS_MNEMONIC_JRCXZ:
+    case ZYDIS_MNEMONIC_JECXZ:
+    case ZYDIS_MNEMONIC_LOOP:
+    case ZYDIS_MNEMONIC_LOOPE:
+    case ZYDIS_MNEMONIC_LOOPNE: return Kind::ShortCond;
+    case ZYDIS_MNEMONIC_SYSCALL: return Kind::Syscall;
+    case ZYDIS_MNEMONIC_INT3:
+    case ZYDIS_MNEMONIC_INT:
+    case ZYDIS_MNEMONIC_INT1:
+    case ZYDIS_MNEMONIC_INTO:
+    case ZYDIS_MNEMONIC_UD0:
+    case ZYDIS_MNEMONIC_UD1:
+    case ZYDIS_MNEMONIC_UD2:
+    case ZYDIS_MNEMONIC_HLT:
+    case ZYDIS_MNEMONIC_SYSENTER:
+    case ZYDIS_MNEMONIC_IRET:
+    case ZYDIS_MNEMONIC_IRETD:
+    case ZYDIS_MNEMONIC_IRETQ:
+    case ZYDIS_MNEMONIC_XBEGIN: return Kind::Leave;
+    default: break;
+  }
+  if (insn.meta.category == ZYDIS_CATEGORY_COND_BR) {
+    return insn.raw.imm[0].is_relative ? Kind::Jcc : Kind::Leave;
+  }
+  if (insn.meta.category == ZYDIS_CATEGORY_UNCOND_BR || insn.meta.category == ZYDIS_CATEGORY_CALL ||
+      insn.meta.category == ZYDIS_CATEGORY_RET || insn.raw.imm[0].is_relative ||
+      insn.raw.imm[1].is_relative) {
+    return Kind::Leave;  // nothing else transfers control: an unknown one is not guessed at
+  }
+  (void)code;
+  return Kind::Plain;
+}
+
+// The copy of a plain instruction at e, rebased when it reads relative to rip; false if out of reach.
+bool copy_plain(Emitter& e, const ZydisDecodedInstruction& insn, const std::uint8_t* code, std::uint64_t pc) {
+  std::uint8_t* at = e.here();
+  if ((insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) != 0) {
+    if (insn.raw.disp.size != 32) {
+      return false;
+    }
+    const std::int64_t rebased = insn.raw.disp.value + static_cast<std::int64_t>(pc - e.address());
+    if (!fits_rel32(rebased)) {
+      return false;
+    }
+    e.raw(code, insn.length);
+    const auto disp = static_cast<std::int32_t>(rebased);
+    std::memcpy(at + insn.raw.disp.offset, &disp, sizeof disp);
+    return true;
+  }
+  e.raw(code, insn.length);
+  return true;
+}
+
+// mov rax, <the operand of call/jmp r/m64>; false if a rip-relative one is out of reach.
+bool load_branch_operand(Emitter& e, const ZydisDecodedInstruction& insn, const std::uint8_t* code,
+                         std::uint64_t next) {
+  for (std::uint8_t i = 0; i < insn.raw.prefix_count; ++i) {
+    const std::uint8_t p = insn.raw.prefixes[i].value;
+    if (p == 0x64 || p == 0x65 || p == 0x67) {  // (bnd, notrack and the REX are left out)
+      e.bytes({p});
+    }
+  }
+  const auto& m = insn.raw.modrm;
+  e.bytes({static_cast<std::uint8_t>(0x48 | (insn.raw.rex.X << 1) | insn.raw.rex.B), 0x8b,
+           static_cast<std::uint8_t>((m.mod << 6) | m.rm)});
+  const std::uint8_t* rest = code + m.offset + 1;
+  const std::size_t rest_len = insn.length - (m.offset + 1u);
+  std::uint8_t* rest_at = e.here();
+  e.raw(rest, rest_len);
+  if (m.mod == 0 && m.rm == 5) {  // [rip+disp32]
+    const std::uint64_t target = next + static_cast<std::int64_t>(insn.raw.disp.value);
+    const std::int64_t disp = static_cast<std::int64_t>(target - e.address());
+    if (!fits_rel32(disp)) {
+      return false;
+    }
+    const auto d = static_cast<std::int32_t>(disp);
+    std::memcpy(rest_at, &d, sizeof d);
+  }
+  return true;
+}
+
+}  // namespace
+
+BlockTranslator::BlockTranslator(CodeCache& cache, BlockMap& blocks) : cache_(cache), blocks_(blocks) {
+  ZydisDecoderInit(&decoder_, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+}
+
+std::uint64_t BlockTranslator::translation_of(std::uint64_t app) {
+  if (app == native_landing_) {
+    return app;
+  }
+  const std::uint64_t known = blocks_.find(app);
+  if (known != 0) {
+    return known;
+  }
+  const std::uint64_t made = translate_block(app);
+  return made != 0 ? made : app;
+}
+
+std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
+  std::uint8_t* at = cache_.reserve(start, kMaxBlockBytes);
+  if (at == nullptr) {
+    return 0;
+  }
+  Emitter e(at);
+  std::uint64_t pc = start;
+  for (int n = 0;; ++n) {
+    if (n == kMaxInstructions) {
+      emit_direct_exit(e, pc, blocks_);  // a long block goes on in the next: not a branch
+      break;
+    }
+    const auto* code = reinterpret_cast<const std::uint8_t*>(pc);
+    ZydisDecodedInstruction insn;
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder_, nullptr, code, 15, &insn))) {
+      emit_native_exit(e, pc);
+      ++stats_.native_exits;
+      break;
+    }
+    const std::uint64_t next = pc + insn.length;
+    const std::uint64_t target = next + static_cast<std::uint64_t>(insn.raw.imm[0].value.s);
+    const Kind kind = classify(insn, code);
+    std::uint8_t* undo = e.here();
+    bool ended = true;
+    switch (kind) {
+      case Kind::Plain:
+        ended = false;
+        if (!copy_plain(e, insn, code, pc)) {
+          e = Emitter(undo);
+          emit_native_exit(e, pc);
+          ++stats_.native_exits;
+          ended = true;
+        }
+        break;
+      case Kind::Syscall:
+        e.raw(code, insn.length);  // runs in place: the kernel sees the same registers
+        ended = false;
+        break;
+      case Kind::Jmp:
+        if (record_) {
+          emit_record(e, pc, target);
+        }
+        emit_direct_exit(e, target, blocks_);
+        break;
+      case Kind::Call:
+        if (record_) {
+          emit_record(e, pc, target);
+        }
+        emit_push_return(e, next, false);
+        emit_direct_exit(e, target, blocks_);
+        break;
+      case Kind::Jcc:
+      case Kind::ShortCond: {
+        std::uint8_t* rel_at = nullptr;
+        if (kind == Kind::Jcc) {
+          e.bytes({0x0f, static_cast<std::uint8_t>(0x80 | (insn.opcode & 0x0f))});
+        } else {
+          std::uint8_t* copy_at = e.here();
+          e.raw(code, insn.length);
+          copy_at[insn.raw.imm[0].offset] = 2;  // taken: over the short jmp below
+          e.bytes({0xeb, 0x05, 0xe9});          // not taken: over the jmp to the taken path
+        }
+        rel_at = e.here();
+        e.u32(0);
+        emit_direct_exit(e, next, blocks_);
+        const auto rel =
+            static_cast<std::uint32_t>(e.address() - (reinterpret_cast<std::uint64_t>(rel_at) + 4));
+        std::memcpy(rel_at, &rel, 4);
+        if (record_) {
+          emit_record(e, pc, target);
+        }
+        emit_direct_exit(e, target, blocks_);
+        break;
+      }
+      case Kind::IndirectJmp:
+      case Kind::IndirectCall:
+      case Kind::Ret:
+        emit_save_scratch(e);
+        if (kind == Kind::Ret) {
+          const std::uint32_t pop =
+              8 + (insn.opcode == 0xc2 ? static_cast<std::uint32_t>(insn.raw.imm[0].value.u) : 0);
+          e.bytes({0x48, 0x8b, 0x04, 0x24});  // mov rax, [rsp]
+          e.bytes({0x48, 0x8d, 0xa4, 0x24});  // lea rsp, [rsp+pop]
+          e.u32(pop);
+        } else if (!load_branch_operand(e, insn, code, next)) {
+          e = Emitter(undo);
+          emit_native_exit(e, pc);
+          ++stats_.native_exits;
+          break;
+        }
+        if (kind == Kind::IndirectCall) {
+          emit_push_return(e, next, true);
+        }
+        if (record_) {
+          emit_record_computed(e, pc);
+        }
+        emit_lookup(e);
+        break;
+      case Kind::Leave:
+        emit_native_exit(e, pc);
+        ++stats_.native_exits;
+        break;
+    }
+    if (ended) {
+      break;
+    }
+    pc = next;
+  }
+  cache_.commit(e.here());
+  const auto made = reinterpret_cast<std::uint64_t>(at);
+  if (!blocks_.insert(start, made)) {
+    return 0;
+  }
+  ++stats_.blocks;
+  return made;
+}
+
+}  // namespace recorder

@@ -1,0 +1,45 @@
+// Translating the program's code one basic block at a time, lazily, into the code cache: every
+// instruction that is not a branch is copied (an operand relative to rip rebased), and the
+// block's branch becomes a record of (from, to) when taken and a jump to the translated target.
+// A call pushes the program's own return address. What it cannot translate (a trap, a far
+// transfer, xbegin, a rip-relative operand out of reach) leaves the cache: the program runs on
+// natively from that instruction and recording ends there (a gap).
+#pragma once
+
+#include <Zydis/Zydis.h>
+
+#include <cstdint>
+
+#include "tracer/inprocess/recorder/block_map.hpp"
+#include "tracer/inprocess/recorder/code_cache.hpp"
+
+namespace recorder {
+
+struct TranslatorStats {
+  std::uint64_t blocks = 0;
+  std::uint64_t native_exits = 0;  // blocks that end by leaving the cache
+};
+
+class BlockTranslator {
+ public:
+  BlockTranslator(CodeCache& cache, BlockMap& blocks);
+  // The cache address that runs `app`: translated now if need be; `app` itself when it is a
+  // native landing (leave_at) or nothing could be translated.
+  std::uint64_t translation_of(std::uint64_t app);
+  // Control reaching `app` leaves the cache (the recorder's own way home).
+  void leave_at(std::uint64_t app) { native_landing_ = app; }
+  // Without ring stores: what the translation alone costs.
+  void set_recording(bool on) { record_ = on; }
+  const TranslatorStats& stats() const { return stats_; }
+
+ private:
+  std::uint64_t translate_block(std::uint64_t start);
+  CodeCache& cache_;
+  BlockMap& blocks_;
+  ZydisDecoder decoder_{};
+  std::uint64_t native_landing_ = 0;
+  bool record_ = true;
+  TranslatorStats stats_;
+};
+
+}  // namespace recorder

@@ -1,0 +1,172 @@
+#include "tracer/inprocess/recorder/branch_sequences.hpp"
+
+#include <cstring>
+
+namespace recorder {
+namespace {
+
+ThreadState& ts() {
+  return tls_state;
+}
+
+void store_sample_address(Emitter& e, Reg index_reg, Reg out_reg) {
+  // out = ring + (head & 0xffff) * 16, head += 1; index_reg is free to clobber.
+  const std::uint8_t idx = index_reg, out = out_reg;
+  e.load_fs(index_reg, &ts().ring.head);
+  e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x40 | (out << 3) | idx), 0x01});  // lea out, [idx+1]
+  e.store_fs(&ts().ring.head, out_reg);
+  e.bytes({0x0f, 0xb7, static_cast<std::uint8_t>(0xc0 | (idx << 3) | idx)});  // movzx idx32, idx16
+  e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x04 | (idx << 3)),
+           static_cast<std::uint8_t>((idx << 3) | idx)});  // lea idx, [idx+idx]
+  e.load_fs(out_reg, &ts().ring.samples);
+  e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x04 | (out << 3)),
+           static_cast<std::uint8_t>(0xc0 | (idx << 3) | out)});  // lea out, [out+idx*8]
+}
+
+}  // namespace
+
+void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to) {
+  e.store_fs(&ts().save_rax, kRax);
+  e.store_fs(&ts().save_rcx, kRcx);
+  store_sample_address(e, kRax, kRcx);
+  e.mov_imm64(kRax, from);
+  e.bytes({0x48, 0x89, 0x01});  // mov [rcx], rax
+  e.mov_imm64(kRax, to);
+  e.bytes({0x48, 0x89, 0x41, 0x08});  // mov [rcx+8], rax
+  e.load_fs(kRax, &ts().save_rax);
+  e.load_fs(kRcx, &ts().save_rcx);
+}
+
+void emit_save_scratch(Emitter& e) {
+  e.store_fs(&ts().save_rax, kRax);
+  e.store_fs(&ts().save_rcx, kRcx);
+  e.store_fs(&ts().save_rdx, kRdx);
+}
+
+void emit_record_computed(Emitter& e, std::uint64_t from) {
+  store_sample_address(e, kRcx, kRdx);
+  e.mov_imm64(kRcx, from);
+  e.bytes({0x48, 0x89, 0x0a});        // mov [rdx], rcx
+  e.bytes({0x48, 0x89, 0x42, 0x08});  // mov [rdx+8], rax
+}
+
+void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved) {
+  e.bytes({0x48, 0x8d, 0x64, 0x24, 0xf8});  // lea rsp, [rsp-8]
+  if (!rcx_saved) {
+    e.store_fs(&ts().save_rcx, kRcx);
+  }
+  e.mov_imm64(kRcx, return_address);
+  e.bytes({0x48, 0x89, 0x0c, 0x24});  // mov [rsp], rcx
+  if (!rcx_saved) {
+    e.load_fs(kRcx, &ts().save_rcx);
+  }
+}
+
+void emit_lookup(Emitter& e) {
+  e.bytes({0x0f, 0xb7, 0xc8});        // movzx ecx, ax
+  e.bytes({0x48, 0x8d, 0x0c, 0x09});  // lea rcx, [rcx+rcx]
+  e.load_fs(kRdx, &ts().lookup);
+  e.bytes({0x48, 0x8d, 0x14, 0xca});        // lea rdx, [rdx+rcx*8]
+  e.bytes({0x48, 0x8b, 0x0a});              // mov rcx, [rdx]
+  e.bytes({0x48, 0xf7, 0xd1});              // not rcx
+  e.bytes({0x48, 0x8d, 0x4c, 0x01, 0x01});  // lea rcx, [rcx+rax+1]: rax - key
+  e.bytes({0xe3, 0x0d});                    // jrcxz hit (13 bytes on)
+  e.bytes({0xb9, 0, 0, 0, 0});              // mov ecx, 0 (no slot to link)
+  e.jmp_fs(&ts().dispatch);                 // (8 bytes)
+  // hit:
+  e.bytes({0x48, 0x8b, 0x52, 0x08});  // mov rdx, [rdx+8]
+  e.store_fs(&ts().target, kRdx);
+  e.load_fs(kRax, &ts().save_rax);
+  e.load_fs(kRcx, &ts().save_rcx);
+  e.load_fs(kRdx, &ts().save_rdx);
+  e.jmp_fs(&ts().target);
+}
+
+void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) {
+  const std::uint64_t known = blocks.find(target);
+  if (known != 0) {
+    const std::int64_t rel = static_cast<std::int64_t>(known - (e.address() + 5));
+    if (rel >= INT32_MIN && rel <= INT32_MAX) {
+      e.bytes({0xe9});
+      e.u32(static_cast<std::uint32_t>(rel));
+      return;
+    }
+  }
+  // jmp [rip+disp] through a slot placed after the stub, 8-byte aligned (one store links it),
+  // and after the slot the jmp's own address, which linking rewrites to a jmp rel32 when in reach.
+  std::uint8_t* jmp_at = e.here();
+  e.bytes({0xff, 0x25});
+  std::uint8_t* disp_at = e.here();
+  e.u32(0);
+  std::uint8_t* stub = e.here();
+  std::uint8_t* slot_imm = nullptr;
+  if (known == 0) {
+    emit_save_scratch(e);
+    e.mov_imm64(kRax, target);
+    e.bytes({0x48, 0xb9});  // mov rcx, the slot's address
+    slot_imm = e.here();
+    e.u64(0);
+    e.jmp_fs(&ts().dispatch);
+  }
+  while (e.address() % 8 != 0) {
+    e.bytes({0xcc});  // (never run)
+  }
+  const std::uint64_t slot = e.address();
+  e.u64(known != 0 ? known : reinterpret_cast<std::uint64_t>(stub));
+  e.u64(known != 0 ? 0 : reinterpret_cast<std::uint64_t>(jmp_at));
+  const auto disp = static_cast<std::uint32_t>(slot - reinterpret_cast<std::uint64_t>(disp_at + 4));
+  std::memcpy(disp_at, &disp, 4);
+  if (slot_imm != nullptr) {
+    std::memcpy(slot_imm, &slot, 8);
+  }
+}
+
+void link_exit(std::uint64_t slot, std::uint64_t made) {
+  auto* words = reinterpret_cast<std::uint64_t*>(slot);
+  words[0] = made;
+  if (words[1] == 0) {
+    return;
+  }
+  auto* jmp = reinterpret_cast<std::uint8_t*>(words[1]);
+  const std::int64_t rel = static_cast<std::int64_t>(made - (words[1] + 5));
+  if (rel >= INT32_MIN && rel <= INT32_MAX) {
+    const auto rel32 = static_cast<std::int32_t>(rel);
+    std::memcpy(jmp + 1, &rel32, 4);
+    jmp[0] = 0xe9;  // (one thread: no other runs this exit meanwhile)
+  }
+  words[1] = 0;
+}
+
+void emit_native_exit(Emitter& e, std::uint64_t target) {
+  e.bytes({0xff, 0x25, 0, 0, 0, 0});
+  e.u64(target);
+}
+
+void emit_dispatcher(Emitter& e, TranslateFn translate) {
+  e.store_fs(&ts().save_rsp, kRsp);
+  e.load_fs(kRsp, &ts().private_stack_top);
+  e.bytes({0x9c, 0xfc});                          // pushfq; cld (the ABI's direction)
+  e.bytes({0x56, 0x57, 0x41, 0x50, 0x41, 0x51,    // push rsi, rdi, r8, r9,
+           0x41, 0x52, 0x41, 0x53});              //      r10, r11
+  e.bytes({0x48, 0x83, 0xec, 0x08});              // sub rsp, 8: 16-byte aligned at the call
+  e.bytes({0x48, 0x89, 0xc7, 0x48, 0x89, 0xce});  // mov rdi, rax; mov rsi, rcx
+  e.bytes({0xb8, 0xff, 0xff, 0xff, 0xff, 0xba, 0xff, 0xff, 0xff, 0xff});  // eax = edx = -1
+  e.load_fs(kR8, &ts().xsave_area);
+  e.bytes({0x49, 0x0f, 0xae, 0x20});  // xsave64 [r8]: every enabled component
+  e.mov_imm64(kRax, reinterpret_cast<std::uint64_t>(translate));
+  e.bytes({0xff, 0xd0});  // call rax
+  e.store_fs(&ts().target, kRax);
+  e.bytes({0xb8, 0xff, 0xff, 0xff, 0xff, 0xba, 0xff, 0xff, 0xff, 0xff});
+  e.load_fs(kR8, &ts().xsave_area);
+  e.bytes({0x49, 0x0f, 0xae, 0x28});                                      // xrstor64 [r8]
+  e.bytes({0x48, 0x83, 0xc4, 0x08});                                      // add rsp, 8
+  e.bytes({0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, 0x5f, 0x5e});  // pop r11..rsi
+  e.bytes({0x9d});                                                        // popfq
+  e.load_fs(kRsp, &ts().save_rsp);
+  e.load_fs(kRax, &ts().save_rax);
+  e.load_fs(kRcx, &ts().save_rcx);
+  e.load_fs(kRdx, &ts().save_rdx);
+  e.jmp_fs(&ts().target);
+}
+
+}  // namespace recorder

@@ -1,0 +1,43 @@
+// The code a translated block ends with: storing a taken branch (from, to) in the thread's ring,
+// leaving for another block (linked directly once it exists), probing the lookup table for a
+// computed target, and the dispatcher that translates on a miss. Every sequence keeps the
+// program's flags (mov, lea, movzx, not and jrcxz only) and its registers; the program's stack
+// is never touched except where the program's own call or ret would.
+#pragma once
+
+#include <cstdint>
+
+#include "tracer/inprocess/recorder/block_map.hpp"
+#include "tracer/inprocess/recorder/emitter.hpp"
+
+namespace recorder {
+
+// The longest a block's exits may take (a conditional's two, each with a record and a stub).
+inline constexpr std::size_t kMaxExitBytes = 512;
+
+// Stores the sample (from, to) known at translation.
+void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to);
+// Saves rax, rcx and rdx in the thread's slots (before a computed target is loaded into rax).
+void emit_save_scratch(Emitter& e);
+// Stores (from, rax); rax, rcx, rdx saved by emit_save_scratch.
+void emit_record_computed(Emitter& e, std::uint64_t from);
+// Pushes the program's own return address. rcx free (saved) or not.
+void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved);
+// Goes to the translation of rax (saved scratch restored): the inline probe, else the dispatcher.
+void emit_lookup(Emitter& e);
+// Goes to the translation of `target`: a direct jump when it exists and is in reach, else an
+// absolute jump through a slot that the dispatcher fills in (linking) on first use.
+void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks);
+// Links a direct exit's slot (given to the dispatcher) to `made`: the slot, and its jmp rewritten
+// to a direct jmp rel32 when `made` is in reach.
+void link_exit(std::uint64_t slot, std::uint64_t made);
+// Leaves the cache: the program runs natively from `target` (recording ends there).
+void emit_native_exit(Emitter& e, std::uint64_t target);
+
+// Translates (rdi = program address, rsi = the slot to link or 0) and returns the cache address.
+using TranslateFn = std::uint64_t (*)(std::uint64_t target, std::uint64_t link_slot);
+// The dispatcher: entered with rax = target, rcx = slot or 0, scratch saved; runs translate on
+// the thread's own stack with every register, the flags and the extended state kept.
+void emit_dispatcher(Emitter& e, TranslateFn translate);
+
+}  // namespace recorder

@@ -1,0 +1,37 @@
+// Where translated code lives: regions of RWX memory, each within reach of the program code it
+// translates, so that an operand relative to rip in a copied instruction still reaches its
+// target with a rebased 32-bit displacement (a program's own code and libc are further apart
+// than that: one region each). Memory comes from mmap only: the translator may run while the
+// program is inside malloc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace recorder {
+
+inline constexpr std::size_t kRegionSize = 16u << 20;
+inline constexpr std::uint64_t kRegionReach = 1ull << 30;  // a region serves code this close
+inline constexpr std::size_t kMaxRegions = 64;
+
+class CodeCache {
+ public:
+  // Room for `bytes` of code near `near` (nullptr when no region could be mapped there).
+  std::uint8_t* reserve(std::uint64_t near, std::size_t bytes);
+  // Marks the code written since reserve() as used, up to `end`.
+  void commit(std::uint8_t* end);
+  std::size_t regions() const { return count_; }
+  std::size_t used() const;
+
+ private:
+  struct Region {
+    std::uint8_t* base;
+    std::uint8_t* cursor;
+  };
+  Region* map_near(std::uint64_t near);
+  Region regions_[kMaxRegions]{};
+  std::size_t count_ = 0;
+  Region* current_ = nullptr;
+};
+
+}  // namespace recorder

@@ -1,0 +1,61 @@
+// Writing machine code into the cache: bytes, little-endian values, and the %fs-relative moves
+// the branch sequences use to reach the thread's block (thread_state.hpp).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+
+#include "tracer/inprocess/recorder/thread_state.hpp"
+
+namespace recorder {
+
+// x86-64 register numbers as ModRM encodes them.
+enum Reg : std::uint8_t { kRax = 0, kRcx = 1, kRdx = 2, kRsp = 4, kR8 = 8 };
+
+class Emitter {
+ public:
+  explicit Emitter(std::uint8_t* at) : p_(at) {}
+  std::uint8_t* here() const { return p_; }
+  std::uint64_t address() const { return reinterpret_cast<std::uint64_t>(p_); }
+  void bytes(std::initializer_list<std::uint8_t> b) {
+    for (std::uint8_t x : b) {
+      *p_++ = x;
+    }
+  }
+  void raw(const std::uint8_t* b, std::size_t n) {
+    std::memcpy(p_, b, n);
+    p_ += n;
+  }
+  void u32(std::uint32_t v) {
+    std::memcpy(p_, &v, 4);
+    p_ += 4;
+  }
+  void u64(std::uint64_t v) {
+    std::memcpy(p_, &v, 8);
+    p_ += 8;
+  }
+  // mov reg, fs:[field] / mov fs:[field], reg (64-bit).
+  void load_fs(Reg reg, const void* field) { fs_move(0x8b, reg, field); }
+  void store_fs(const void* field, Reg reg) { fs_move(0x89, reg, field); }
+  // jmp qword fs:[field]
+  void jmp_fs(const void* field) {
+    bytes({0x64, 0xff, 0x24, 0x25});
+    u32(static_cast<std::uint32_t>(fs_offset(field)));
+  }
+  // mov reg, imm64 (rax or rcx)
+  void mov_imm64(Reg reg, std::uint64_t v) {
+    bytes({0x48, static_cast<std::uint8_t>(0xb8 + reg)});
+    u64(v);
+  }
+
+ private:
+  void fs_move(std::uint8_t opcode, Reg reg, const void* field) {
+    bytes({0x64, static_cast<std::uint8_t>(0x48 | ((reg >> 3) << 2)), opcode,
+           static_cast<std::uint8_t>(((reg & 7) << 3) | 4), 0x25});
+    u32(static_cast<std::uint32_t>(fs_offset(field)));
+  }
+  std::uint8_t* p_;
+};
+
+}  // namespace recorder
