@@ -158,7 +158,8 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
     if (LinuxThread* leader = p.find(tid)) {
       leader->run.ended();
     }
-    // GDB had it stopped (killed from outside): its next resume reports the end.
+    // Told like any other event if GDB had it running; else (killed from outside while GDB had
+    // it stopped) once GDB resumes it.
     pending_.add_exit(ev, p.any_resumed() ? PendingEvents::When::Now : PendingEvents::When::AtResume);
     return;
   }

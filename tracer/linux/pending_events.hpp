@@ -72,6 +72,7 @@ class PendingEvents {
   void drop_process(Pid pid) {
     std::erase_if(exits_, [pid](const End& e) { return e.pending.event.pid == pid; });
   }
+  // Every process goes (killed or let go): no end is told.
   void clear() { exits_.clear(); }
 
   // Among the threads ForEach visits whose stop `rank` admits (a number, lower first; nullopt:
