@@ -327,6 +327,53 @@ TEST_CASE("QThreadEvents:1: each thread's exit is reported as `w`, then the proc
   CHECK_THAT(replies[2], StartsWith("W00;process:"));
 }
 
+// The threads' exits and the process's end wait for the resume, each in the order it came:
+// every `w` before the `X` (told after it, they were of a process GDB had already mourned).
+TEST_CASE("QThreadEvents:1 and a SIGKILL from outside while stopped: each thread's `w` before `X09` at the resume",
+          "[e2e][core][threads][rsp]") {
+  e2e::Server server({.program = "mt", .args = {"many", "3"}});
+  e2e::RspClient c(server.port());
+  REQUIRE(c.request("qSupported:multiprocess+;swbreak+").has_value());
+  REQUIRE(c.request("QThreadEvents:1") == std::optional<std::string>("OK"));
+  std::vector<std::pair<long, long>> ids;
+  for (int i = 0; i < 10 && ids.size() < 4; ++i) {  // the leader and its three threads, all stopped
+    REQUIRE(c.send_packet("vCont;c"));
+    std::this_thread::sleep_for(300ms);
+    REQUIRE(c.send_raw("\x03"));
+    auto stop = c.read_packet(5000ms);
+    REQUIRE(stop.has_value());
+    ids = thread_ids(c);
+  }
+  REQUIRE(ids.size() == 4);
+  const long pid = ids.at(0).first;
+  ::kill(static_cast<pid_t>(pid), SIGKILL);
+  std::this_thread::sleep_for(1000ms);  // every thread reaped while GDB has them stopped
+  std::vector<std::string> replies;
+  for (int i = 0; i < 5; ++i) {
+    auto reply = c.request("vCont;c", 5000ms);
+    REQUIRE(reply.has_value());
+    replies.push_back(*reply);
+    if ((*reply)[0] == 'X') {
+      break;
+    }
+  }
+  INFO(replies.size());
+  REQUIRE(replies.size() == 4);
+  const std::regex thread_exit(R"(w[0-9a-f]+;p([0-9a-f]+)\.([0-9a-f]+))");
+  std::smatch m;
+  for (int i = 0; i < 3; ++i) {
+    INFO(replies[i]);
+    REQUIRE(std::regex_match(replies[i], m, thread_exit));
+    CHECK(std::stol(m[1], nullptr, 16) == pid);
+    CHECK(std::stol(m[2], nullptr, 16) != pid);
+  }
+  CHECK_THAT(replies[3], StartsWith("X09;process:"));
+  // Nothing of it is left to tell: no process to resume.
+  auto after = c.request("vCont;c", 2000ms);
+  REQUIRE(after.has_value());
+  CHECK_THAT(*after, StartsWith("E"));
+}
+
 TEST_CASE("non-stop over raw RSP: another thread's stop does not change the thread Hg selected",
           "[e2e][core][non-stop][rsp]") {
   e2e::Server server({.program = "mt", .args = {"latesig"}});

@@ -136,8 +136,8 @@ std::optional<StopEvent> LinuxTarget::take_attach_signal(Pid pid) {
   if (first == nullptr) {
     return std::nullopt;
   }
-  first->gdb.stop_reported(first->pending->event.signal);
-  return std::exchange(first->pending, std::nullopt)->event;
+  first->gdb.stop_reported(PendingEvents::stop_of(*first)->signal);
+  return pending_.take_stop(*first);
 }
 
 // Consumes a SIGSTOP we sent but never saw, so it is not delivered after detach. A real
@@ -182,7 +182,7 @@ Result<void> LinuxTarget::detach_one(Process& p) {
     if (still != nullptr) {
       forget_process(pid);
     }
-    pending_.drop_exits_of(pid);
+    pending_.drop_process(pid);
     return base::success();
   }
   end_step_over(*still);
@@ -211,9 +211,9 @@ Result<void> LinuxTarget::detach_one(Process& p) {
       continue;
     }
     int deliver = 0;
-    if (t.pending && t.pending->event.reason == StopReason::Signal && t.pending->event.signal != SIGSTOP &&
-        t.pending->event.signal != SIGTRAP && t.pending->event.signal != 0) {
-      deliver = t.pending->event.signal;
+    if (const StopEvent* stop = PendingEvents::stop_of(t); stop != nullptr && stop->reason == StopReason::Signal &&
+        stop->signal != SIGSTOP && stop->signal != SIGTRAP && stop->signal != 0) {
+      deliver = stop->signal;
     }
     if (deliver == 0 && program_gets(t.gdb.reported_signal())) {
       deliver = t.gdb.reported_signal();  // GDB heard of it and lets the program have it
@@ -223,6 +223,7 @@ Result<void> LinuxTarget::detach_one(Process& p) {
   }
   base::logf(base::LogCat::ptrace, "detached from {}", pid);
   forget_process(pid);
+  pending_.drop_process(pid);  // exits of its threads GDB had not heard yet
   if (processes_.empty()) {
     all_stop_.reset();  // nothing left to report on
   }
@@ -281,7 +282,7 @@ Result<void> LinuxTarget::kill_process(Pid pid) {
   if (process(pid) != nullptr) {
     forget_process(pid);
   }
-  pending_.drop_exits_of(pid);  // GDB asked for it: no exit report follows
+  pending_.drop_process(pid);  // GDB asked for it: no exit report follows
   if (processes_.empty() && !pending_.has_exits()) {
     all_stop_.reset();  // nothing left to report on
   }
@@ -307,7 +308,7 @@ void LinuxTarget::kill_all(bool spare_attached) {
       (void)kill_process(p.pid);
     }
   }
-  pending_.clear_exits();
+  pending_.clear();
   early_stops_.clear();
 }
 

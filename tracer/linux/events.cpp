@@ -153,15 +153,14 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
   if (tell_gdb && !p.frozen && p.vfork_parent == 0) {
     // GDB still sees the process until it hears of its end (as with gdbserver, which keeps it
     // until it is mourned): its threads stay listed, their registers readable.
-    p.ended = ev;
+    p.ended = true;
     p.frozen = true;
     if (LinuxThread* leader = p.find(tid)) {
       leader->run.ended();
     }
-    if (p.any_resumed()) {
-      p.end_queued = true;  // reported like any other event
-      queue_exit(ev);
-    }  // else GDB had it stopped (killed from outside): its next resume reports the end
+    // Told like any other event if GDB had it running; else (killed from outside while GDB had
+    // it stopped) once GDB resumes it.
+    pending_.add_exit(ev, p.any_resumed() ? PendingEvents::When::Now : PendingEvents::When::AtResume);
     return;
   }
   // A vfork child that exits gives its parent back its memory, with the int3s GDB planted
@@ -169,7 +168,7 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
   hand_back_vfork_memory(p);
   forget_process(p.pid);
   if (tell_gdb) {
-    queue_exit(ev);
+    pending_.add_exit(ev);
   }
 }
 
@@ -180,11 +179,7 @@ void LinuxTarget::tell_thread_exit(Process& p, Tid tid, int status, bool resumed
   }
   StopEvent ev{StopReason::ThreadExited, p.pid, tid, 0};
   ev.status = status;
-  if (all_stop() && !resumed) {
-    p.held_thread_exits.push_back(ev);
-  } else {
-    queue_exit(ev);
-  }
+  pending_.add_exit(ev, all_stop() && !resumed ? PendingEvents::When::AtResume : PendingEvents::When::Now);
 }
 
 // The leader exited before its threads (pthread_exit, or the whole process is on its way out):
@@ -205,7 +200,7 @@ void LinuxTarget::leader_became_zombie(Process& p, LinuxThread& leader) {
 void LinuxTarget::handle_signal(Process& p, LinuxThread& t, int sig) {
   if (t.run.took_our_sigstop(sig)) {
     if (auto says = t.gdb.take_stop_saying()) {
-      if (!t.pending) {
+      if (!PendingEvents::has_stop(t)) {
         make_pending(t, StopEvent{StopReason::Signal, p.pid, t.tid, *says});
       }
       return;
@@ -409,8 +404,6 @@ bool LinuxTarget::step_on_past_syscall_exit(LinuxThread& t) {
   return static_cast<bool>(kernel_.resume(t.tid, true, 0));
 }
 
-void LinuxTarget::queue_exit(const StopEvent& ev) { pending_.add_exit(ev); }
-
 void LinuxTarget::make_pending(LinuxThread& t, StopEvent ev) {
   base::logf(base::LogCat::ptrace, "thread {}: pending stop, reason {} signal {}", t.tid,
              static_cast<int>(ev.reason), ev.signal);
@@ -427,7 +420,7 @@ void LinuxTarget::keep_going(Process& p, LinuxThread& t) {
   if (p.step_over) {
     return;  // its own step-over begins once the others have stopped
   }
-  if (!t.gdb.resumed() || t.pending || !t.stopped() || p.frozen || (all_stop() && all_stop_.stopping())) {
+  if (!t.gdb.resumed() || PendingEvents::has_stop(t) || !t.stopped() || p.frozen || (all_stop() && all_stop_.stopping())) {
     return;  // GDB has it stopped, or a report is coming: it stays
   }
   if (auto res = run_thread(p, t, t.gdb.take_resume_signal()); !res) {

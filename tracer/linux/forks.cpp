@@ -201,7 +201,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   p.threads.clear();
   p.threads.insert_or_assign(p.pid, self);
   hand_back_vfork_memory(p);  // a vfork child's int3s stay in its parent's memory
-  p.held_thread_exits.clear();  // the exec killed those threads: GDB learns it from the exec
+  pending_.drop_held_exits_of(p.pid);  // the exec killed those threads: GDB learns it from the exec
   p.code.forget_all();  // (slots too)
   p.conditions.clear();
   p.commands.clear();

@@ -208,7 +208,6 @@ class LinuxTarget final : public Target {
   bool runs_to_syscall(Process& p, LinuxThread& t, bool step, bool collector_step);
   std::optional<StopEvent> end_of_step(Process& p, LinuxThread& t, Addr pc);
   void make_pending(LinuxThread& t, StopEvent ev);
-  void queue_exit(const StopEvent& ev);  // an exit (W, X, w) for the next report, in order
   // Lets a thread go on after a stop that is not reported, if GDB wants it running.
   void keep_going(Process& p, LinuxThread& t);
 
@@ -235,8 +234,7 @@ class LinuxTarget final : public Target {
   void request_stop(LinuxThread& t);
   bool settle();
   PendingEvents::Next all_stop_next();  // the event all-stop reports next
-  void report_ended(const ResumePlan& plan);
-  void report_held_exits(const ResumePlan& plan);
+  void release_held_exits(const ResumePlan& plan);
   std::vector<Pid> unreported_fork_children(Pid pid) const;
   // A running leader that called pthread_exit (or exited) before its threads is a zombie: it
   // leaves the thread list, as in gdbserver. Asked of /proc when GDB asks for threads.

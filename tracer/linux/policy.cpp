@@ -77,10 +77,10 @@ Result<void> LinuxTarget::interrupt() {
   // Non-stop (vCtrlC): one running thread of the current process stops and says SIGINT.
   Process* p = current() != nullptr ? current() : processes_.begin()->second.get();
   LinuxThread* pick = p->find(p->pid);
-  if (pick == nullptr || !pick->gdb.resumed() || pick->pending) {
+  if (pick == nullptr || !pick->gdb.resumed() || PendingEvents::has_stop(*pick)) {
     pick = nullptr;
     for (auto& [tid, t] : p->threads) {
-      if (t.gdb.resumed() && !t.pending) {
+      if (t.gdb.resumed() && !PendingEvents::has_stop(t)) {
         pick = &t;
         break;
       }
@@ -184,6 +184,7 @@ StopEvent LinuxTarget::reported(StopEvent ev) {
   if ((ev.reason == StopReason::Exited || ev.reason == StopReason::Killed) && process(ev.pid) != nullptr &&
       process(ev.pid)->ended) {
     forget_process(ev.pid);  // GDB has heard of its end
+    pending_.drop_process(ev.pid);  // (exits of its threads GDB never resumed)
   }
   base::logf(base::LogCat::ptrace, "report: {}.{} reason {} signal {}", ev.pid, ev.tid,
              static_cast<int>(ev.reason), ev.signal);

@@ -63,15 +63,9 @@ struct Process {
   std::unique_ptr<ProcessThreadDbHost> thread_db_host;
   std::unique_ptr<ThreadDb> thread_db;
   bool frozen = false;  // being detached or killed: nothing of it runs again
-  // It died. Kept, with the registers read at its last stop, until GDB hears how it ended:
-  // at once if it was running (end_queued), else (SIGKILL from outside while GDB had it
-  // stopped) at the next resume, as with gdbserver.
-  std::optional<StopEvent> ended;
-  bool end_queued = false;
-  // All-stop: exits of threads GDB had stopped (another thread ran alone, scheduler locking),
-  // told when GDB resumes them, as gdbserver keeps them pending; an exec, which killed them,
-  // drops them (GDB hears of the exec instead: GDB 16 gives up on a thread it did not resume).
-  std::vector<StopEvent> held_thread_exits;
+  // It died. Kept, with the registers read at its last stop, until GDB hears how it ended
+  // (its end waits in PendingEvents: for the next resume if GDB had it stopped).
+  bool ended = false;
 
   bool any_resumed() const {
     for (const auto& [tid, t] : threads) {

@@ -22,7 +22,7 @@ constexpr std::size_t kRangeLookahead = 4096;
 bool runs_alone(const std::map<Pid, std::unique_ptr<Process>>& processes, const Process& p, Tid tid) {
   for (const auto& [other, o] : p.threads) {
     // (Running, or about to: GDB's resume reaches the threads one at a time.)
-    if (other != tid && o.state() != ThreadState::Zombie && (o.running() || (o.gdb.resumed() && !o.pending))) {
+    if (other != tid && o.state() != ThreadState::Zombie && (o.running() || (o.gdb.resumed() && !PendingEvents::has_stop(o)))) {
       return false;
     }
   }

@@ -3,6 +3,7 @@
 // of one thread (SteppingOver) and of its process (step_over): the other threads of the
 // address space are held (paused if they run) while the original byte is in memory; the
 // step's trap, like every other event, arrives through the event loop.
+#include <algorithm>
 #include <csignal>
 
 #include "base/log.hpp"
@@ -35,41 +36,24 @@ const ThreadAction* action_for(const ResumePlan& plan, Pid pid, Tid tid) {
 
 }  // namespace
 
-// Processes that died while GDB had them stopped: resuming one of them reports how it ended.
-void LinuxTarget::report_ended(const ResumePlan& plan) {
-  std::vector<Pid> ended;
-  for (auto& [pid, p] : processes_) {
-    if (!p->ended || p->end_queued) {
-      continue;
+// Threads and processes that died while GDB had them stopped: resuming the thread (a thread's
+// exit) or a thread of the process (its end) reports it, in the order they came.
+void LinuxTarget::release_held_exits(const ResumePlan& plan) {
+  auto resumes = [&](Pid pid, Tid tid) {
+    const ThreadAction* a = action_for(plan, pid, tid);
+    return a != nullptr && a->kind != ResumeKind::Stop;
+  };
+  pending_.release([&](const StopEvent& ev) {
+    if (ev.reason == StopReason::ThreadExited) {
+      return resumes(ev.pid, ev.tid);
     }
-    for (auto& [tid, t] : p->threads) {
-      if (const ThreadAction* a = action_for(plan, pid, tid); a != nullptr && a->kind != ResumeKind::Stop) {
-        ended.push_back(pid);
-        break;
-      }
+    Process* p = process(ev.pid);
+    if (p == nullptr) {
+      return true;  // (not kept: an end GDB is to hear of keeps its process)
     }
-  }
-  for (Pid pid : ended) {
-    Process* p = process(pid);
-    p->end_queued = true;
-    queue_exit(*p->ended);
-  }
-}
-
-// Threads that died while GDB had them stopped: resuming one reports its exit.
-void LinuxTarget::report_held_exits(const ResumePlan& plan) {
-  for (auto& [pid, p] : processes_) {
-    auto& held = p->held_thread_exits;
-    for (auto ev = held.begin(); ev != held.end();) {
-      const ThreadAction* a = action_for(plan, pid, ev->tid);
-      if (a != nullptr && a->kind != ResumeKind::Stop) {
-        queue_exit(*ev);
-        ev = held.erase(ev);
-      } else {
-        ++ev;
-      }
-    }
-  }
+    return std::any_of(p->threads.begin(), p->threads.end(),
+                       [&](const auto& entry) { return resumes(ev.pid, entry.first); });
+  });
 }
 
 Result<void> LinuxTarget::resume(const ResumePlan& plan) {
@@ -79,8 +63,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
   if (all_stop() && all_stop_.running()) {
     return base::make_error(base::Errc::invalid, "already running");
   }
-  report_ended(plan);
-  report_held_exits(plan);
+  release_held_exits(plan);
   if (all_stop() && pending_.has_exits()) {
     all_stop_.resumed();  // a process died while stopped: this resume reports its end
     events_.kick();
@@ -104,7 +87,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
           continue;
         }
         any = true;
-        if (t.pending) {
+        if (PendingEvents::has_stop(t)) {
           report_waiting = true;
         } else if (t.stopped() && !t.gdb.paused_for_step_over()) {
           make_pending(t, StopEvent{StopReason::Signal, pid, tid, 0});
@@ -118,11 +101,12 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
       if (t.gdb.resumed()) {
         continue;  // non-stop: running already as far as GDB knows
       }
-      if (t.pending && t.pending->event.reason == StopReason::SoftwareBreakpoint && !p->code.contains(t.stop_pc)) {
-        t.pending.reset();  // GDB removed that breakpoint meanwhile: the thread just runs on
+      if (const StopEvent* stop = PendingEvents::stop_of(t);
+          stop != nullptr && stop->reason == StopReason::SoftwareBreakpoint && !p->code.contains(t.stop_pc)) {
+        pending_.drop_stop(t);  // GDB removed that breakpoint meanwhile: the thread just runs on
       }
       t.gdb.resumed_by(*a);
-      report_waiting = report_waiting || t.pending.has_value();
+      report_waiting = report_waiting || PendingEvents::has_stop(t);
       any = true;
     }
   }
@@ -163,7 +147,7 @@ void LinuxTarget::proceed(Process& p) {
     return;
   }
   for (auto& [tid, t] : p.threads) {
-    if (t.gdb.resumed() && t.stopped() && !t.pending && t.run.started()) {
+    if (t.gdb.resumed() && t.stopped() && !PendingEvents::has_stop(t) && t.run.started()) {
       const int sig = t.gdb.take_resume_signal();  // delivered once
       t.gdb.unpause();
       if (auto res = run_thread(p, t, sig); !res) {

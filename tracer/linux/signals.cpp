@@ -12,7 +12,7 @@ bool LinuxTarget::pass_signal(Process& p, LinuxThread& t, int sig) {
     return false;
   }
   // While stopping every thread it cannot run again: then GDB sees it and passes it with C.
-  if (!t.gdb.resumed() || t.pending || p.frozen || (all_stop() && all_stop_.stopping())) {
+  if (!t.gdb.resumed() || PendingEvents::has_stop(t) || p.frozen || (all_stop() && all_stop_.stopping())) {
     return false;
   }
   // Nor while GDB steps the thread: GDB steps over the handler itself (a step-resume

@@ -1,6 +1,7 @@
 // One traced thread as the core sees it: where it stands with the kernel (ThreadRun,
-// thread_run.hpp), GDB's view of it (GdbView, gdb_view.hpp), a stop not reported yet (the
-// pending queue's), and what its step-overs, range runs and syscall stops need.
+// thread_run.hpp), GDB's view of it (GdbView, gdb_view.hpp), a stop not reported yet (kept
+// for PendingEvents, which alone reads and writes it), and what its step-overs, range runs and
+// syscall stops need.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@ struct PendingStop {
   std::uint64_t seq = 0;
 };
 
+class PendingEvents;
 
 struct LinuxThread {
   explicit LinuxThread(Kernel& kernel) : regs(kernel) {}
@@ -29,7 +31,6 @@ struct LinuxThread {
   Pid pid = 0;
   ThreadRun run;  // between the kernel and us (thread_run.hpp)
   GdbView gdb;    // as GDB sees it (gdb_view.hpp)
-  std::optional<PendingStop> pending;  // stopped with this to report (pending_events.hpp)
   Addr stop_pc = 0;                  // pc at its last stop (after a breakpoint's rewind)
   // The tracepoint it collected at, until it stops elsewhere (0: none): resumed there, it
   // steps over it without collecting again (tracepoints.cpp).
@@ -66,6 +67,10 @@ struct LinuxThread {
     return run.state() == ThreadState::Stopped || run.state() == ThreadState::Zombie ||
            (in_vfork && run.state() != ThreadState::SteppingOver);
   }
+
+ private:
+  friend class PendingEvents;
+  std::optional<PendingStop> pending_;  // stopped with this to report (pending_events.hpp)
 };
 
 }  // namespace tracer
