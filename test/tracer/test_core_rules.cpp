@@ -188,6 +188,47 @@ TEST_CASE("core rules: an int3 GDB does not stop at is stepped over with the oth
   CHECK(core.target.running());
 }
 
+TEST_CASE("core rules: a thread that dies stepping over an int3 ends its step-over; the others go on",
+          "[core_rules]") {
+  Core core({kA, kB});
+  REQUIRE(core.target.insert_breakpoint(BreakpointType::Software, kBreak, 1));
+  REQUIRE(core.target.set_breakpoint_conditions(kBreak, {Bytes{0x22, 0x00, 0x27}}));  // never true
+  core.continue_all();
+  core.kernel.take_calls();
+  core.trap_at(kB, kBreak);
+  CHECK_FALSE(core.next().has_value());
+  CHECK(core.kernel.take_calls() == "tgkill 90000000 SIGSTOP; step 90000001");
+  CHECK(core.kernel.byte_at(kPid, kBreak) == kNop);
+  core.kernel.end(kB, exited_status(0));  // (SIGKILL from outside, or the stepped syscall was exit)
+  CHECK_FALSE(core.next().has_value());
+  CHECK(core.kernel.byte_at(kPid, kBreak) == kInt3);
+  CHECK(core.kernel.take_calls() == "cont 90000000");  // paused for it: GDB wants it running
+  CHECK(core.target.running());
+}
+
+TEST_CASE("core rules: a thread that meets an int3 while another steps over one waits, then meets it again",
+          "[core_rules]") {
+  Core core({kA, kB});
+  REQUIRE(core.target.insert_breakpoint(BreakpointType::Software, kBreak, 1));
+  REQUIRE(core.target.set_breakpoint_conditions(kBreak, {Bytes{0x22, 0x00, 0x27}}));  // never true
+  core.continue_all();
+  core.kernel.take_calls();
+  // Both hit it before either stop is seen: A's step-over starts, B's trap comes in its stead
+  // of our SIGSTOP (which stays queued).
+  core.trap_at(kA, kBreak);
+  core.trap_at(kB, kBreak);
+  CHECK_FALSE(core.next().has_value());
+  CHECK(core.kernel.thread(kB).regs.rip == kBreak);  // back on the int3
+  core.stepped_to(kA, kBreak + 1);
+  CHECK_FALSE(core.next().has_value());
+  CHECK(core.kernel.byte_at(kPid, kBreak) == kInt3);
+  // A goes on; B runs into the int3 again (its own step-over next), nothing reported.
+  const std::string calls = core.kernel.take_calls();
+  CHECK(calls.find("cont 90000000") != std::string::npos);
+  CHECK(calls.find("cont 90000001") != std::string::npos);
+  CHECK(core.target.running());
+}
+
 TEST_CASE("core rules: a thread that exits while another's event is reported", "[core_rules]") {
   Core core({kA, kB});
   REQUIRE(core.target.insert_breakpoint(BreakpointType::Software, kBreak, 1));

@@ -59,11 +59,9 @@ TEST_CASE("gdb view: steps, step-overs and exec", "[gdb_view]") {
   GdbView v;
   v.resumed_by(ThreadAction{7, 0, ResumeKind::RangeStep});
   CHECK(v.stepping());
-  v.hold_for_step_over(SIGCHLD);  // a passed signal waits for another thread's step-over
-  CHECK(v.paused_for_step_over());
+  v.deliver_when_run(SIGCHLD);  // a passed signal waits for another thread's step-over
   CHECK(v.take_resume_signal() == SIGCHLD);
-  v.unpause();
-  CHECK_FALSE(v.paused_for_step_over());
+  CHECK(v.take_resume_signal() == 0);  // once
   // The thread that called exec hands its view to the leader, named for it, with what GDB
   // asked to hear of it (QThreadOptions; a new thread has none).
   v.set_options(tracer::ThreadOptions{.clone_events = true, .exit_events = true});
@@ -79,5 +77,4 @@ TEST_CASE("gdb view: steps, step-overs and exec", "[gdb_view]") {
   all.runs_on(ThreadAction{});  // every thread's action
   leader.took_over_from(all, 5);
   CHECK(leader.action().tid == tracer::kAllThreads);
-  CHECK_FALSE(leader.paused_for_step_over());
 }

@@ -127,7 +127,7 @@ TEST_CASE("pending events: non-stop reports stopped threads GDB runs, ends after
   ts.thread(100).gdb.resumed_by(tracer::ThreadAction{});
   ts.stop(101);
   ts.thread(101).gdb.resumed_by(tracer::ThreadAction{});
-  ts.thread(101).run.stepping_over();  // not stopped: not yet
+  ts.thread(101).run.ran(true, false);  // not stopped: not yet
   CHECK(ts.non_stop() == "100");
   CHECK(ts.non_stop() == "exit 200");
   CHECK_FALSE(ts.non_stop());

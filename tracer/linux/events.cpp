@@ -38,7 +38,6 @@ const char* to_string(ThreadState s) {
     case ThreadState::Running: return "running";
     case ThreadState::StopRequested: return "stop requested";
     case ThreadState::Stopped: return "stopped";
-    case ThreadState::SteppingOver: return "stepping over";
     case ThreadState::Zombie: return "zombie";
   }
   return "?";
@@ -78,7 +77,7 @@ void LinuxTarget::handle_status(Tid tid, int status) {
     return;
   }
   const ThreadRun::Seen seen = t.run.saw_stop();
-  const bool was_stepping_over = seen.was == ThreadState::SteppingOver;
+  const bool was_stepping_over = p.step_over.stepping(tid);
   t.regs.forget();
   if (auto pc = t.regs.pc(tid)) {
     t.stop_pc = *pc;
@@ -116,9 +115,13 @@ void LinuxTarget::handle_status(Tid tid, int status) {
 }
 
 void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
-  if (LinuxThread* t = p.find(tid); t != nullptr && t->state() == ThreadState::SteppingOver) {
+  // A thread that dies stepping over an int3 (or waiting to) ends its step-over: the int3 goes
+  // back, and the threads paused for it go on.
+  const bool stepped_over = p.step_over.of(tid);
+  if (stepped_over) {
     end_step_over(p);
   }
+  p.step_over.unpause(tid);
   if (p.collector) {
     p.collector->thread_exited(tid);
   }
@@ -131,7 +134,9 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
     if (report) {
       tell_thread_exit(p, tid, WIFEXITED(status) ? WEXITSTATUS(status) : 0, resumed);
     }
-    if (p.step_over && !p.step_over->started) {
+    if (stepped_over) {
+      proceed(p);
+    } else {
       try_begin_step_over(p);  // it may have been waiting for this thread to stop
     }
     return;
@@ -236,7 +241,7 @@ void LinuxTarget::handle_signal(Process& p, LinuxThread& t, int sig) {
 // The thread that single-stepped the original instruction under one of our int3s stopped.
 // Whatever stopped it, the int3 goes back; then the thread and those held for it go on.
 void LinuxTarget::step_over_stopped(Process& p, LinuxThread& t, int sig, int event) {
-  const Addr addr = p.step_over ? p.step_over->addr : 0;
+  const Addr addr = p.step_over.addr();
   const Pid pid = p.pid;
   const Tid tid = t.tid;
   end_step_over(p);
@@ -411,13 +416,18 @@ void LinuxTarget::make_pending(LinuxThread& t, StopEvent ev) {
 }
 
 void LinuxTarget::keep_going(Process& p, LinuxThread& t) {
-  if (p.step_over && p.step_over->tid != t.tid) {
-    // Another thread steps over an int3: this one waits, and may be the last it waited for.
-    t.gdb.pause_for_step_over(t.gdb.resumed());
+  if (p.step_over.holds(t.tid)) {
+    // Another thread steps over an int3: this one waits (to go on after it if GDB wants it
+    // running), and may be the last it waited for.
+    if (t.gdb.resumed()) {
+      p.step_over.pause(t.tid);
+    } else {
+      p.step_over.unpause(t.tid);
+    }
     try_begin_step_over(p);
     return;
   }
-  if (p.step_over) {
+  if (p.step_over.active()) {
     return;  // its own step-over begins once the others have stopped
   }
   if (!t.gdb.resumed() || PendingEvents::has_stop(t) || !t.stopped() || p.frozen || (all_stop() && all_stop_.stopping())) {

@@ -206,7 +206,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   p.conditions.clear();
   p.commands.clear();
   p.dr_slots = arch::x86::DebugSlots{};
-  p.step_over.reset();
+  p.step_over.abandon();  // (its thread, if not this one, is gone; the old image with it)
   p.thread_db.reset();  // another program, maybe another glibc
   p.thread_db_host.reset();
   p.vfork_parent = 0;  // its own memory now: the parent gets vforkdone

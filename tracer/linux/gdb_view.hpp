@@ -22,8 +22,6 @@ class GdbView {
   const ThreadAction& action() const { return action_; }
   // GDB asked it to step (or range-step).
   bool stepping() const { return action_.kind == ResumeKind::Step || action_.kind == ResumeKind::RangeStep; }
-  // Stopped by the core for another thread's step-over, while GDB wants it running.
-  bool paused_for_step_over() const { return paused_; }
   // What GDB asked to hear of it besides its stops (QThreadOptions).
   const ThreadOptions& options() const { return options_; }
   // The signal of its stop GDB heard of, until it runs again (a detach delivers it when GDB
@@ -35,7 +33,6 @@ class GdbView {
   void resumed_by(const ThreadAction& a) {
     resumed_ = true;
     action_ = a;
-    paused_ = false;
   }
   // Running as far as GDB knows without a resume of its own: attached in non-stop, a new
   // thread of a running process, a fork child whose parent ran.
@@ -65,15 +62,9 @@ class GdbView {
   // --- what the core did ----------------------------------------------------------------
   // The signal GDB's resume gave it, for delivery now (once).
   int take_resume_signal() { return std::exchange(action_.signal, 0); }
-  // A signal GDB passes (QPassSignals) waits for another thread's step-over: delivered when
-  // this one runs.
-  void hold_for_step_over(int sig) {
-    action_.signal = sig;
-    paused_ = true;
-  }
-  // Stopped for another thread's step-over (or not: paused false), or free to run again.
-  void pause_for_step_over(bool paused = true) { paused_ = paused; }
-  void unpause() { paused_ = false; }
+  // A signal GDB passes (QPassSignals) that cannot be delivered now (another thread steps
+  // over an int3): delivered when this one runs.
+  void deliver_when_run(int sig) { action_.signal = sig; }
   // It runs, delivering sig: the signal that goes in its place if GDB gave it some that were
   // never delivered (oldest first; sig then waits its turn).
   int runs_with(int sig) {
@@ -108,7 +99,6 @@ class GdbView {
       held_.push_back(take_resume_signal());
     }
     resumed_ = false;
-    paused_ = false;
   }
   // Non-stop: its stop was reported; the others run on.
   void no_longer_resumed() { resumed_ = false; }
@@ -116,7 +106,6 @@ class GdbView {
  private:
   bool resumed_ = false;
   ThreadAction action_;
-  bool paused_ = false;
   int reported_signal_ = 0;
   int stop_says_ = -1;
   ThreadOptions options_;

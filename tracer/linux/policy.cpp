@@ -110,7 +110,7 @@ bool LinuxTarget::settle() {
   std::vector<LinuxThread*> waiting;
   for (auto& [pid, p] : processes_) {
     for (auto& [tid, t] : p->threads) {
-      if (!t.settled() && (t.run.started() || p->known_to_gdb)) {
+      if (!t.settled(p->step_over) && (t.run.started() || p->known_to_gdb)) {
         waiting.push_back(&t);
       }
     }
@@ -223,8 +223,8 @@ std::optional<StopEvent> LinuxTarget::all_stop_report() {
   all_stop_.settled();
   // Nothing of the resume goes on: step-overs that waited for other threads are dropped.
   for (auto& [pid, p] : processes_) {
-    if (p->step_over && !p->step_over->started) {
-      p->step_over.reset();
+    if (p->step_over.pausing()) {
+      p->step_over.abandon();
     }
   }
   // Re-pick: stopping may have produced other events.
@@ -308,7 +308,7 @@ void LinuxTarget::stop_now(Process* only) {
     }
     targets([&](Process& p) {
       for (auto& [tid, t] : p.threads) {
-        if (!t.settled()) {
+        if (!t.settled(p.step_over)) {
           if (gone(p.pid, tid)) {
             t.run.became_zombie();
           } else {

@@ -12,6 +12,7 @@
 #include "tracer/btrace/collector.hpp"
 #include "tracer/linux/code_memory.hpp"
 #include "tracer/linux/kernel.hpp"
+#include "tracer/linux/step_over.hpp"
 #include "tracer/linux/thread_db_host.hpp"
 #include "tracer/linux/thread.hpp"
 
@@ -21,12 +22,6 @@ enum class ProcessOrigin {
   Launched,  // we started it: killed when we go
   Attached,  // it was running: detached when we go
   Forked,    // a traced process forked it: as its parent
-};
-
-struct StepOver {
-  Tid tid = 0;
-  Addr addr = 0;
-  bool started = false;  // false while the other threads are being paused for it
 };
 
 struct Process {
@@ -51,7 +46,7 @@ struct Process {
   arch::x86::DebugSlots dr_slots;
   std::array<std::uint64_t, arch::x86::kDebugSlots> read_watch_values{};
   std::map<Tid, LinuxThread> threads;
-  std::optional<StepOver> step_over;  // at most one per address space at a time
+  StepOver step_over;  // at most one per address space at a time (step_over.hpp)
   SyscallCatch catch_syscalls;        // QCatchSyscalls: its threads run with PTRACE_SYSCALL
   std::map<Addr, std::vector<Bytes>> conditions;  // GDB's breakpoint conditions (breakpoint_agent.cpp)
   std::map<Addr, std::vector<Bytes>> commands;    // and commands (agent-style dprintf)
@@ -99,7 +94,7 @@ struct Process {
   }
   bool all_settled() const {
     for (const auto& [tid, t] : threads) {
-      if (!t.settled()) {
+      if (!t.settled(step_over)) {
         return false;
       }
     }

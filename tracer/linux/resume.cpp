@@ -1,8 +1,8 @@
 // Resuming as GDB asks (vCont plans), and stepping over the int3s GDB does not own (GDB steps
-// over its own breakpoints itself, as with gdbserver). A step-over is a state
-// of one thread (SteppingOver) and of its process (step_over): the other threads of the
-// address space are held (paused if they run) while the original byte is in memory; the
-// step's trap, like every other event, arrives through the event loop.
+// over its own breakpoints itself, as with gdbserver). A step-over is its process's StepOver
+// (step_over.hpp), moved on here: the other threads of the address space are held (paused if
+// they run) while the original byte is in memory; the step's trap, like every other event,
+// arrives through the event loop.
 #include <algorithm>
 #include <csignal>
 
@@ -89,7 +89,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
         any = true;
         if (PendingEvents::has_stop(t)) {
           report_waiting = true;
-        } else if (t.stopped() && !t.gdb.paused_for_step_over()) {
+        } else if (t.stopped() && !p->step_over.paused(tid)) {
           make_pending(t, StopEvent{StopReason::Signal, pid, tid, 0});
           report_waiting = true;
         } else {
@@ -142,18 +142,17 @@ void LinuxTarget::proceed(Process& p) {
   if (p.frozen || (all_stop() && (all_stop_.stopping() || !all_stop_.running()))) {
     return;
   }
-  if (p.step_over) {
+  if (p.step_over.active()) {
     try_begin_step_over(p);
     return;
   }
   for (auto& [tid, t] : p.threads) {
     if (t.gdb.resumed() && t.stopped() && !PendingEvents::has_stop(t) && t.run.started()) {
       const int sig = t.gdb.take_resume_signal();  // delivered once
-      t.gdb.unpause();
       if (auto res = run_thread(p, t, sig); !res) {
         base::logf(base::LogCat::ptrace, "resume {}: {}", tid, res.error().message());
       }
-      if (p.step_over) {
+      if (p.step_over.active()) {
         return;  // it began a step-over: the others wait for its end
       }
     }
@@ -235,7 +234,8 @@ bool LinuxTarget::collector_stepping() const {
       continue;
     }
     for (const auto& [tid, t] : p->threads) {
-      if (t.state() == ThreadState::Running && t.gdb.resumed() && (t.run.collector_step() || p->collector->tracing(tid))) {
+      if (t.state() == ThreadState::Running && !p->step_over.stepping(tid) && t.gdb.resumed() &&
+          (t.run.collector_step() || p->collector->tracing(tid))) {
         return true;
       }
     }
@@ -244,12 +244,20 @@ bool LinuxTarget::collector_stepping() const {
 }
 
 void LinuxTarget::start_step_over(Process& p, LinuxThread& t, Addr addr, int sig) {
+  if (p.step_over.holds(t.tid)) {
+    // Another thread's step-over is on (this one trapped before our SIGSTOP came): it waits,
+    // back on the int3, and meets it again when it runs.
+    if (sig != 0) {
+      t.gdb.deliver_when_run(sig);
+    }
+    keep_going(p, t);
+    return;
+  }
   base::logf(base::LogCat::ptrace, "thread {}: stepping over int3 at {:#x}", t.tid, addr);
-  p.step_over = StepOver{t.tid, addr, false};
-  t.step_over_signal = sig;
+  p.step_over.start(t.tid, addr, sig);
   for (auto& [tid, o] : p.threads) {
     if (tid != t.tid && o.running()) {
-      o.gdb.pause_for_step_over();
+      p.step_over.pause(tid);
       request_stop(o);
     }
   }
@@ -258,28 +266,27 @@ void LinuxTarget::start_step_over(Process& p, LinuxThread& t, Addr addr, int sig
 
 // Starts the step once no other thread of the address space runs.
 void LinuxTarget::try_begin_step_over(Process& p) {
-  if (!p.step_over || p.step_over->started) {
+  if (!p.step_over.pausing()) {
     return;
   }
-  LinuxThread* t = p.find(p.step_over->tid);
+  LinuxThread* t = p.find(p.step_over.thread());
   if (t == nullptr || !t->stopped()) {
-    p.step_over.reset();
+    p.step_over.abandon();
     return;
   }
   for (auto& [tid, o] : p.threads) {
-    if (tid != t->tid && o.run.started() && !o.settled()) {
+    if (tid != t->tid && o.run.started() && !o.settled(p.step_over)) {
       return;  // its SIGSTOP is on the way
     }
   }
-  const Addr addr = p.step_over->addr;
+  const Addr addr = p.step_over.addr();
   if (!p.code.lift(addr)) {
-    p.step_over.reset();
+    p.step_over.abandon();
     proceed(p);
     return;
   }
   sync_debug_registers(p, *t);
-  const int sig = t->step_over_signal;
-  t->step_over_signal = 0;
+  const int sig = p.step_over.began();
   t->out_of_line_from = 0;  // (its instruction runs in place now)
   if (p.collector && p.collector->tracing(t->tid)) {
     ProcessCodeView view(p);
@@ -289,26 +296,17 @@ void LinuxTarget::try_begin_step_over(Process& p) {
   t->regs.forget();
   if (auto res = kernel_.resume(t->tid, true, sig); !res && res.error().code != base::Errc::no_thread) {
     base::logf(base::LogCat::ptrace, "step-over {}: {}", t->tid, res.error().message());
-    p.code.reinstate();
-    p.step_over.reset();
+    end_step_over(p);
     return;
   }
-  t->run.stepping_over();
-  p.step_over->started = true;
+  t->run.ran(true, false);
 }
 
-// The step-over is over, however it ended: the int3 goes back (if GDB still wants it) and
-// the threads held for it may run again.
+// The step-over is over, however it ended: the int3 goes back (if an owner still wants it) and
+// the threads paused for it are free to run again (the caller's proceed lets them go).
 void LinuxTarget::end_step_over(Process& p) {
-  if (!p.step_over) {
-    return;
-  }
-  if (p.step_over->started) {
+  if (p.step_over.finish().lifted) {
     p.code.reinstate();
-  }
-  p.step_over.reset();
-  for (auto& [tid, t] : p.threads) {
-    t.gdb.unpause();
   }
 }
 

@@ -20,11 +20,10 @@ bool LinuxTarget::pass_signal(Process& p, LinuxThread& t, int sig) {
   if (t.gdb.stepping()) {
     return false;
   }
-  if (p.step_over && p.step_over->tid != t.tid) {
-    t.gdb.hold_for_step_over(sig);  // delivered when it runs
-    if (!p.step_over->started) {
-      try_begin_step_over(p);
-    }
+  if (p.step_over.holds(t.tid)) {
+    t.gdb.deliver_when_run(sig);  // another thread steps over an int3: this one waits for it
+    p.step_over.pause(t.tid);
+    try_begin_step_over(p);
     return true;
   }
   base::logf(base::LogCat::ptrace, "thread {}: passing signal {}", t.tid, sig);

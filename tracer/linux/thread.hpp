@@ -1,7 +1,7 @@
 // One traced thread as the core sees it: where it stands with the kernel (ThreadRun,
 // thread_run.hpp), GDB's view of it (GdbView, gdb_view.hpp), a stop not reported yet (kept
-// for PendingEvents, which alone reads and writes it), and what its step-overs, range runs and
-// syscall stops need.
+// for PendingEvents, which alone reads and writes it), and what its range runs and syscall stops
+// need. Whether it steps over an int3 is its process's StepOver's (step_over.hpp).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include "tracer/linux/debug_registers.hpp"
 #include "tracer/linux/gdb_view.hpp"
 #include "tracer/linux/registers.hpp"
+#include "tracer/linux/step_over.hpp"
 #include "tracer/linux/thread_run.hpp"
 #include "tracer/types.hpp"
 
@@ -53,7 +54,6 @@ struct LinuxThread {
   bool in_syscall_stop = false;
   std::optional<Addr> step_from_syscall_stop;
   bool in_vfork = false;             // waiting in vfork for its child: cannot stop until vforkdone
-  int step_over_signal = 0;          // the signal the step-over delivers
   Addr out_of_line_from = 0;         // stopped before running its slot: pc shows the breakpoint
   Addr range_stop = 0;               // runs to our int3 here, in place of stepping its range
   DrValues dr;                       // debug registers as last written to it
@@ -62,10 +62,11 @@ struct LinuxThread {
   ThreadState state() const { return run.state(); }
   bool running() const { return run.running(); }
   bool stopped() const { return run.stopped(); }
-  // Counts as stopped for stopping everything: it will not run on its own.
-  bool settled() const {
+  // Counts as stopped for stopping everything: it will not run on its own (step_over: its
+  // process's; a thread stepping over an int3 runs whatever else it waits for).
+  bool settled(const StepOver& step_over) const {
     return run.state() == ThreadState::Stopped || run.state() == ThreadState::Zombie ||
-           (in_vfork && run.state() != ThreadState::SteppingOver);
+           (in_vfork && !step_over.stepping(tid));
   }
 
  private:

@@ -6,7 +6,6 @@
 //   Running ──stop_requested──▶ StopRequested ──(any ptrace-stop)──▶ Stopped
 //      ▲                                                               │
 //      └────────────────────────────── ran ◀───────────────────────────┘
-//   Stopped ──stepping_over──▶ SteppingOver ──(its trap, a signal, our SIGSTOP)──▶ Stopped
 //   running, leader gone but threads alive ──became_zombie──▶ Zombie (never stops again)
 #pragma once
 
@@ -19,7 +18,6 @@ enum class ThreadState {
   Running,        // resumed by the core; no ptrace-stop seen since
   StopRequested,  // running, and a SIGSTOP of ours is on its way
   Stopped,        // in a ptrace-stop
-  SteppingOver,   // single-stepping the original instruction under one of our int3s
   Zombie,         // a leader that exited before its threads: never stops again
 };
 
@@ -33,8 +31,7 @@ class ThreadRun {
   bool stepping() const { return stepping_; }                  // last run with PTRACE_SINGLESTEP
   bool collector_step() const { return collector_step_; }      // ... because its collector asked
   bool running() const {
-    return state_ == ThreadState::Running || state_ == ThreadState::StopRequested ||
-           state_ == ThreadState::SteppingOver;
+    return state_ == ThreadState::Running || state_ == ThreadState::StopRequested;
   }
   bool stopped() const { return state_ == ThreadState::Stopped; }
 
@@ -67,12 +64,6 @@ class ThreadRun {
     state_ = ThreadState::Running;
     stepping_ = step;
     collector_step_ = for_collector;
-  }
-  // Single-stepping the original instruction under one of our int3s.
-  void stepping_over() {
-    state_ = ThreadState::SteppingOver;
-    stepping_ = true;
-    collector_step_ = false;
   }
   // An exec made it the process's only thread: it stepped as the thread that called exec did.
   void took_over_from(const ThreadRun& execer) { stepping_ = execer.stepping_; }
