@@ -935,7 +935,7 @@ std::vector<pid_t> sleeper_pids(const std::string& out) {
 
 bool alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
 
-TEST_CASE("triage interrupted (SIGTERM to triage, soft): the report written, interrupted, the tree gone, exit 143",
+TEST_CASE("triage interrupted (SIGTERM to triage; soft): the report written with that outcome; the tree gone; exit 143",
           "[e2e][triage]") {
   // A CI runner cancelling the job. Under soft: the outcome is the run's, not a collector's.
   SKIP_UNLESS_COLLECTOR(std::string("soft"));
