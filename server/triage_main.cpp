@@ -112,8 +112,9 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
     }
     r.threads = triage::collect_threads(target, pid, end.stop.tid, end.outcome.kind == triage::Outcome::Kind::Signal,
                                         o.history, end.stopped_ns);
-  } else if (end.outcome.kind == triage::Outcome::Kind::Signal) {
-    // Killed from outside (SIGKILL: no stop comes first): what it recorded is all there is.
+  } else if (end.outcome.kind == triage::Outcome::Kind::Signal || end.outcome.killed) {
+    // Killed from outside (SIGKILL: no stop comes first), or by triage where it could not be
+    // stopped: what it recorded is all there is.
     r.threads = triage::collect_ended_threads(target, pid, end.maps.empty() ? run.maps : end.maps, o.history,
                                               end.stopped_ns);
   }
@@ -211,6 +212,7 @@ int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib
   }
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
+  sa.sa_flags = SA_RESETHAND;  // a second one while the report is written ends triage at once
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
@@ -238,34 +240,38 @@ int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib
     on_death = [&](const triage::Ending& death) { reports.push_back(make_report(*run, *options, death, log)); };
   }
   triage::Ending end = triage::run_to_end(*run, *options, log, g_stop_requested, on_death);
-  if (end.interrupted) {
-    triage::kill_tree(*run, end);
-    return 128 + end.stop_signal;
-  }
   if (end.outcome.kind != triage::Outcome::Kind::Exit && !end.reported) {
-    reports.push_back(make_report(*run, *options, end, log));  // --timeout, or GDB's stop
+    reports.push_back(make_report(*run, *options, end, log));  // --timeout, interrupted, or GDB's stop
+  }
+  // Interrupted: exits as a shell's job would, whatever the program's own end was.
+  const int status = end.cut_short && end.cut_short->kind == triage::Outcome::Kind::Interrupted
+                         ? end.cut_short->exit_status
+                         : end.outcome.exit_status;
+  if (end.cut_short && options->serve.empty()) {
+    // What --timeout or the interruption left running: killed, each reported with what it recorded.
+    triage::kill_tree(*run, end, log, on_death);
   }
   if (reports.empty()) {
     // It exited and nothing of its tree died of a signal: the files asked for say so all the
     // same (a CI step uploading them finds them), stderr stays the program's.
     const bool files = !options->json.empty() || !options->html.empty() || !options->output.empty();
     if (!files || end.stop.reason != tracer::StopReason::Exited) {
-      return end.outcome.exit_status;
+      return status;
     }
     reports.push_back(make_report(*run, *options, end, log));
     finish_reports(reports, *run, log);
-    return write_reports(reports, *options, /*quiet=*/true) ? end.outcome.exit_status : triage::kExitTriageFailed;
+    return write_reports(reports, *options, /*quiet=*/true) ? status : triage::kExitTriageFailed;
   }
   if (!options->serve.empty() && triage::target_of(*run, end).has_process()) {
     finish_reports(reports, *run, log);
     (void)write_reports(reports, *options);
     return serve(*run, *options, end);
   }
-  triage::kill_tree(*run, end);  // what --timeout left (nothing, when the tree ended)
+  triage::kill_tree(*run, end, log);  // what is left (nothing, when the tree ended)
   finish_reports(reports, *run, log);
   const bool written = write_reports(reports, *options);
   // The started program's own status, whatever its descendants died of.
-  return written ? end.outcome.exit_status : triage::kExitTriageFailed;
+  return written ? status : triage::kExitTriageFailed;
 }
 
 }  // namespace server

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "server/triage/signal_facts.hpp"
 #include "server/triage/writers.hpp"
@@ -53,9 +54,44 @@ std::string title_of(const Outcome& o) {
     case Outcome::Cause::Terminated: return "terminated by " + signal_name(o.signo);
     case Outcome::Cause::Killed: return "killed by " + signal_name(o.signo);
     case Outcome::Cause::Timeout: return "timeout";
+    case Outcome::Cause::Interrupted: return "interrupted by " + signal_name(o.signo);
     case Outcome::Cause::Exit: break;
   }
   return {};
+}
+
+struct Place {
+  std::string file;
+  int line = 0;
+  std::string function;
+};
+
+// Where the annotation points: the innermost frame with a source line (a process stopped at
+// its end; its excerpt's, else the frame's own when the file cannot be read here), else the
+// newest entry of the first thread's history that has one (one killed outright has no stack
+// left: where it was last recorded). None when no code it ran has line information (stripped,
+// no debug info): then no file= is written, and GitHub shows the annotation on the run's
+// summary instead of at a line of the diff.
+std::optional<Place> place_of(const TriageReport& r) {
+  if (!r.sources.empty()) {
+    const SourceExcerpt& at = r.sources.front();
+    return Place{at.file, at.marked_line, at.function};
+  }
+  if (r.threads.empty()) {
+    return std::nullopt;
+  }
+  for (const auto& frame : r.threads.front().backtrace) {
+    if (!frame.where.file.empty() && frame.where.line > 0) {
+      return Place{frame.where.file, frame.where.line, frame.where.function};
+    }
+  }
+  const auto& entries = r.threads.front().history.entries;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (!it->where.file.empty() && it->where.line > 0) {
+      return Place{it->where.file, it->where.line, it->where.function};
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -66,10 +102,9 @@ std::string github_annotation(const TriageReport& r, const std::string& workspac
     return {};  // it exited: its status says it, the step fails or not by it
   }
   std::string where;
-  if (!r.sources.empty()) {
-    const SourceExcerpt& at = r.sources.front();
-    title += " in " + (at.function.empty() ? std::string("??") : at.function);
-    where = fmt::format("file={},line={},", escape_property(repository_path(at.file, workspace)), at.marked_line);
+  if (const auto at = place_of(r)) {
+    title += " in " + (at->function.empty() ? std::string("??") : at->function);
+    where = fmt::format("file={},line={},", escape_property(repository_path(at->file, workspace)), at->line);
   }
   std::string message = fmt::format("{} (pid {}) {}", r.program, r.pid, r.outcome.summary());
   if (!r.signature.hash.empty()) {

@@ -56,7 +56,8 @@ if (all.length > 1) {
     el("td", {}, p.outcome.summary), el("td", {class: "mono"}, p.outcome.signature || ""))));
   const counts = {};
   all.forEach(p => { counts[p.outcome.cause] = (counts[p.outcome.cause] || 0) + 1; });
-  const words = {crash: "crashed", terminated: "terminated", killed: "killed", timeout: "timed out", exit: "exited"};
+  const words = {crash: "crashed", terminated: "terminated", killed: "killed", timeout: "timed out",
+                 interrupted: "interrupted", exit: "exited"};
   document.getElementById("processes").append(el("h2", {}, counts.crash === all.length ? all.length + " processes crashed"
     : all.length + " processes: " + Object.entries(counts).map(([c, n]) => n + " " + (words[c] || c)).join(", ")), list);
 }
@@ -78,7 +79,8 @@ if (report.outcome.signature)
 // The thread the fatal signal came to (or the first, at the timeout), and what to call its function.
 const stopped = report.threads.find(t => t.got_signal) || report.threads[0];
 const label = {crash: "Crashing function:", terminated: "Function when " + report.outcome.signal + " came:",
-               timeout: "Function at the timeout:", killed: "Last recorded function:"}[report.outcome.cause] || "Function:";
+               timeout: "Function at the timeout:", interrupted: "Function when triage got " + report.outcome.signal + ":",
+               killed: "Last recorded function:"}[report.outcome.cause] || "Function:";
 if (!stopped) document.getElementById("crash-label").parentNode.replaceWith(
   el("p", {id: "no-threads"}, report.outcome.cause === "exit" ? "It exited: no thread to show." : "No thread could be examined."));
 else document.getElementById("crash-label").textContent = label;

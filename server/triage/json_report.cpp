@@ -15,6 +15,7 @@ const char* kind_name(Outcome::Kind kind) {
     case Outcome::Kind::Exit: return "exit";
     case Outcome::Kind::Signal: return "signal";
     case Outcome::Kind::Timeout: return "timeout";
+    case Outcome::Kind::Interrupted: return "interrupted";
   }
   return "exit";
 }
@@ -51,6 +52,13 @@ json outcome(const Outcome& o) {
          {"cause", cause_name(o.cause())},
          {"exit_status", o.exit_status},
          {"summary", o.summary()}};
+  if (o.kind == Outcome::Kind::Interrupted) {
+    j["signal"] = signal_name(o.signo);  // the one triage got
+    j["signo"] = o.signo;
+  }
+  if (o.killed) {
+    j["killed"] = true;
+  }
   if (o.kind == Outcome::Kind::Signal) {
     j["signal"] = signal_name(o.signo);
     j["signo"] = o.signo;

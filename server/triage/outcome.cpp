@@ -12,6 +12,8 @@ Outcome::Cause Outcome::cause() const {
       return Cause::Exit;
     case Kind::Timeout:
       return Cause::Timeout;
+    case Kind::Interrupted:
+      return Cause::Interrupted;
     case Kind::Signal:
       break;
   }
@@ -33,6 +35,7 @@ std::string_view cause_name(Outcome::Cause cause) {
     case Outcome::Cause::Terminated: return "terminated";
     case Outcome::Cause::Killed: return "killed";
     case Outcome::Cause::Timeout: return "timeout";
+    case Outcome::Cause::Interrupted: return "interrupted";
   }
   return "exit";
 }
@@ -44,11 +47,14 @@ std::string Outcome::summary() const {
     const std::string name = si_code_name(signo, si_code);
     return meaning.empty() ? name : name + ": " + meaning;
   };
+  const char* const then = killed ? "killed" : "stopped";
   switch (cause()) {
     case Cause::Exit:
       return fmt::format("exited with status {}, no crash", exit_status);
     case Cause::Timeout:
-      return "was still running at --timeout: stopped";
+      return fmt::format("was still running at --timeout: {}", then);
+    case Cause::Interrupted:
+      return fmt::format("interrupted by {}: {}", signal, then);  // triage got it, not the program
     case Cause::Killed:
       return "killed by " + signal;  // no siginfo: no sender to name
     case Cause::Terminated:

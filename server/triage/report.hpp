@@ -17,12 +17,16 @@ namespace server::triage {
 
 // How a process ended, as read from its stop (docs/triage.md, "Outcomes").
 struct Outcome {
-  enum class Kind { Exit, Signal, Timeout } kind = Kind::Exit;
+  // Interrupted: triage itself got SIGINT or SIGTERM (a CI runner cancelling the job, Ctrl-C).
+  enum class Kind { Exit, Signal, Timeout, Interrupted } kind = Kind::Exit;
   // What a person calls it: exited; crashed (a fault, or the program's own abort or raise of a
   // crash signal); terminated by a signal from another process, the kernel or itself; killed
-  // with no siginfo to read (SIGKILL); stopped at --timeout.
-  enum class Cause { Exit, Crash, Terminated, Killed, Timeout };
-  int signo = 0;             // Signal: the fatal signal
+  // with no siginfo to read (SIGKILL); stopped at --timeout; stopped when triage was interrupted.
+  enum class Cause { Exit, Crash, Terminated, Killed, Timeout, Interrupted };
+  int signo = 0;             // Signal: the fatal signal; Interrupted: the one triage got
+  // Timeout, Interrupted: a process of the tree that could not be stopped (dbt: a descendant),
+  // killed instead: what it recorded is all there is.
+  bool killed = false;
   int si_code = 0;
   bool has_si_code = false;  // read from the thread's siginfo (not so when killed outright)
   bool has_fault_address = false;

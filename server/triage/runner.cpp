@@ -97,6 +97,22 @@ Outcome killed_outright(int signo) {
   return o;
 }
 
+Outcome timed_out() {
+  Outcome o;
+  o.kind = Outcome::Kind::Timeout;
+  o.exit_status = kExitTimeout;
+  return o;
+}
+
+// Triage itself got signo: it ends as a shell's job would, 128+signo.
+Outcome interrupted(int signo) {
+  Outcome o;
+  o.kind = Outcome::Kind::Interrupted;
+  o.signo = signo;
+  o.exit_status = 128 + signo;
+  return o;
+}
+
 // A descendant the collector followed by itself, stopped where a signal kills it.
 Ending dying_descendant_ending(tracer::DyingDescendant& dying, tracer::EventLog& log) {
   Ending end;
@@ -146,6 +162,9 @@ class StopLoop {
 
  private:
   Ending loop();
+  // --timeout or triage's own SIGINT/SIGTERM: the started program is stopped where it is (the
+  // run ends at its next stop); when it has ended already or cannot be stopped, the run ends now.
+  std::optional<Ending> cut_short(const Outcome& why);
   // A process let die of its signal: its end comes through its own target, or the run's.
   struct Dying {
     std::unique_ptr<tracer::Target> own;  // null: the run's target
@@ -179,6 +198,7 @@ class StopLoop {
   std::optional<Ending> root_end_;  // the started program has ended
   Clock::time_point root_ended_at_;
   std::optional<Ending> stopped_here_;  // the run ends at a death nobody is told of
+  std::optional<Outcome> stopping_;     // cut short: the started program is being stopped
 };
 
 Ending StopLoop::loop() {
@@ -190,33 +210,22 @@ Ending StopLoop::loop() {
     failed.outcome.exit_status = kExitTriageFailed;
     return failed;
   }
-  bool timed_out = false;
   bool told_left_running = false;
   std::optional<tracer::StopEvent> carried;  // a stop that came while stepping over the watch
   while (!root_end_ || !dying_.empty() || tree_alive()) {
-    if (stop_requested_ != 0) {
-      Ending end;
-      end.interrupted = true;
-      end.stop_signal = stop_requested_;
-      return end;
-    }
     if (root_end_ && !told_left_running && Clock::now() - root_ended_at_ > std::chrono::seconds(2)) {
       told_left_running = true;
       std::fprintf(stderr, "hindsight triage: %s ended; waiting for the processes it left running\n",
                    o_.program.front().c_str());
     }
-    if (!timed_out && Clock::now() >= deadline_) {
-      timed_out = true;
-      if (root_end_) {  // what it left running is killed, as a CI timeout would
-        std::fprintf(stderr, "hindsight triage: --timeout: killing the processes %s left running\n",
-                     o_.program.front().c_str());
-        return std::move(*root_end_);
-      }
-      if (!target_.interrupt()) {  // nothing to stop it through (dbt: it exec'd): ended as it is
-        Ending end;
-        end.outcome.kind = Outcome::Kind::Timeout;
-        end.outcome.exit_status = kExitTimeout;
-        return end;
+    if (stopping_ && root_end_) {  // it ended before it could be stopped: what it left is killed
+      Ending end = std::move(*root_end_);
+      end.cut_short = stopping_;
+      return end;
+    }
+    if (!stopping_ && (stop_requested_ != 0 || Clock::now() >= deadline_)) {
+      if (auto end = cut_short(stop_requested_ != 0 ? interrupted(stop_requested_) : timed_out())) {
+        return std::move(*end);
       }
     }
     auto ev = carried ? std::exchange(carried, std::nullopt) : next(std::chrono::milliseconds(50));
@@ -232,10 +241,10 @@ Ending StopLoop::loop() {
       (void)target_.resume(continue_all());  // the others (if any) go on
       continue;
     }
-    if (timed_out && !root_end_) {
+    if (stopping_ && !root_end_) {  // stopped where it was
       Ending end;
-      end.outcome.kind = Outcome::Kind::Timeout;
-      end.outcome.exit_status = kExitTimeout;
+      end.outcome = *stopping_;
+      end.cut_short = stopping_;
       end.stop = *ev;
       end.stopped_ns = tracer::monotonic_ns();
       return end;
@@ -265,6 +274,30 @@ Ending StopLoop::loop() {
     }
   }
   return std::move(*root_end_);
+}
+
+std::optional<Ending> StopLoop::cut_short(const Outcome& why) {
+  stopping_ = why;
+  const char* const cause = why.kind == Outcome::Kind::Timeout ? "--timeout" : "interrupted";
+  if (root_end_) {  // what it left running is killed, as a CI timeout would
+    std::fprintf(stderr, "hindsight triage: %s: killing the processes %s left running\n", cause,
+                 o_.program.front().c_str());
+    Ending end = std::move(*root_end_);
+    end.cut_short = why;
+    return end;
+  }
+  if (why.kind == Outcome::Kind::Interrupted) {
+    std::fprintf(stderr, "hindsight triage: %s: stopping %s for the report\n", signal_name(why.signo).c_str(),
+                 o_.program.front().c_str());
+  }
+  if (!target_.interrupt()) {  // nothing to stop it through (dbt: it exec'd): ended as it is
+    Ending end;
+    end.outcome = why;
+    end.cut_short = why;
+    end.stopped_ns = tracer::monotonic_ns();
+    return end;
+  }
+  return std::nullopt;  // its report comes with its next stop
 }
 
 void StopLoop::report_killed() {
@@ -443,10 +476,36 @@ Ending run_to_end(Recorded& run, const Options& o, tracer::EventLog& log, const 
   return StopLoop(run, o, log, stop_requested, on_death).run();
 }
 
-void kill_tree(Recorded& run, const Ending& ending) {
+void kill_tree(Recorded& run, const Ending& ending, tracer::EventLog& log, const OnDeath& on_death) {
   for (tracer::Target* t : {ending.own_target.get(), run.target.get()}) {
-    if (t != nullptr && t->has_process()) {
-      (void)t->kill();
+    if (t != nullptr && (t->has_process() || t->descendants_alive())) {
+      (void)t->kill();  // (the run's target: every process of the tree, followed ones too)
+    }
+  }
+  if (!ending.cut_short || !on_death) {
+    return;
+  }
+  // The followed ones come as they are reaped (by their parent, or by triage: the reaper of
+  // each whose parent died with it).
+  const auto give_up = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < give_up) {
+    auto dying = run.target->take_dying_descendant();
+    if (!dying) {
+      if (!run.target->descendants_alive()) {
+        break;
+      }
+      ::poll(nullptr, 0, 20);
+      continue;
+    }
+    Ending death = dying_descendant_ending(*dying, log);
+    death.started_ns = fork_ns(log, death.stop.pid);
+    if (death.stop.reason == tracer::StopReason::Killed) {  // by us: still running at the cut
+      death.outcome = *ending.cut_short;
+      death.outcome.killed = true;
+    }
+    on_death(death);  // (one that had begun to die of its own signal: reported as that)
+    if (death.own_target && death.own_target->has_process()) {
+      (void)death.own_target->kill();
     }
   }
 }

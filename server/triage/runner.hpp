@@ -6,6 +6,7 @@
 #include <csignal>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,10 @@ struct Ending {
   std::string maps;  // one killed outright: its /proc/PID/maps as its code last changed
   std::uint64_t started_ns = 0;  // CLOCK_MONOTONIC at its start (its fork); 0: the run's start
   std::uint64_t stopped_ns = 0;  // CLOCK_MONOTONIC when that stop came: no branch is later
-  bool reported = false;     // handed to on_death already
-  bool interrupted = false;  // triage itself got SIGINT or SIGTERM (stop_signal)
-  int stop_signal = 0;
+  bool reported = false;  // handed to on_death already
+  // The run was cut short (--timeout, or triage itself got SIGINT or SIGTERM): what is left of
+  // the tree is killed, each process reported with this outcome (killed: what it recorded).
+  std::optional<Outcome> cut_short;
 };
 
 // A process of the tree died of a signal (or was killed outright): it is stopped there, where
@@ -52,13 +54,16 @@ using OnDeath = std::function<void(const Ending&)>;
 // tree is left, whoever reaps them (triage is the tree's reaper: an orphan comes to it). Each
 // process that dies of a signal goes to on_death. Returns the started program's end; without
 // on_death (--serve), the first death anywhere, stopped; at --timeout with the program still
-// running, the program stopped where it was (not handed to on_death); or triage's
-// SIGINT/SIGTERM. `stop_requested` is set (to the signal) by triage's handler.
+// running, the program stopped where it was (not handed to on_death), and the same when triage
+// gets SIGINT or SIGTERM (outcome interrupted). `stop_requested` is set (to the signal) by
+// triage's handler.
 Ending run_to_end(Recorded& run, const Options& options, tracer::EventLog& log,
                   const volatile std::sig_atomic_t& stop_requested, const OnDeath& on_death = {});
 
 // What is left of the tree when the run stopped early (--timeout, SIGINT, GDB gone): killed.
-void kill_tree(Recorded& run, const Ending& ending);
+// When the run was cut short, each process the collector followed by itself (dbt: every
+// descendant) goes to on_death as it is reaped, with what it recorded.
+void kill_tree(Recorded& run, const Ending& ending, tracer::EventLog& log, const OnDeath& on_death = {});
 
 // The target the ending process stands in: its own, or the run's.
 inline tracer::Target& target_of(Recorded& run, const Ending& ending) {

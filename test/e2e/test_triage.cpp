@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -852,7 +853,8 @@ TEST_CASE("triage: a test that `timeout -s KILL` ends is killed by SIGKILL, no s
   CHECK_THAT(t.err, !Contains("crash"));
   REQUIRE(!t.report["threads"].empty());
   CHECK(t.report["threads"][0]["ended"] == true);
-  CHECK_THAT(t.out, Contains("::error title=killed by SIGKILL::"));
+  // No stack left: the annotation points where it was last recorded with a source line.
+  CHECK_THAT(t.out, ContainsRegex("::error file=[^,]+,line=[0-9]+,title=killed by SIGKILL in "));
 }
 
 TEST_CASE("triage --json, --html, --output: written for a Python script's uncaught exception (exit 1, no crash), "
@@ -936,6 +938,87 @@ TEST_CASE("triage --timeout under dbt after the started program exec'd: it still
   REQUIRE(t.report.is_object());
   CHECK(t.report["outcome"]["kind"] == "timeout");
   CHECK(t.report["program"]["path"].get<std::string>().ends_with("/sleeper"));
+}
+
+// The pids "pid=N" lines in a sleeper's output name (test/progs/sleeper.c).
+std::vector<pid_t> sleeper_pids(const std::string& out) {
+  std::vector<pid_t> pids;
+  for (std::size_t at = out.find("pid="); at != std::string::npos; at = out.find("pid=", at + 4)) {
+    pids.push_back(std::stoi(out.substr(at + 4)));
+  }
+  return pids;
+}
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+TEST_CASE("triage interrupted (SIGTERM to triage; soft): the report written with that outcome; the tree gone; exit 143",
+          "[e2e][triage]") {
+  // A CI runner cancelling the job. Under soft: the outcome is the run's, not a collector's.
+  SKIP_UNLESS_COLLECTOR(std::string("soft"));
+  const std::string json_path = temp_path("interrupted.json");
+  std::filesystem::remove(json_path);
+  const std::string sleeper = e2e::prog_path("sleeper");
+  e2e::Child child({.argv = {e2e::server_path(), "triage", "--btrace=soft", "--json=" + json_path, "--", "/bin/sh",
+                             "-c", sleeper + " 60 & exec " + sleeper + " 60"}});
+  REQUIRE(child.pump_until(e2e::Clock::now() + std::chrono::seconds(60),
+                           [&] { return sleeper_pids(child.out()).size() == 2; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a few ticks recorded
+  REQUIRE(::kill(child.pid(), SIGTERM) == 0);
+  const auto status = child.wait(e2e::Clock::now() + std::chrono::seconds(60));
+  Triage t{child.out(), child.err(), status && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1, json()};
+  if (std::ifstream in(json_path); in) {
+    t.report = json::parse(in, nullptr, false);
+  }
+  std::filesystem::remove(json_path);
+  INFO(t.transcript());
+  CHECK(t.status == 128 + SIGTERM);  // as a shell's job
+  CHECK_THAT(t.err, Contains("interrupted by SIGTERM: stopped"));
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(t.report["outcome"]["kind"] == "interrupted");
+  CHECK(t.report["outcome"]["cause"] == "interrupted");
+  CHECK(t.report["outcome"]["signal"] == "SIGTERM");
+  CHECK(t.report["outcome"]["exit_status"] == 143);
+  CHECK(t.report["program"]["path"].get<std::string>().ends_with("/sleeper"));  // after its exec
+  REQUIRE(!t.report["threads"].empty());
+  CHECK(t.report["threads"][0]["crashed"] == false);
+  CHECK(backtrace_has(t.report["threads"][0], "main"));
+  const auto calls = call_functions(t.report["threads"][0]);
+  CHECK(std::find(calls.begin(), calls.end(), "tick") != calls.end());
+  for (const pid_t pid : sleeper_pids(t.out)) {
+    INFO("pid " << pid);
+    CHECK_FALSE(alive(pid));  // killed and reaped: nothing of the tree left
+  }
+}
+
+TEST_CASE("triage --timeout under dbt: a descendant still running is killed and reported with what it recorded",
+          "[e2e][triage]") {
+  // Under dbt a descendant cannot be stopped (no link to it): killed, its rings read.
+  SKIP_UNLESS_COLLECTOR(std::string("dbt"));
+  auto t = run_triage({"--btrace=dbt", "--timeout=2"}, "/bin/bash",
+                      {"-c", e2e::prog_path("sleeper") + " 60 & wait; echo never"});
+  INFO(t.transcript());
+  CHECK(t.status == 124);
+  CHECK_THAT(t.out, !Contains("never"));
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  const json driver = report_of(t, "bash");
+  const json spinner = report_of(t, "sleeper");
+  REQUIRE(driver.is_object());
+  REQUIRE(spinner.is_object());
+  CHECK(driver["outcome"]["summary"] == "was still running at --timeout: stopped");
+  CHECK(spinner["outcome"]["summary"] == "was still running at --timeout: killed");
+  CHECK(spinner["outcome"]["killed"] == true);
+  CHECK(spinner["program"]["tree"].size() == 2);  // bash -> sleeper
+  REQUIRE(!spinner["threads"].empty());
+  CHECK(spinner["threads"][0]["ended"] == true);
+  const auto calls = call_functions(spinner["threads"][0]);
+  CHECK(std::find(calls.begin(), calls.end(), "tick") != calls.end());
+  const auto pids = sleeper_pids(t.out);
+  REQUIRE(pids.size() == 1);
+  CHECK(spinner["program"]["pid"] == pids[0]);
+  CHECK_FALSE(alive(pids[0]));
+  CHECK_FALSE(alive(driver["program"]["pid"].get<pid_t>()));
 }
 
 TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {

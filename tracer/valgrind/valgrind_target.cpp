@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 
@@ -82,8 +83,9 @@ Result<void> ValgrindTarget::detach() {
 }
 
 Result<void> ValgrindTarget::kill() {
+  const bool descendants = kill_descendants();
   if (!has_process()) {
-    return base::make_error(base::Errc::no_process, "no process");
+    return descendants ? base::success() : base::make_error(base::Errc::no_process, "no process");
   }
   ::kill(pid(), SIGKILL);
   if (unlinked_) {
@@ -208,6 +210,22 @@ void ValgrindTarget::reap_orphans() {
       tree_events_->forget(pid);
     }
   }
+}
+
+bool ValgrindTarget::kill_descendants() {
+  if (!tree_events_) {
+    return false;
+  }
+  log_tree();
+  bool any = false;
+  for (const Pid pid : tree_events_->unended()) {
+    // Not the started program (its own link's), nor one reaped already and waiting to be told
+    // (its pid may be another's by now).
+    if (pid != root_ && std::find(killed_.begin(), killed_.end(), pid) == killed_.end() && ::kill(pid, SIGKILL) == 0) {
+      any = true;  // reaped by its parent, or by us (reap_orphans); told by take_dying_descendant
+    }
+  }
+  return any;
 }
 
 bool ValgrindTarget::descendants_alive() {

@@ -30,6 +30,9 @@ class ValgrindTarget final : public RemoteTarget {
   Result<Pid> launch(const LaunchSpec& spec) override;
   Result<void> attach(Pid pid) override;
   Result<void> detach() override;
+  // Every process of the tree still alive (a descendant the recorder follows by itself too:
+  // each comes through take_dying_descendant once reaped, with what it recorded); with the
+  // started program gone, its descendants alone.
   Result<void> kill() override;
   bool has_process() const override { return RemoteTarget::has_process() || unlinked_; }
   std::optional<StopEvent> poll() override;
@@ -70,6 +73,8 @@ class ValgrindTarget final : public RemoteTarget {
   // Descendants whose parent died, reparented to us (triage, the tree's reaper), that ended:
   // reaped, and one SIGKILL killed told as its parent would have told it.
   void reap_orphans();
+  // SIGKILL to each descendant whose end the recorder has not told (true: some were alive).
+  bool kill_descendants();
 
   std::shared_ptr<ValgrindProcess> valgrind_;
   std::unique_ptr<TreeEvents> tree_events_;  // the started program's target reads them

@@ -103,3 +103,20 @@ TEST_CASE("Outcome: killed with no siginfo, an exit, a timeout", "[triage][outco
   CHECK(timeout.cause() == Outcome::Cause::Timeout);
   CHECK(cause_name(timeout.cause()) == "timeout");
 }
+
+TEST_CASE("Outcome: triage itself interrupted; a process killed at the timeout or the interruption", "[triage][outcome]") {
+  Outcome interrupted;
+  interrupted.kind = Outcome::Kind::Interrupted;
+  interrupted.signo = SIGTERM;
+  interrupted.exit_status = 128 + SIGTERM;
+  CHECK(interrupted.cause() == Outcome::Cause::Interrupted);
+  CHECK(cause_name(interrupted.cause()) == "interrupted");
+  CHECK(interrupted.summary() == "interrupted by SIGTERM: stopped");
+  interrupted.killed = true;  // a descendant under dbt: nothing to stop it through
+  CHECK(interrupted.summary() == "interrupted by SIGTERM: killed");
+  Outcome timeout;
+  timeout.kind = Outcome::Kind::Timeout;
+  CHECK(timeout.summary() == "was still running at --timeout: stopped");
+  timeout.killed = true;
+  CHECK(timeout.summary() == "was still running at --timeout: killed");
+}

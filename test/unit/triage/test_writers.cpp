@@ -168,7 +168,64 @@ TEST_CASE("writers: a process killed outright; no siginfo, threads with their hi
   CHECK(text.find("Thread 42\n  (gone before it could be stopped") != std::string::npos);
   CHECK(text.find("-> consume prog.c:17  [3 branches]   <== last recorded") != std::string::npos);
   CHECK(text.find("registers:") == std::string::npos);
-  CHECK(github_annotation(r, "") == "::error title=killed by SIGKILL::/abs/prog (pid 42) killed by SIGKILL\n");
+  // No stack left: the annotation points where it was last recorded.
+  CHECK(github_annotation(r, "/abs") ==
+        "::error file=prog.c,line=17,title=killed by SIGKILL in consume::/abs/prog (pid 42) killed by SIGKILL\n");
+}
+
+TEST_CASE("github_annotation: a process killed outright points at the newest recorded code with a source line, or "
+          "nowhere", "[triage][report]") {
+  TriageReport r = sample();
+  r.outcome = Outcome{};
+  r.outcome.kind = Outcome::Kind::Signal;
+  r.outcome.signo = SIGKILL;
+  r.outcome.exit_status = 128 + SIGKILL;
+  ThreadReport& t = r.threads.front();
+  t.got_signal = false;
+  t.ended = true;
+  t.backtrace.clear();
+  tracer::HistoryEntry spin = t.history.entries.back();
+  spin.where = {"spin", "/abs/spin.c", 9, "/abs/prog", 0x401200};
+  tracer::HistoryEntry libc = spin;
+  libc.where = {"nanosleep", "", 0, "/lib/libc.so.6", 0x7f0000001000};  // no line information
+  t.history.entries = {spin, libc};
+  CHECK(github_annotation(r, "/abs").starts_with("::error file=spin.c,line=9,title=killed by SIGKILL in spin::"));
+  // Terminated, stopped where no frame has a line (sources empty): the history too.
+  r.outcome.has_si_code = true;
+  r.outcome.signo = SIGTERM;
+  r.outcome.sender = Sender::Process;
+  r.outcome.sender_pid = 7;
+  CHECK(github_annotation(r, "/abs").starts_with("::error file=spin.c,line=9,title=terminated by SIGTERM in spin::"));
+  // Nothing it ran has a line: no file= (GitHub shows it on the run's summary).
+  t.history.entries = {libc};
+  CHECK(github_annotation(r, "/abs").starts_with("::error title=terminated by SIGTERM::"));
+  r.threads.clear();
+  CHECK(github_annotation(r, "/abs").starts_with("::error title=terminated by SIGTERM::"));
+}
+
+TEST_CASE("writers: triage interrupted (SIGTERM): its own outcome in text, JSON, page and annotation",
+          "[triage][report]") {
+  TriageReport r = sample();
+  r.outcome = Outcome{};
+  r.outcome.kind = Outcome::Kind::Interrupted;
+  r.outcome.signo = SIGTERM;
+  r.outcome.exit_status = 128 + SIGTERM;
+  r.threads[0].got_signal = false;
+  r.sources = {SourceExcerpt{"consume", "/work/repo/prog.c", 16, {"x", "y", "z"}, 18}};
+  const std::string text = text_report(r, false);
+  CHECK(text.rfind("hindsight triage: /abs/prog (pid 42) interrupted by SIGTERM: stopped\n", 0) == 0);
+  CHECK(text.find("(crashed)") == std::string::npos);
+  auto j = nlohmann::json::parse(json_report(r));
+  CHECK(j["outcome"]["kind"] == "interrupted");
+  CHECK(j["outcome"]["cause"] == "interrupted");
+  CHECK(j["outcome"]["signal"] == "SIGTERM");
+  CHECK(j["outcome"]["exit_status"] == 143);
+  CHECK_FALSE(j["outcome"].contains("killed"));
+  CHECK(html_report(r).find("\"cause\": \"interrupted\"") != std::string::npos);
+  CHECK(github_annotation(r, "/work/repo").starts_with("::error file=prog.c,line=18,title=interrupted by SIGTERM in consume::"));
+  r.outcome.killed = true;
+  CHECK(nlohmann::json::parse(json_report(r))["outcome"]["killed"] == true);
+  CHECK(nlohmann::json::parse(json_report(r))["outcome"]["summary"] == "interrupted by SIGTERM: killed");
 }
 
 TEST_CASE("writers: a test terminated by SIGTERM from timeout is no crash, in text, JSON, page and annotation",
@@ -236,8 +293,13 @@ TEST_CASE("github_annotation: one ::error line at the faulting line, escaped, re
   const std::string line = github_annotation(r, "/work/repo");
   CHECK(line == "::error file=src/a%2Cb%3Ac.c,line=18,title=crash in consume [0123456789ab]::/abs/prog (pid 42) "
                 "died of SIGSEGV (SEGV_MAPERR: address not mapped to object) at address 0x0%0Asignature 0123456789ab\n");
-  // Outside the checkout (a system library), the path stays absolute; no source: no file.
+  // Outside the checkout (a system library), the path stays absolute.
   CHECK(github_annotation(r, "/elsewhere").starts_with("::error file=/work/repo/src/a%2Cb%3Ac.c,line=18,"));
+  // The source file cannot be read here: the frame's line all the same.
   r.sources.clear();
+  CHECK(github_annotation(r, "/abs").starts_with("::error file=prog.c,line=18,title=crash in consume [0123456789ab]::"));
+  // No line known anywhere: no file.
+  r.threads.front().backtrace.front().where.file.clear();
+  r.threads.front().history.entries.clear();
   CHECK(github_annotation(r, "/work/repo").starts_with("::error title=crash [0123456789ab]::"));
 }
