@@ -88,14 +88,18 @@ tracer::ResumePlan continue_all(tracer::Tid tid = 0, int signal = 0) {
   return plan;
 }
 
-// A process that ended of signo with no stop first (SIGKILL): no siginfo, nothing to let die.
-Outcome killed_outright(int signo) {
+// An end by signo, of the program (kind Signal) or of triage (Interrupted): 128+signo, as a
+// shell's job.
+Outcome ended_by(Outcome::Kind kind, int signo) {
   Outcome o;
-  o.kind = Outcome::Kind::Signal;
+  o.kind = kind;
   o.signo = signo;
   o.exit_status = 128 + signo;
   return o;
 }
+
+// A process that ended of signo with no stop first (SIGKILL): no siginfo, nothing to let die.
+Outcome killed_outright(int signo) { return ended_by(Outcome::Kind::Signal, signo); }
 
 Outcome timed_out() {
   Outcome o;
@@ -104,14 +108,8 @@ Outcome timed_out() {
   return o;
 }
 
-// Triage itself got signo: it ends as a shell's job would, 128+signo.
-Outcome interrupted(int signo) {
-  Outcome o;
-  o.kind = Outcome::Kind::Interrupted;
-  o.signo = signo;
-  o.exit_status = 128 + signo;
-  return o;
-}
+// Triage itself got signo.
+Outcome interrupted(int signo) { return ended_by(Outcome::Kind::Interrupted, signo); }
 
 // A descendant the collector followed by itself, stopped where a signal kills it.
 Ending dying_descendant_ending(tracer::DyingDescendant& dying, tracer::EventLog& log) {
