@@ -202,6 +202,25 @@ void Child::kill_and_reap() {
   close_fd(err_fd_);
 }
 
+std::string hang_report(const Child& child, const std::string& name) {
+  auto run = [](std::vector<std::string> argv) {
+    Child c({.argv = std::move(argv), .merge_stderr = true});
+    c.wait(Clock::now() + std::chrono::seconds(30));
+    return c.out();
+  };
+  const std::string group = std::to_string(child.pid());
+  std::string members = run({"/usr/bin/pgrep", "-d", ",", "-g", group});
+  members.erase(std::remove(members.begin(), members.end(), '\n'), members.end());
+  std::string out = "--- still running after its deadline: its process group\n" +
+                    run({"/usr/bin/ps", "-o", "pid,ppid,stat,wchan:24,args", "-p", members.empty() ? group : members});
+  std::istringstream pids(run({"/usr/bin/pgrep", "-g", group, "-x", name}));
+  for (std::string pid; std::getline(pids, pid);) {
+    out += "--- " + name + " " + pid + ", its threads\n" +
+           run({"/usr/bin/gdb", "-nx", "-batch", "-p", pid, "-ex", "thread apply all bt"});
+  }
+  return out;
+}
+
 std::string describe_status(std::optional<int> status) {
   if (!status) {
     return "still running";

@@ -70,6 +70,10 @@ class Child {
   std::optional<int> status_;
 };
 
+// What a child that did not end in time is doing, for a failure's message: its process group
+// as ps shows it, and the threads' backtraces of each process in it named `name` (gdb -p).
+std::string hang_report(const Child& child, const std::string& name);
+
 // "exited with 3", "killed by signal 9", for messages.
 std::string describe_status(std::optional<int> status);
 // Exit code if the process exited normally, else -1 (signal) or -2 (still running / unknown).

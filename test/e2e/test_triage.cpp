@@ -83,6 +83,8 @@ Triage run_triage(const std::vector<std::string>& flags, const std::string& prog
   Triage t{child.out(), child.err(), -1, json()};
   if (status && WIFEXITED(*status)) {
     t.status = WEXITSTATUS(*status);
+  } else if (!status) {
+    t.err += e2e::hang_report(child, "hindsight");  // where it waits, for the failure's message
   }
   if (std::ifstream in(json_path); in) {
     t.report = json::parse(in, nullptr, false);

@@ -1,5 +1,8 @@
-// Pure pieces of tracer/linux: the int3 table and /proc stat parsing.
+// Pure pieces of tracer/linux: the int3 table, /proc stat parsing; and ancestry in /proc.
 #include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/software_breakpoints.hpp"
@@ -51,8 +54,38 @@ TEST_CASE("procfs: stat parsing copes with odd thread names", "[procfs]") {
   REQUIRE(st);
   CHECK(st->name == "a) b (c)");
   CHECK(st->state == 't');
+  CHECK(st->parent == 1);
   CHECK(st->core == 5);
   CHECK_FALSE(tracer::procfs::parse_stat("garbage"));
+}
+
+TEST_CASE("procfs: a grandchild descends from us; we, init and a pid nobody has do not descend from it",
+          "[procfs]") {
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (::fork() == 0) {  // the grandchild says its pid, then waits to be killed
+      const pid_t me = ::getpid();
+      (void)!::write(ready[1], &me, sizeof me);
+      ::pause();
+    }
+    ::pause();
+  }
+  pid_t grandchild = 0;
+  REQUIRE(::read(ready[0], &grandchild, sizeof grandchild) == sizeof grandchild);
+  CHECK(tracer::procfs::descends_from(child, ::getpid()));
+  CHECK(tracer::procfs::descends_from(grandchild, ::getpid()));
+  CHECK(tracer::procfs::descends_from(grandchild, child));
+  CHECK_FALSE(tracer::procfs::descends_from(::getpid(), grandchild));
+  CHECK_FALSE(tracer::procfs::descends_from(1, ::getpid()));
+  CHECK_FALSE(tracer::procfs::descends_from(0x7ffffff, ::getpid()));  // above any pid_max
+  ::kill(grandchild, SIGKILL);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
 }
 
 TEST_CASE("find_mapping: the /proc/PID/maps line holding an address", "[scope]") {

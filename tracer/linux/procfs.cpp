@@ -79,10 +79,12 @@ std::optional<TaskStat> parse_stat(const std::string& text) {
   TaskStat st;
   st.name = text.substr(open + 1, close - open - 1);
   std::string field;
-  // Field 3 is the state; field 39 the processor.
+  // Field 3 is the state, 4 the parent; field 39 the processor.
   for (int index = 3; in >> field; ++index) {
     if (index == 3) {
       st.state = field[0];
+    } else if (index == 4) {
+      st.parent = std::atoi(field.c_str());
     } else if (index == 39) {
       st.core = std::atoi(field.c_str());
       break;
@@ -100,6 +102,20 @@ std::optional<TaskStat> task_stat(Pid pid, Tid tid) {
     return std::nullopt;
   }
   return parse_stat(std::string(data->begin(), data->end()));
+}
+
+bool descends_from(Pid pid, Pid ancestor) {
+  for (int depth = 0; depth < 256 && pid > 1; ++depth) {
+    auto st = task_stat(pid, pid);
+    if (!st) {
+      return false;
+    }
+    if (st->parent == ancestor) {
+      return true;
+    }
+    pid = st->parent;
+  }
+  return false;
 }
 
 namespace {

@@ -22,11 +22,15 @@ std::string thread_name(Pid pid, Tid tid);
 struct TaskStat {
   std::string name;  // field 2, comm: the thread's name, as /proc/.../comm has it
   char state = '?';  // field 3
+  Pid parent = 0;    // field 4, ppid
   int core = -1;     // field 39, "processor"
 };
 // Parses the text of /proc/.../stat (the comm field may contain spaces and parentheses).
 std::optional<TaskStat> parse_stat(const std::string& text);
 std::optional<TaskStat> task_stat(Pid pid, Tid tid);
+// pid is a process below ancestor (its child, grandchild, ...): not one that took the pid of a
+// descendant gone meanwhile.
+bool descends_from(Pid pid, Pid ancestor);
 // /proc/PID/exe: the file the process runs; empty when unreadable.
 std::string executable(Pid pid);
 // The instruction set of the program it runs, from /proc/PID/exe's ELF header (as gdbserver

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
+#include "base/log.hpp"
 #include "tracer/btrace/dbt_ring.h"
 #include "tracer/linux/exec_child.hpp"
 #include "tracer/linux/ia32.hpp"
@@ -35,6 +37,8 @@ std::string make_work_dir() {
 // vgdb waits up to 30 s (--wait=30) for the gdbserver of a Valgrind just started; this, for its
 // answer.
 constexpr std::chrono::seconds kVgdbWait{40};
+// How long a Valgrind that reported its program's end may take to exit.
+constexpr std::chrono::seconds kEndWait{10};
 
 }  // namespace
 
@@ -191,8 +195,23 @@ void ValgrindProcess::reap(Pid pid, bool wait) {
     return;
   }
   int status = 0;
-  if (::waitpid(pid, &status, wait ? 0 : WNOHANG) == 0) {
-    detached_.push_back(pid);
+  if (!wait) {
+    if (::waitpid(pid, &status, WNOHANG) == 0) {
+      detached_.push_back(pid);
+    }
+    return;
+  }
+  // It said it ended, or was killed: Valgrind is on its way out. One that is not within
+  // kEndWait is killed, so that no caller waits for ever.
+  const auto give_up = std::chrono::steady_clock::now() + kEndWait;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= give_up) {
+      base::logf(base::LogCat::ptrace, "valgrind {} still there {} s after its end: killed", pid, kEndWait.count());
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return;
+    }
+    ::usleep(10000);
   }
 }
 

@@ -50,8 +50,9 @@ class ValgrindProcess {
   std::string valgrind_log();
   // An instruction Valgrind cannot translate killed the program with SIGILL: say so.
   void explain_sigill();
-  // The program ended or was killed (wait: reap it now), or runs on detached (reaped when
-  // this goes, as gdbserver joins a detached child before it exits).
+  // The program ended or was killed (wait: reap it now, killing a Valgrind that has not gone
+  // within 10 s), or runs on detached (reaped when this goes, as gdbserver joins a detached
+  // child before it exits).
   void reap(Pid pid, bool wait);
   // What the program does with sig, from the table the recorder writes (Valgrind keeps the
   // program's sigactions to itself).

@@ -221,7 +221,8 @@ bool ValgrindTarget::kill_descendants() {
   for (const Pid pid : tree_events_->unended()) {
     // Not the started program (its own link's), nor one reaped already and waiting to be told
     // (its pid may be another's by now).
-    if (pid != root_ && std::find(killed_.begin(), killed_.end(), pid) == killed_.end() && ::kill(pid, SIGKILL) == 0) {
+    if (pid != root_ && std::find(killed_.begin(), killed_.end(), pid) == killed_.end() &&
+        procfs::descends_from(pid, ::getpid()) && ::kill(pid, SIGKILL) == 0) {
       any = true;  // reaped by its parent, or by us (reap_orphans); told by take_dying_descendant
     }
   }
@@ -234,8 +235,10 @@ bool ValgrindTarget::descendants_alive() {
   }
   log_tree();
   reap_orphans();
+  // One killed outright and reaped by its parent never says it ended: its pid, taken by
+  // another process since, is not the tree's (this process is the tree's top and reaper).
   for (const Pid pid : tree_events_->unended()) {
-    if (pid != root_ && ::kill(pid, 0) == 0) {
+    if (pid != root_ && procfs::descends_from(pid, ::getpid())) {
       return true;
     }
   }
