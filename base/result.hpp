@@ -20,6 +20,8 @@ enum class Errc {
   exhausted,       // out of a fixed resource (debug registers, ...)
   system,          // a system call failed; see sys_errno
   overflow,        // data was lost (btrace delta)
+  failed,          // an operation on the inferior did not complete (a call that faulted)
+  timed_out,       // ... or did not complete in time
   internal,        // our own bug
 };
 

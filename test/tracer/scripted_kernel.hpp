@@ -126,6 +126,16 @@ class ScriptedKernel final : public Kernel {
     }
     return base::Error{base::Errc::system, ECHILD, "waitpid " + std::to_string(tid)};
   }
+  base::Result<std::optional<int>> poll_for(Tid tid) override {
+    for (auto it = statuses_.begin(); it != statuses_.end(); ++it) {
+      if (it->tid == tid) {
+        const int status = it->status;
+        statuses_.erase(it);
+        return std::optional<int>(status);
+      }
+    }
+    return std::optional<int>();
+  }
   base::Result<void> attach(Tid tid) override {
     Thread& t = thread(tid);
     t.traced = true;

@@ -40,6 +40,8 @@ class Kernel {
   virtual std::optional<WaitStatus> wait_any(bool block) = 0;
   // The next status of tid, waiting for it.
   virtual base::Result<int> wait_for(Tid tid) = 0;
+  // A status of tid waiting now (nullopt: none yet); never blocks.
+  virtual base::Result<std::optional<int>> poll_for(Tid tid) = 0;
 
   // --- ptrace requests ----------------------------------------------------------------------
   virtual base::Result<void> attach(Tid tid) = 0;

@@ -42,6 +42,22 @@ class LinuxKernel final : public Kernel {
       }
     }
   }
+  base::Result<std::optional<int>> poll_for(Tid tid) override {
+    for (;;) {
+      int st = 0;
+      const Tid w = ::waitpid(tid, &st, __WALL | WNOHANG);
+      if (w == tid) {
+        base::logf(base::LogCat::ptrace, "waitpid({}) status {:#x}", tid, st);
+        return std::optional<int>(st);
+      }
+      if (w == 0) {
+        return std::optional<int>();
+      }
+      if (errno != EINTR) {
+        return base::sys_error("waitpid " + std::to_string(tid));
+      }
+    }
+  }
   base::Result<void> attach(Tid tid) override { return pt::attach(tid); }
   base::Result<void> resume(Tid tid, bool step, int sig) override { return pt::resume(tid, step, sig); }
   base::Result<void> resume_to_syscall(Tid tid, int sig) override { return pt::resume_to_syscall(tid, sig); }

@@ -49,8 +49,13 @@ Kind classify(const ZydisDecodedInstruction& insn, const std::uint8_t* code) {
     case ZYDIS_MNEMONIC_IRET:
     case ZYDIS_MNEMONIC_IRETD:
     case ZYDIS_MNEMONIC_IRETQ:
-    case ZYDIS_MNEMONIC_XBEGIN: return Kind::Leave;
+    case ZYDIS_MNEMONIC_XBEGIN:
+    case ZYDIS_MNEMONIC_RDGSBASE:
+    case ZYDIS_MNEMONIC_WRGSBASE: return Kind::Leave;
     default: break;
+  }
+  if ((insn.attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS) != 0) {
+    return Kind::Leave;  // %gs is the recorder's (thread_state.hpp): the program's own use runs natively
   }
   if (insn.meta.category == ZYDIS_CATEGORY_COND_BR) {
     return insn.raw.imm[0].is_relative ? Kind::Jcc : Kind::Leave;

@@ -5,20 +5,20 @@
 namespace recorder {
 namespace {
 
-ThreadState& ts() {
-  return tls_state;
+const ThreadState& ts() {
+  return slots();
 }
 
 void store_sample_address(Emitter& e, Reg index_reg, Reg out_reg) {
   // out = ring + (head & 0xffff) * 16, head += 1; index_reg is free to clobber.
   const std::uint8_t idx = index_reg, out = out_reg;
-  e.load_fs(index_reg, &ts().ring.head);
+  e.load_gs(index_reg, &ts().ring.head);
   e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x40 | (out << 3) | idx), 0x01});  // lea out, [idx+1]
-  e.store_fs(&ts().ring.head, out_reg);
+  e.store_gs(&ts().ring.head, out_reg);
   e.bytes({0x0f, 0xb7, static_cast<std::uint8_t>(0xc0 | (idx << 3) | idx)});  // movzx idx32, idx16
   e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x04 | (idx << 3)),
            static_cast<std::uint8_t>((idx << 3) | idx)});  // lea idx, [idx+idx]
-  e.load_fs(out_reg, &ts().ring.samples);
+  e.load_gs(out_reg, &ts().ring.samples);
   e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x04 | (out << 3)),
            static_cast<std::uint8_t>(0xc0 | (idx << 3) | out)});  // lea out, [out+idx*8]
 }
@@ -26,21 +26,21 @@ void store_sample_address(Emitter& e, Reg index_reg, Reg out_reg) {
 }  // namespace
 
 void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to) {
-  e.store_fs(&ts().save_rax, kRax);
-  e.store_fs(&ts().save_rcx, kRcx);
+  e.store_gs(&ts().save_rax, kRax);
+  e.store_gs(&ts().save_rcx, kRcx);
   store_sample_address(e, kRax, kRcx);
   e.mov_imm64(kRax, from);
   e.bytes({0x48, 0x89, 0x01});  // mov [rcx], rax
   e.mov_imm64(kRax, to);
   e.bytes({0x48, 0x89, 0x41, 0x08});  // mov [rcx+8], rax
-  e.load_fs(kRax, &ts().save_rax);
-  e.load_fs(kRcx, &ts().save_rcx);
+  e.load_gs(kRax, &ts().save_rax);
+  e.load_gs(kRcx, &ts().save_rcx);
 }
 
 void emit_save_scratch(Emitter& e) {
-  e.store_fs(&ts().save_rax, kRax);
-  e.store_fs(&ts().save_rcx, kRcx);
-  e.store_fs(&ts().save_rdx, kRdx);
+  e.store_gs(&ts().save_rax, kRax);
+  e.store_gs(&ts().save_rcx, kRcx);
+  e.store_gs(&ts().save_rdx, kRdx);
 }
 
 void emit_record_computed(Emitter& e, std::uint64_t from) {
@@ -53,33 +53,33 @@ void emit_record_computed(Emitter& e, std::uint64_t from) {
 void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved) {
   e.bytes({0x48, 0x8d, 0x64, 0x24, 0xf8});  // lea rsp, [rsp-8]
   if (!rcx_saved) {
-    e.store_fs(&ts().save_rcx, kRcx);
+    e.store_gs(&ts().save_rcx, kRcx);
   }
   e.mov_imm64(kRcx, return_address);
   e.bytes({0x48, 0x89, 0x0c, 0x24});  // mov [rsp], rcx
   if (!rcx_saved) {
-    e.load_fs(kRcx, &ts().save_rcx);
+    e.load_gs(kRcx, &ts().save_rcx);
   }
 }
 
 void emit_lookup(Emitter& e) {
   e.bytes({0x0f, 0xb7, 0xc8});        // movzx ecx, ax
   e.bytes({0x48, 0x8d, 0x0c, 0x09});  // lea rcx, [rcx+rcx]
-  e.load_fs(kRdx, &ts().lookup);
+  e.load_gs(kRdx, &ts().lookup);
   e.bytes({0x48, 0x8d, 0x14, 0xca});        // lea rdx, [rdx+rcx*8]
   e.bytes({0x48, 0x8b, 0x0a});              // mov rcx, [rdx]
   e.bytes({0x48, 0xf7, 0xd1});              // not rcx
   e.bytes({0x48, 0x8d, 0x4c, 0x01, 0x01});  // lea rcx, [rcx+rax+1]: rax - key
   e.bytes({0xe3, 0x0d});                    // jrcxz hit (13 bytes on)
   e.bytes({0xb9, 0, 0, 0, 0});              // mov ecx, 0 (no slot to link)
-  e.jmp_fs(&ts().dispatch);                 // (8 bytes)
+  e.jmp_gs(&ts().dispatch);                 // (8 bytes)
   // hit:
   e.bytes({0x48, 0x8b, 0x52, 0x08});  // mov rdx, [rdx+8]
-  e.store_fs(&ts().target, kRdx);
-  e.load_fs(kRax, &ts().save_rax);
-  e.load_fs(kRcx, &ts().save_rcx);
-  e.load_fs(kRdx, &ts().save_rdx);
-  e.jmp_fs(&ts().target);
+  e.store_gs(&ts().target, kRdx);
+  e.load_gs(kRax, &ts().save_rax);
+  e.load_gs(kRcx, &ts().save_rcx);
+  e.load_gs(kRdx, &ts().save_rdx);
+  e.jmp_gs(&ts().target);
 }
 
 void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) {
@@ -106,7 +106,7 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) 
     e.bytes({0x48, 0xb9});  // mov rcx, the slot's address
     slot_imm = e.here();
     e.u64(0);
-    e.jmp_fs(&ts().dispatch);
+    e.jmp_gs(&ts().dispatch);
   }
   while (e.address() % 8 != 0) {
     e.bytes({0xcc});  // (never run)
@@ -143,30 +143,30 @@ void emit_native_exit(Emitter& e, std::uint64_t target) {
 }
 
 void emit_dispatcher(Emitter& e, TranslateFn translate) {
-  e.store_fs(&ts().save_rsp, kRsp);
-  e.load_fs(kRsp, &ts().private_stack_top);
+  e.store_gs(&ts().save_rsp, kRsp);
+  e.load_gs(kRsp, &ts().private_stack_top);
   e.bytes({0x9c, 0xfc});                          // pushfq; cld (the ABI's direction)
   e.bytes({0x56, 0x57, 0x41, 0x50, 0x41, 0x51,    // push rsi, rdi, r8, r9,
            0x41, 0x52, 0x41, 0x53});              //      r10, r11
   e.bytes({0x48, 0x83, 0xec, 0x08});              // sub rsp, 8: 16-byte aligned at the call
   e.bytes({0x48, 0x89, 0xc7, 0x48, 0x89, 0xce});  // mov rdi, rax; mov rsi, rcx
   e.bytes({0xb8, 0xff, 0xff, 0xff, 0xff, 0xba, 0xff, 0xff, 0xff, 0xff});  // eax = edx = -1
-  e.load_fs(kR8, &ts().xsave_area);
+  e.load_gs(kR8, &ts().xsave_area);
   e.bytes({0x49, 0x0f, 0xae, 0x20});  // xsave64 [r8]: every enabled component
   e.mov_imm64(kRax, reinterpret_cast<std::uint64_t>(translate));
   e.bytes({0xff, 0xd0});  // call rax
-  e.store_fs(&ts().target, kRax);
+  e.store_gs(&ts().target, kRax);
   e.bytes({0xb8, 0xff, 0xff, 0xff, 0xff, 0xba, 0xff, 0xff, 0xff, 0xff});
-  e.load_fs(kR8, &ts().xsave_area);
+  e.load_gs(kR8, &ts().xsave_area);
   e.bytes({0x49, 0x0f, 0xae, 0x28});                                      // xrstor64 [r8]
   e.bytes({0x48, 0x83, 0xc4, 0x08});                                      // add rsp, 8
   e.bytes({0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, 0x5f, 0x5e});  // pop r11..rsi
   e.bytes({0x9d});                                                        // popfq
-  e.load_fs(kRsp, &ts().save_rsp);
-  e.load_fs(kRax, &ts().save_rax);
-  e.load_fs(kRcx, &ts().save_rcx);
-  e.load_fs(kRdx, &ts().save_rdx);
-  e.jmp_fs(&ts().target);
+  e.load_gs(kRsp, &ts().save_rsp);
+  e.load_gs(kRax, &ts().save_rax);
+  e.load_gs(kRcx, &ts().save_rcx);
+  e.load_gs(kRdx, &ts().save_rdx);
+  e.jmp_gs(&ts().target);
 }
 
 }  // namespace recorder

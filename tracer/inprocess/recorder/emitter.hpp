@@ -1,4 +1,4 @@
-// Writing machine code into the cache: bytes, little-endian values, and the %fs-relative moves
+// Writing machine code into the cache: bytes, little-endian values, and the %gs-relative moves
 // the branch sequences use to reach the thread's block (thread_state.hpp).
 #pragma once
 
@@ -35,13 +35,13 @@ class Emitter {
     std::memcpy(p_, &v, 8);
     p_ += 8;
   }
-  // mov reg, fs:[field] / mov fs:[field], reg (64-bit).
-  void load_fs(Reg reg, const void* field) { fs_move(0x8b, reg, field); }
-  void store_fs(const void* field, Reg reg) { fs_move(0x89, reg, field); }
-  // jmp qword fs:[field]
-  void jmp_fs(const void* field) {
-    bytes({0x64, 0xff, 0x24, 0x25});
-    u32(static_cast<std::uint32_t>(fs_offset(field)));
+  // mov reg, gs:[field] / mov gs:[field], reg (64-bit); field is one of slots()'s.
+  void load_gs(Reg reg, const void* field) { gs_move(0x8b, reg, field); }
+  void store_gs(const void* field, Reg reg) { gs_move(0x89, reg, field); }
+  // jmp qword gs:[field]
+  void jmp_gs(const void* field) {
+    bytes({0x65, 0xff, 0x24, 0x25});
+    u32(static_cast<std::uint32_t>(gs_offset(field)));
   }
   // mov reg, imm64 (rax or rcx)
   void mov_imm64(Reg reg, std::uint64_t v) {
@@ -50,10 +50,10 @@ class Emitter {
   }
 
  private:
-  void fs_move(std::uint8_t opcode, Reg reg, const void* field) {
-    bytes({0x64, static_cast<std::uint8_t>(0x48 | ((reg >> 3) << 2)), opcode,
+  void gs_move(std::uint8_t opcode, Reg reg, const void* field) {
+    bytes({0x65, static_cast<std::uint8_t>(0x48 | ((reg >> 3) << 2)), opcode,
            static_cast<std::uint8_t>(((reg & 7) << 3) | 4), 0x25});
-    u32(static_cast<std::uint32_t>(fs_offset(field)));
+    u32(static_cast<std::uint32_t>(gs_offset(field)));
   }
   std::uint8_t* p_;
 };

@@ -86,19 +86,14 @@ base::Result<void> start_thread() {
   if (xsave == 0) {
     return base::make_error(base::Errc::unsupported, "this CPU has no XSAVE");
   }
-  std::uint64_t probe = 0;
-  asm("mov %%fs:0, %0" : "=r"(probe));
-  const auto distance = static_cast<std::int64_t>(reinterpret_cast<std::uint64_t>(&tls_state) - probe);
-  if (distance < INT32_MIN || distance > INT32_MAX - static_cast<std::int64_t>(sizeof(ThreadState))) {
-    return base::make_error(base::Errc::unsupported, "the recorder's thread block is not in static TLS");
-  }
   auto* memory = map_rw(sizeof(Recorder));
+  auto* state = static_cast<ThreadState*>(map_rw(sizeof(ThreadState)));
   auto* samples =
       static_cast<hs_recorder_sample*>(map_rw(HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample)));
   auto* stack = static_cast<std::uint8_t*>(map_rw(kPrivateStack));
   auto* area = static_cast<std::uint8_t*>(map_rw((xsave + 4095) & ~std::size_t{4095}));
   auto* dispatcher = static_cast<std::uint8_t*>(map_rw(kDispatcherBytes, PROT_READ | PROT_WRITE | PROT_EXEC));
-  if (memory == nullptr || samples == nullptr || stack == nullptr || area == nullptr ||
+  if (memory == nullptr || state == nullptr || samples == nullptr || stack == nullptr || area == nullptr ||
       dispatcher == nullptr) {
     return base::sys_error("mmap for the recorder");
   }
@@ -107,7 +102,7 @@ base::Result<void> start_thread() {
     return base::sys_error("mmap for the recorder's tables");
   }
   rec->translator.leave_at(reinterpret_cast<std::uint64_t>(hs_recorder_exit_point));
-  ThreadState& t = tls_state;
+  ThreadState& t = *new (state) ThreadState;
   t.ring.head = 0;
   t.ring.samples = samples;
   t.lookup = rec->blocks.lookup_table();
@@ -116,6 +111,9 @@ base::Result<void> start_thread() {
   Emitter e(dispatcher);
   emit_dispatcher(e, translate_for_dispatcher);
   t.dispatch = reinterpret_cast<std::uint64_t>(dispatcher);
+  if (!set_thread_state(&t)) {
+    return base::sys_error("arch_prctl(ARCH_SET_GS) for the recorder's thread block");
+  }
   g_recorder = rec;
   return {};
 }
@@ -126,10 +124,10 @@ std::uint64_t run(RecordedFn fn, void* arg) {
 }
 
 const hs_recorder_ring& ring() {
-  return tls_state.ring;
+  return current_thread_state()->ring;
 }
 void clear_ring() {
-  tls_state.ring.head = 0;
+  current_thread_state()->ring.head = 0;
 }
 void set_recording(bool on) {
   g_recorder->translator.set_recording(on);

@@ -1,9 +1,12 @@
-// The recording thread's own block, reached from translated code through %fs (its TLS): the
-// scratch slots the branch sequences save registers in, the ring's head, the lookup table and
-// the dispatcher's address. An %fs-relative operand is absolute, so code in any cache region
-// (each near its own program code) reaches the same block. Prototype: one thread records.
+// The recording thread's own block, reached from translated code through %gs: the scratch
+// slots the branch sequences save registers in, the ring's head, the lookup table and the
+// dispatcher's address. Each recording thread's %gs base points at its block (x86-64 Linux
+// programs leave %gs alone: their TLS is %fs), so a %gs-relative operand reaches the thread's
+// own block from code in any cache region, and from a library loaded with dlopen, whose TLS is
+// not at a fixed distance from %fs. The block is mapped with mmap, never from the program's heap.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "tracer/inprocess/recorder/recorder_ring.h"
@@ -13,11 +16,12 @@ namespace recorder {
 struct LookupEntry;
 
 struct ThreadState {
+  ThreadState* self = nullptr;  // first: %gs:0 is the block's own address
   std::uint64_t save_rax = 0;
   std::uint64_t save_rcx = 0;
   std::uint64_t save_rdx = 0;
   std::uint64_t save_rsp = 0;  // the program's, while the dispatcher runs on its own stack
-  std::uint64_t target = 0;    // the cache address the next `jmp fs:[target]` goes to
+  std::uint64_t target = 0;    // the cache address the next `jmp gs:[target]` goes to
   hs_recorder_ring ring{};
   LookupEntry* lookup = nullptr;
   std::uint64_t dispatch = 0;           // the dispatcher's entry (code_cache.cpp emits it)
@@ -25,10 +29,15 @@ struct ThreadState {
   std::uint8_t* xsave_area = nullptr;   // 64-byte aligned
 };
 
-extern thread_local ThreadState tls_state;
+// Field addresses of this object stand for their offsets in every thread's block: the
+// sequences name a slot as &slots().save_rax.
+const ThreadState& slots();
+// The %gs-relative displacement of one byte of slots().
+std::int32_t gs_offset(const void* field);
 
-// The %fs-relative displacement of one byte of tls_state (which lives in the executable's
-// static TLS block, at a fixed distance from the thread pointer).
-std::int32_t fs_offset(const void* field);
+// The calling thread's block (its %gs base), nullptr when it has none.
+ThreadState* current_thread_state();
+// Gives the calling thread `state` as its block (arch_prctl ARCH_SET_GS). False if refused.
+bool set_thread_state(ThreadState* state);
 
 }  // namespace recorder

@@ -1,0 +1,213 @@
+// Inferior calls (tracer/linux/inferior_call.hpp) on a live program the test attached to while
+// it slept in nanosleep: the result, the thread's registers exactly as before, the sleep
+// restarted, a fault or a hang abandoned, a signal held, and a library loaded with dlopen.
+#include <dlfcn.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "test/support/skip.hpp"
+#include "test/tracer/live_support.hpp"
+#include "tracer/linux/inferior_call.hpp"
+#include "tracer/linux/kernel.hpp"
+
+using namespace test_tracer;
+using tracer::CallArg;
+using tracer::InferiorCall;
+
+namespace {
+
+// tracer_callee started with `rounds` sleeps of 100 ms, attached once it said "ready" (so the
+// thread is stopped inside nanosleep), and detached and waited for by finish().
+class AttachedCallee {
+ public:
+  explicit AttachedCallee(int rounds) {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::dup2(fds[1], 1);
+      ::close(fds[0]);
+      const std::string path = prog("callee");
+      const std::string n = std::to_string(rounds);
+      ::execl(path.c_str(), path.c_str(), n.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    out_ = fds[0];
+    REQUIRE(read_some().find("ready") != std::string::npos);
+    ::usleep(20 * 1000);  // inside its first nanosleep
+    REQUIRE(kernel().attach(pid_).ok());
+    auto st = kernel().wait_for(pid_);
+    REQUIRE(st.ok());
+    REQUIRE(WIFSTOPPED(*st));
+  }
+  ~AttachedCallee() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    ::close(out_);
+  }
+  tracer::Kernel& kernel() { return tracer::linux_kernel(); }
+  pid_t pid() const { return pid_; }
+
+  // Detaches, and returns what it printed to its end and its wait status.
+  std::pair<std::string, int> finish() {
+    REQUIRE(kernel().detach(pid_, 0).ok());
+    std::string out;
+    for (std::string part; !(part = read_some()).empty();) {
+      out += part;
+    }
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    pid_ = -1;
+    return {out, st};
+  }
+
+ private:
+  std::string read_some() {
+    char buf[256];
+    const ssize_t n = ::read(out_, buf, sizeof buf);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+  }
+  pid_t pid_ = -1;
+  int out_ = -1;
+};
+
+arch::x86::RawRegisters registers_of(tracer::Kernel& kernel, tracer::Tid tid) {
+  arch::x86::RawRegisters raw;
+  REQUIRE(kernel.read_gprs(tid, raw).ok());
+  REQUIRE(kernel.read_xstate(tid, raw).ok());
+  return raw;
+}
+
+void check_same(const arch::x86::RawRegisters& before, const arch::x86::RawRegisters& after) {
+  for (std::size_t i = 0; i < before.gpr.size(); ++i) {
+    INFO("register word " << i);
+    CHECK(after.gpr[i] == before.gpr[i]);
+  }
+  CHECK(after.xsave == before.xsave);
+}
+
+tracer::Bytes text_bytes(const std::string& text) {
+  tracer::Bytes out(text.begin(), text.end());
+  out.push_back(0);
+  return out;
+}
+
+bool maps_mention(pid_t pid, const std::string& what) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find(what) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("an inferior call runs a function of the attached program and leaves its thread as it was",
+          "[tracer][inferior_call]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(5);
+  auto& kernel = callee.kernel();
+  const auto before = registers_of(kernel, callee.pid());
+
+  InferiorCall add{symbol("callee", "callee_add"), {CallArg::of(40), CallArg::of(2), CallArg::data_at(0)},
+                   text_bytes("hello")};
+  auto outcome = tracer::call_function(kernel, callee.pid(), callee.pid(), add);
+  REQUIRE(outcome.result.ok());
+  CHECK(*outcome.result == 47);
+  CHECK(outcome.held_signals.empty());
+  check_same(before, registers_of(kernel, callee.pid()));
+
+  // One that uses the vector registers: they are the program's again afterwards.
+  InferiorCall fp{symbol("callee", "callee_float"), {}, {}};
+  REQUIRE(tracer::call_function(kernel, callee.pid(), callee.pid(), fp).result.ok());
+  check_same(before, registers_of(kernel, callee.pid()));
+
+  // The nanosleep it was stopped in restarts: no sleep cut short, every round slept.
+  auto [out, status] = callee.finish();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(out == "ticks=5 calls=1 cut=0\n");
+}
+
+TEST_CASE("an inferior call that faults or never returns is abandoned, the thread as it was",
+          "[tracer][inferior_call]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(3);
+  auto& kernel = callee.kernel();
+  const auto before = registers_of(kernel, callee.pid());
+
+  InferiorCall crash{symbol("callee", "callee_crash"), {}, {}};
+  auto faulted = tracer::call_function(kernel, callee.pid(), callee.pid(), crash);
+  REQUIRE_FALSE(faulted.result.ok());
+  CHECK(faulted.result.error().code == base::Errc::failed);
+  CHECK(faulted.result.error().message().starts_with("the called function faulted (SIGSEGV at 0x"));
+  check_same(before, registers_of(kernel, callee.pid()));
+
+  InferiorCall spin{symbol("callee", "callee_spin"), {}, {}, std::chrono::milliseconds(200)};
+  auto hung = tracer::call_function(kernel, callee.pid(), callee.pid(), spin);
+  REQUIRE_FALSE(hung.result.ok());
+  CHECK(hung.result.error().code == base::Errc::timed_out);
+  CHECK(hung.result.error().message() == "the called function did not return within 200 ms");
+  check_same(before, registers_of(kernel, callee.pid()));
+
+  // Neither the fault nor our SIGSTOP reaches the program: it runs on to its normal end.
+  auto [out, status] = callee.finish();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(out.starts_with("ticks=3 calls="));
+  CHECK(out.ends_with(" cut=0\n"));
+}
+
+TEST_CASE("a signal that comes during an inferior call is held and named, not delivered",
+          "[tracer][inferior_call]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(2);
+  auto& kernel = callee.kernel();
+  REQUIRE(kernel.tgkill(callee.pid(), callee.pid(), SIGUSR1).ok());  // pending: comes first on resume
+  InferiorCall add{symbol("callee", "callee_add"), {CallArg::of(1), CallArg::of(2), CallArg::data_at(0)},
+                   text_bytes("")};
+  auto outcome = tracer::call_function(kernel, callee.pid(), callee.pid(), add);
+  REQUIRE(outcome.result.ok());
+  CHECK(*outcome.result == 3);
+  REQUIRE(outcome.held_signals.size() == 1);
+  CHECK(outcome.held_signals[0] == SIGUSR1);
+  // Not sent again here: SIGUSR1 would end the program.
+  auto [out, status] = callee.finish();
+  CHECK(WIFEXITED(status));
+  CHECK(out == "ticks=2 calls=1 cut=0\n");
+}
+
+TEST_CASE("an inferior call to the program's dlopen loads a library into the running program",
+          "[tracer][inferior_call]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(2);
+  auto& kernel = callee.kernel();
+  REQUIRE_FALSE(maps_mention(callee.pid(), "libm.so"));
+  // The program keeps dlopen's address (resolved by the dynamic linker) in a variable.
+  auto memory = kernel.memory(callee.pid());
+  REQUIRE(memory.ok());
+  auto pointer = (*memory)->read(symbol("callee", "keep_dlopen"), 8);
+  REQUIRE(pointer.ok());
+  const std::uint64_t dlopen_at = tracer::load_u64(*pointer);
+  REQUIRE(dlopen_at != 0);
+
+  InferiorCall load{dlopen_at, {CallArg::data_at(0), CallArg::of(RTLD_NOW | RTLD_LOCAL)}, text_bytes("libm.so.6")};
+  auto outcome = tracer::call_function(kernel, callee.pid(), callee.pid(), load);
+  REQUIRE(outcome.result.ok());
+  CHECK(*outcome.result != 0);  // the handle
+  CHECK(maps_mention(callee.pid(), "libm.so"));
+  auto [out, status] = callee.finish();
+  CHECK(WIFEXITED(status));
+  CHECK(out == "ticks=2 calls=0 cut=0\n");
+}
