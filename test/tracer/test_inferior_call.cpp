@@ -12,6 +12,7 @@
 
 #include "test/support/skip.hpp"
 #include "test/tracer/live_support.hpp"
+#include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/linux/inferior_call.hpp"
 #include "tracer/linux/kernel.hpp"
 
@@ -207,6 +208,53 @@ TEST_CASE("an inferior call to the program's dlopen loads a library into the run
   REQUIRE(outcome.result.ok());
   CHECK(*outcome.result != 0);  // the handle
   CHECK(maps_mention(callee.pid(), "libm.so"));
+  auto [out, status] = callee.finish();
+  CHECK(WIFEXITED(status));
+  CHECK(out == "ticks=2 calls=0 cut=0\n");
+}
+
+namespace {
+
+std::uint64_t pointer_in(tracer::Kernel& kernel, pid_t pid, const std::string& variable) {
+  auto memory = kernel.memory(pid);
+  REQUIRE(memory.ok());
+  auto bytes = (*memory)->read(symbol("callee", variable), 8);
+  REQUIRE(bytes.ok());
+  return tracer::load_u64(*bytes);
+}
+
+std::uint64_t call_ok(tracer::Kernel& kernel, pid_t pid, InferiorCall call) {
+  auto outcome = tracer::call_function(kernel, pid, pid, call);
+  INFO((outcome.result.ok() ? std::string("ok") : outcome.result.error().message()));
+  REQUIRE(outcome.result.ok());
+  return *outcome.result;
+}
+
+}  // namespace
+
+TEST_CASE("the branch recorder's library is brought into a running program and taken out again",
+          "[tracer][inferior_call]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(2);
+  auto& kernel = callee.kernel();
+  const pid_t pid = callee.pid();
+  REQUIRE_FALSE(maps_mention(pid, "libhindsight-recorder.so"));
+
+  const std::uint64_t handle = call_ok(
+      kernel, pid,
+      {pointer_in(kernel, pid, "keep_dlopen"), {CallArg::data_at(0), CallArg::of(RTLD_NOW | RTLD_LOCAL)},
+       text_bytes(RECORDER_LIB)});
+  REQUIRE(handle != 0);
+  CHECK(maps_mention(pid, "libhindsight-recorder.so"));
+  const std::uint64_t version_fn =
+      call_ok(kernel, pid,
+              {pointer_in(kernel, pid, "keep_dlsym"), {CallArg::of(handle), CallArg::data_at(0)},
+               text_bytes("hs_recorder_abi_version")});
+  REQUIRE(version_fn != 0);
+  CHECK(call_ok(kernel, pid, {version_fn, {}, {}}) == HS_RECORDER_ABI_VERSION);
+
+  CHECK(call_ok(kernel, pid, {pointer_in(kernel, pid, "keep_dlclose"), {CallArg::of(handle)}, {}}) == 0);
+  CHECK_FALSE(maps_mention(pid, "libhindsight-recorder.so"));
   auto [out, status] = callee.finish();
   CHECK(WIFEXITED(status));
   CHECK(out == "ticks=2 calls=0 cut=0\n");

@@ -32,8 +32,10 @@ __attribute__((noinline)) void callee_spin(void) {
   }
 }
 
-/* Keeps dlopen linked in for programs of glibc < 2.34 (libdl). */
+/* The loader's entry points, resolved by the dynamic linker, for the tests to call. */
 void* (*volatile keep_dlopen)(const char*, int) = dlopen;
+void* (*volatile keep_dlsym)(void*, const char*) = dlsym;
+int (*volatile keep_dlclose)(void*) = dlclose;
 
 int main(int argc, char** argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 50;
