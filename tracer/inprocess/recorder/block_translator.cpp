@@ -119,7 +119,8 @@ bool load_branch_operand(Emitter& e, const ZydisDecodedInstruction& insn, const 
 
 }  // namespace
 
-BlockTranslator::BlockTranslator(CodeCache& cache, BlockMap& blocks) : cache_(cache), blocks_(blocks) {
+BlockTranslator::BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points)
+    : cache_(cache), blocks_(blocks), safe_points_(safe_points) {
   ZydisDecoderInit(&decoder_, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 }
 
@@ -143,6 +144,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
   Emitter e(at);
   std::uint64_t pc = start;
   for (int n = 0;; ++n) {
+    safe_point(e, pc);
     if (n == kMaxInstructions) {
       emit_direct_exit(e, pc, blocks_);  // a long block goes on in the next: not a branch
       break;
@@ -177,6 +179,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
         if (record_) {
           emit_record(e, pc, target);
         }
+        safe_point(e, target);
         emit_direct_exit(e, target, blocks_);
         break;
       case Kind::Call:
@@ -184,6 +187,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
           emit_record(e, pc, target);
         }
         emit_push_return(e, next, false);
+        safe_point(e, target);
         emit_direct_exit(e, target, blocks_);
         break;
       case Kind::Jcc:
@@ -199,13 +203,16 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
         }
         rel_at = e.here();
         e.u32(0);
+        safe_point(e, next);
         emit_direct_exit(e, next, blocks_);
         const auto rel =
             static_cast<std::uint32_t>(e.address() - (reinterpret_cast<std::uint64_t>(rel_at) + 4));
         std::memcpy(rel_at, &rel, 4);
+        safe_point(e, target);
         if (record_) {
           emit_record(e, pc, target);
         }
+        safe_point(e, target);
         emit_direct_exit(e, target, blocks_);
         break;
       }

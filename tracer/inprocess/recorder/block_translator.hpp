@@ -4,6 +4,11 @@
 // A call pushes the program's own return address. What it cannot translate (a trap, a far
 // transfer, xbegin, a rip-relative operand out of reach) leaves the cache: the program runs on
 // natively from that instruction and recording ends there (a gap).
+//
+// It also notes the safe points of each translation: cache addresses where the thread's
+// registers are the program's own at a known program address (each copied instruction's start,
+// each exit's start, a direct exit after its record), so that a thread stopped there can be
+// moved back to the program's code.
 #pragma once
 
 #include <Zydis/Zydis.h>
@@ -12,6 +17,7 @@
 
 #include "tracer/inprocess/recorder/block_map.hpp"
 #include "tracer/inprocess/recorder/code_cache.hpp"
+#include "tracer/inprocess/recorder/emitter.hpp"
 
 namespace recorder {
 
@@ -22,7 +28,7 @@ struct TranslatorStats {
 
 class BlockTranslator {
  public:
-  BlockTranslator(CodeCache& cache, BlockMap& blocks);
+  BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points);
   // The cache address that runs `app`: translated now if need be; `app` itself when it is a
   // native landing (leave_at) or nothing could be translated.
   std::uint64_t translation_of(std::uint64_t app);
@@ -34,8 +40,10 @@ class BlockTranslator {
 
  private:
   std::uint64_t translate_block(std::uint64_t start);
+  void safe_point(const Emitter& e, std::uint64_t app) { (void)safe_points_.insert(e.address(), app); }
   CodeCache& cache_;
   BlockMap& blocks_;
+  AddressMap& safe_points_;  // cache address -> program address
   ZydisDecoder decoder_{};
   std::uint64_t native_landing_ = 0;
   bool record_ = true;

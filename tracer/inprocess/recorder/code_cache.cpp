@@ -34,6 +34,24 @@ void CodeCache::commit(std::uint8_t* end) {
   }
 }
 
+bool CodeCache::contains(std::uint64_t address) const {
+  for (std::size_t i = 0; i < count_; ++i) {
+    const auto base = reinterpret_cast<std::uint64_t>(regions_[i].base);
+    if (address >= base && address < base + kRegionSize) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void CodeCache::release() {
+  for (std::size_t i = 0; i < count_; ++i) {
+    munmap(regions_[i].base, kRegionSize);
+  }
+  count_ = 0;
+  current_ = nullptr;
+}
+
 std::size_t CodeCache::used() const {
   std::size_t n = 0;
   for (std::size_t i = 0; i < count_; ++i) {

@@ -21,6 +21,10 @@ class CodeCache {
   // Marks the code written since reserve() as used, up to `end`.
   void commit(std::uint8_t* end);
   std::size_t regions() const { return count_; }
+  // Whether `address` is in one of the regions.
+  bool contains(std::uint64_t address) const;
+  // Unmaps every region (no thread may be in them).
+  void release();
   std::size_t used() const;
 
  private:

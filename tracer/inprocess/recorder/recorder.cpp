@@ -39,15 +39,27 @@ namespace recorder {
 namespace {
 
 constexpr std::size_t kPrivateStack = 256u << 10;
-constexpr std::size_t kDispatcherBytes = 4096;
+constexpr std::size_t kStubBytes = 4096;           // the dispatcher and the thread entry
+constexpr std::size_t kSafePoints = 1u << 20;      // 512 Ki safe points (16 MiB, touched sparsely)
+constexpr std::size_t kMaxThreadBlocks = 1024;
+
+struct ThreadBlock {
+  ThreadState* state;
+  std::size_t xsave_bytes;
+};
 
 struct Recorder {
   CodeCache cache;
   BlockMap blocks;
-  BlockTranslator translator{cache, blocks};
-  bool started = false;
+  AddressMap safe_points;
+  BlockTranslator translator{cache, blocks, safe_points};
+  std::uint8_t* stubs = nullptr;  // the dispatcher, then the thread entry
+  std::uint64_t entry = 0;
+  std::size_t xsave = 0;
+  ThreadBlock threads[kMaxThreadBlocks]{};
+  std::size_t thread_count = 0;
 };
-Recorder* g_recorder = nullptr;  // prototype: the one recording thread's
+Recorder* g_recorder = nullptr;
 
 std::uint64_t translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
   const std::uint64_t made = g_recorder->translator.translation_of(target);
@@ -71,14 +83,36 @@ std::size_t xsave_size() {
   return ebx;  // for the components enabled now (XCR0)
 }
 
+std::size_t page_round(std::size_t bytes) {
+  return (bytes + 4095) & ~std::size_t{4095};
+}
+
 void* map_rw(std::size_t bytes, int prot = PROT_READ | PROT_WRITE) {
-  void* p = mmap(nullptr, bytes, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p = mmap(nullptr, page_round(bytes), prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
+}
+
+void unmap(const void* p, std::size_t bytes) {
+  if (p != nullptr) {
+    munmap(const_cast<void*>(p), page_round(bytes));
+  }
+}
+
+// The thread entry: the thread's registers are the program's, its block's `resume` the program
+// address it goes on from; the dispatcher takes it there (rcx = 0: no exit to link).
+void emit_thread_entry(Emitter& e) {
+  const ThreadState& ts = slots();
+  e.store_gs(&ts.save_rax, kRax);
+  e.store_gs(&ts.save_rcx, kRcx);
+  e.store_gs(&ts.save_rdx, kRdx);
+  e.load_gs(kRax, &ts.resume);
+  e.bytes({0xb9, 0, 0, 0, 0});  // mov ecx, 0 (flags untouched)
+  e.jmp_gs(&ts.dispatch);
 }
 
 }  // namespace
 
-base::Result<void> start_thread() {
+base::Result<void> init() {
   if (g_recorder != nullptr) {
     return {};
   }
@@ -87,34 +121,113 @@ base::Result<void> start_thread() {
     return base::make_error(base::Errc::unsupported, "this CPU has no XSAVE");
   }
   auto* memory = map_rw(sizeof(Recorder));
+  auto* stubs = static_cast<std::uint8_t*>(map_rw(kStubBytes, PROT_READ | PROT_WRITE | PROT_EXEC));
+  if (memory == nullptr || stubs == nullptr) {
+    unmap(memory, sizeof(Recorder));
+    unmap(stubs, kStubBytes);
+    return base::sys_error("mmap for the recorder");
+  }
+  auto* rec = new (memory) Recorder;
+  if (!rec->blocks.init() || !rec->safe_points.init(kSafePoints)) {
+    return base::sys_error("mmap for the recorder's tables");
+  }
+  rec->translator.leave_at(reinterpret_cast<std::uint64_t>(hs_recorder_exit_point));
+  rec->xsave = xsave;
+  rec->stubs = stubs;
+  Emitter e(stubs);
+  emit_dispatcher(e, translate_for_dispatcher);
+  rec->entry = e.address();
+  emit_thread_entry(e);
+  g_recorder = rec;
+  return {};
+}
+
+ThreadState* new_thread_block() {
+  Recorder* rec = g_recorder;
+  if (rec == nullptr || rec->thread_count == kMaxThreadBlocks) {
+    return nullptr;
+  }
   auto* state = static_cast<ThreadState*>(map_rw(sizeof(ThreadState)));
   auto* samples =
       static_cast<hs_recorder_sample*>(map_rw(HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample)));
   auto* stack = static_cast<std::uint8_t*>(map_rw(kPrivateStack));
-  auto* area = static_cast<std::uint8_t*>(map_rw((xsave + 4095) & ~std::size_t{4095}));
-  auto* dispatcher = static_cast<std::uint8_t*>(map_rw(kDispatcherBytes, PROT_READ | PROT_WRITE | PROT_EXEC));
-  if (memory == nullptr || state == nullptr || samples == nullptr || stack == nullptr || area == nullptr ||
-      dispatcher == nullptr) {
-    return base::sys_error("mmap for the recorder");
+  auto* area = static_cast<std::uint8_t*>(map_rw(rec->xsave));
+  if (state == nullptr || samples == nullptr || stack == nullptr || area == nullptr) {
+    unmap(state, sizeof(ThreadState));
+    unmap(samples, HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample));
+    unmap(stack, kPrivateStack);
+    unmap(area, rec->xsave);
+    return nullptr;
   }
-  auto* rec = new (memory) Recorder;
-  if (!rec->blocks.init()) {
-    return base::sys_error("mmap for the recorder's tables");
-  }
-  rec->translator.leave_at(reinterpret_cast<std::uint64_t>(hs_recorder_exit_point));
   ThreadState& t = *new (state) ThreadState;
-  t.ring.head = 0;
+  t.self = &t;
   t.ring.samples = samples;
   t.lookup = rec->blocks.lookup_table();
   t.private_stack_top = reinterpret_cast<std::uint64_t>(stack + kPrivateStack);
   t.xsave_area = area;
-  Emitter e(dispatcher);
-  emit_dispatcher(e, translate_for_dispatcher);
-  t.dispatch = reinterpret_cast<std::uint64_t>(dispatcher);
-  if (!set_thread_state(&t)) {
+  t.dispatch = reinterpret_cast<std::uint64_t>(rec->stubs);
+  rec->threads[rec->thread_count++] = ThreadBlock{state, rec->xsave};
+  return state;
+}
+
+std::uint64_t thread_entry() {
+  return g_recorder != nullptr ? g_recorder->entry : 0;
+}
+
+std::uint64_t app_address(std::uint64_t pc, std::uint64_t sp) {
+  const Recorder* rec = g_recorder;
+  if (rec == nullptr) {
+    return pc;
+  }
+  const ThreadState* t = current_thread_state();
+  if (t != nullptr && sp <= t->private_stack_top && sp > t->private_stack_top - kPrivateStack) {
+    return 0;  // inside the dispatcher's call of the translator
+  }
+  const auto stubs = reinterpret_cast<std::uint64_t>(rec->stubs);
+  if (pc >= stubs && pc < stubs + kStubBytes) {
+    return 0;
+  }
+  if (!rec->cache.contains(pc)) {
+    return pc;
+  }
+  return rec->safe_points.find(pc);
+}
+
+void shutdown() {
+  Recorder* rec = g_recorder;
+  if (rec == nullptr) {
+    return;
+  }
+  for (std::size_t i = 0; i < rec->thread_count; ++i) {
+    ThreadState* t = rec->threads[i].state;
+    unmap(t->ring.samples, HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample));
+    unmap(reinterpret_cast<void*>(t->private_stack_top - kPrivateStack), kPrivateStack);
+    unmap(t->xsave_area, rec->threads[i].xsave_bytes);
+    unmap(t, sizeof(ThreadState));
+  }
+  rec->cache.release();
+  rec->blocks.release();
+  rec->safe_points.release();
+  unmap(rec->stubs, kStubBytes);
+  rec->~Recorder();
+  unmap(rec, sizeof(Recorder));
+  g_recorder = nullptr;
+}
+
+base::Result<void> start_thread() {
+  if (current_thread_state() != nullptr) {
+    return {};
+  }
+  if (auto made = init(); !made) {
+    return made;
+  }
+  ThreadState* block = new_thread_block();
+  if (block == nullptr) {
+    return base::sys_error("mmap for the recorder's thread block");
+  }
+  if (!set_thread_state(block)) {
     return base::sys_error("arch_prctl(ARCH_SET_GS) for the recorder's thread block");
   }
-  g_recorder = rec;
   return {};
 }
 

@@ -9,12 +9,28 @@
 #include "base/result.hpp"
 #include "tracer/inprocess/recorder/block_translator.hpp"
 #include "tracer/inprocess/recorder/recorder_ring.h"
+#include "tracer/inprocess/recorder/thread_state.hpp"
 
 namespace recorder {
 
 using RecordedFn = std::uint64_t (*)(void*);
 
-// Sets the calling thread up to record (ring, tables, cache, dispatcher); once per thread.
+// The recorder's shared parts (cache, tables, dispatcher, thread entry); once per process.
+base::Result<void> init();
+// A new thread's block (thread_state.hpp: its ring, private stack, XSAVE area), for the thread
+// whose %gs base will point at it; nullptr when none could be mapped. After init().
+ThreadState* new_thread_block();
+// Where a thread whose block's `resume` is set and whose %gs points at its block enters the
+// cache (the server sets its rip there).
+std::uint64_t thread_entry();
+// Where the program would be for a thread at pc (stack at sp, its block the caller's %gs):
+// pc itself outside the recorder's code, the program address at a safe point of the cache,
+// 0 elsewhere in the recorder's code (the thread must step on to a safe point).
+std::uint64_t app_address(std::uint64_t pc, std::uint64_t sp);
+// Unmaps everything init() and new_thread_block() mapped. No thread may be in the cache.
+void shutdown();
+
+// Sets the calling thread up to record (init, and a block of its own); once per thread.
 base::Result<void> start_thread();
 // fn(arg) run in the cache on this thread (start_thread first); its result. Control that leaves
 // the cache (see block_translator.hpp) runs on natively to fn's return.

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* What the server calls in libhindsight-recorder.so once it has loaded it into the program.
- * The server and the library must agree on the version: a server finding another refuses to
- * record with it. */
+/* What the server calls in libhindsight-recorder.so once it has loaded it into the program
+ * (inferior calls on a stopped thread). The server and the library must agree on the version:
+ * a server finding another refuses to record with it. Addresses are the program's. */
 #ifndef HINDSIGHT_RECORDER_API_H
 #define HINDSIGHT_RECORDER_API_H
+
+#include <stdint.h>
 
 #define HS_RECORDER_ABI_VERSION 1u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
@@ -13,6 +15,21 @@ extern "C" {
 #endif
 
 unsigned hs_recorder_abi_version(void);
+/* The shared parts: code cache, tables, dispatcher. 0, or -1 when memory could not be mapped. */
+int hs_recorder_init(void);
+/* A new thread block (for a thread's %gs base), 0 if none. */
+uint64_t hs_recorder_new_thread(void);
+/* Where a thread enters the cache: its %gs at its block, the block's resume slot set. */
+uint64_t hs_recorder_thread_entry(void);
+/* The address of a block's resume slot (the program address the thread entry goes to). */
+uint64_t hs_recorder_resume_slot(uint64_t block);
+/* The address of a block's ring (recorder_ring.h). */
+uint64_t hs_recorder_ring_of(uint64_t block);
+/* For a thread stopped at pc with its stack at sp (called on that thread): pc outside the
+ * recorder's code, the program address at a safe point, 0 where it must step on first. */
+uint64_t hs_recorder_app_address(uint64_t pc, uint64_t sp);
+/* Unmaps everything; no thread may be in the cache. */
+void hs_recorder_shutdown(void);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,7 @@ struct ThreadState {
   std::uint64_t save_rdx = 0;
   std::uint64_t save_rsp = 0;  // the program's, while the dispatcher runs on its own stack
   std::uint64_t target = 0;    // the cache address the next `jmp gs:[target]` goes to
+  std::uint64_t resume = 0;    // where the thread entry takes the thread (the server sets it)
   hs_recorder_ring ring{};
   LookupEntry* lookup = nullptr;
   std::uint64_t dispatch = 0;           // the dispatcher's entry (code_cache.cpp emits it)

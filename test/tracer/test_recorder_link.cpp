@@ -1,0 +1,93 @@
+// The in-process recorder brought into a running program by the server's side of it
+// (tracer/linux/recorder_link.hpp): the thread moved into the code cache where it was stopped
+// (inside nanosleep), its branches recorded with no stop, moved back out to the program's own
+// code, and the library taken out, the program running on to its normal end.
+#include <dlfcn.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+
+#include <span>
+#include <string>
+
+#include "arch/x86/instruction_length.hpp"
+#include "arch/x86/register_layout.hpp"
+#include "test/support/skip.hpp"
+#include "test/tracer/attached_callee.hpp"
+#include "test/tracer/elf_symbols.hpp"
+#include "test/tracer/live_support.hpp"
+#include "tracer/linux/recorder_link.hpp"
+
+using namespace test_tracer;
+
+namespace {
+
+tracer::LoaderCalls loader_of(tracer::Kernel& kernel, pid_t pid) {
+  return {pointer_in(kernel, pid, "keep_dlopen"), pointer_in(kernel, pid, "keep_dlsym"),
+          pointer_in(kernel, pid, "keep_dlclose")};
+}
+
+}  // namespace
+
+TEST_CASE("recorder link: an attached program's thread records in the cache and leaves it for its own code",
+          "[tracer][recorder_link]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(8);
+  auto& kernel = callee.kernel();
+  const pid_t pid = callee.pid();
+  auto link = tracer::RecorderLink::load(kernel, pid, pid, loader_of(kernel, pid), RECORDER_LIB);
+  INFO((link ? std::string("loaded") : link.error().message()));
+  REQUIRE(link.ok());
+  REQUIRE(link->enter(pid).ok());
+  CHECK(link->recording(pid));
+
+  // It runs on its own for a while (nanosleep's rounds), then is stopped wherever it is.
+  REQUIRE(kernel.resume(pid, false, 0).ok());
+  ::usleep(350 * 1000);
+  REQUIRE(kernel.tgkill(pid, pid, SIGSTOP).ok());
+  auto st = kernel.wait_for(pid);
+  REQUIRE(st.ok());
+  REQUIRE(WIFSTOPPED(*st));
+
+  std::uint64_t written = 0;
+  auto samples = link->samples(pid, &written);
+  REQUIRE(samples.ok());
+  REQUIRE(written > 0);
+  REQUIRE(samples->size() == written);  // far below the ring's capacity
+  // Every sample's `from` is a branch of the program's code, read from the process; main's
+  // loop is among them (its call of nanosleep, each round).
+  auto memory = kernel.memory(pid);
+  REQUIRE(memory.ok());
+  const auto main_fn = elf_symbol_entry(prog("callee"), "main");
+  REQUIRE(main_fn);
+  std::size_t from_main = 0;
+  for (const auto& s : *samples) {
+    auto bytes = (*memory)->read(s.from, 15);
+    REQUIRE(bytes.ok());
+    auto insn = arch::x86::decode_instruction(std::span(bytes->data(), bytes->size()));
+    INFO("sample from 0x" << std::hex << s.from << " to 0x" << s.to);
+    REQUIRE(insn);
+    CHECK(insn->kind == arch::x86::InsnKind::Branch);
+    from_main += s.from >= main_fn->addr && s.from < main_fn->addr + main_fn->size;
+  }
+  CHECK(from_main >= 2);
+
+  // Out again: the thread is at program code (no longer in the recorder's), its %gs as before.
+  auto held = link->leave(pid);
+  INFO((held ? std::string("left") : held.error().message()));
+  REQUIRE(held.ok());
+  CHECK_FALSE(link->recording(pid));
+  arch::x86::RawRegisters regs;
+  REQUIRE(kernel.read_gprs(pid, regs).ok());
+  CHECK(regs.gpr[arch::x86::kGsBase] == 0);
+  const std::uint64_t pc = regs.gpr[arch::x86::kRip];
+  INFO("pc 0x" << std::hex << pc);
+  CHECK((maps_line_of(pid, pc).find("tracer_callee") != std::string::npos ||
+         maps_line_of(pid, pc).find("libc.so") != std::string::npos));
+
+  REQUIRE(link->unload(pid).ok());
+  CHECK_FALSE(maps_mention(pid, "libhindsight-recorder.so"));
+  auto [out, status] = callee.finish();
+  CHECK(WIFEXITED(status));
+  CHECK(out == "ticks=8 calls=0 cut=0\n");
+}

@@ -1,0 +1,58 @@
+#include "tracer/inprocess/recorder/address_map.hpp"
+
+#include <sys/mman.h>
+
+namespace recorder {
+namespace {
+
+std::size_t slot_of(std::uint64_t key, std::size_t slots) {
+  return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ull) >> 40) & (slots - 1);
+}
+
+}  // namespace
+
+bool AddressMap::init(std::size_t slots) {
+  void* p = mmap(nullptr, slots * sizeof(Entry), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    return false;
+  }
+  slots_ = static_cast<Entry*>(p);
+  capacity_ = slots;
+  size_ = 0;
+  return true;
+}
+
+void AddressMap::release() {
+  if (slots_ != nullptr) {
+    munmap(slots_, capacity_ * sizeof(Entry));
+  }
+  slots_ = nullptr;
+  capacity_ = size_ = 0;
+}
+
+std::uint64_t AddressMap::find(std::uint64_t key) const {
+  for (std::size_t i = slot_of(key, capacity_);; i = (i + 1) & (capacity_ - 1)) {
+    if (slots_[i].key == key) {
+      return slots_[i].value;
+    }
+    if (slots_[i].key == 0) {
+      return 0;
+    }
+  }
+}
+
+bool AddressMap::insert(std::uint64_t key, std::uint64_t value) {
+  if (size_ >= capacity_ / 2) {
+    return false;
+  }
+  std::size_t i = slot_of(key, capacity_);
+  while (slots_[i].key != 0 && slots_[i].key != key) {
+    i = (i + 1) & (capacity_ - 1);
+  }
+  size_ += slots_[i].key == 0 ? 1 : 0;
+  slots_[i] = Entry{key, value};
+  return true;
+}
+
+}  // namespace recorder

@@ -1,0 +1,32 @@
+// A map from one code address to another, for the recorder's own use: open addressing in
+// mmap'ed memory (the recorder never allocates from the program's heap), keys never removed,
+// 0 is no key. BlockMap keeps program address -> translation in one; SafePoints the way back.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace recorder {
+
+class AddressMap {
+ public:
+  // Maps room for `slots` keys (a power of two); false if mmap failed.
+  bool init(std::size_t slots);
+  void release();  // unmaps it
+  // The value of `key`, 0 if none.
+  std::uint64_t find(std::uint64_t key) const;
+  // Sets key's value. False when the map is half full.
+  bool insert(std::uint64_t key, std::uint64_t value);
+  std::size_t size() const { return size_; }
+
+ private:
+  struct Entry {
+    std::uint64_t key;
+    std::uint64_t value;
+  };
+  Entry* slots_ = nullptr;
+  std::size_t capacity_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace recorder

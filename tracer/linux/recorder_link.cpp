@@ -1,0 +1,265 @@
+#include "tracer/linux/recorder_link.hpp"
+
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+
+#include "arch/x86/register_layout.hpp"
+#include "tracer/inprocess/recorder/recorder_api.h"
+#include "tracer/linux/inferior_call.hpp"
+
+namespace tracer {
+namespace {
+
+namespace gpr = arch::x86;
+
+// The kernel's "restart me" results (include/linux/errno.h), left in rax of a thread stopped in
+// an interrupted syscall; its restart rewinds rip over the 2-byte syscall instruction.
+constexpr std::int64_t kRestartSys = -512, kRestartNoIntr = -513, kRestartNoHand = -514,
+                       kRestartBlock = -516;
+constexpr int kMaxSteps = 200000;  // out of the dispatcher's translation at worst
+
+Bytes text_bytes(const std::string& text) {
+  Bytes out(text.begin(), text.end());
+  out.push_back(0);
+  return out;
+}
+
+// Does for a thread about to be moved what the kernel would do at its resume: a syscall it was
+// stopped in is set to run again (rip back on the syscall instruction), and orig_rax = -1 keeps
+// the kernel from doing it a second time.
+void restart_syscall_here(arch::x86::RawRegisters& regs) {
+  auto& r = regs.gpr;
+  const auto orig = static_cast<std::int64_t>(r[gpr::kOrigRax]);
+  const auto result = static_cast<std::int64_t>(r[gpr::kRax]);
+  if (orig < 0) {
+    return;
+  }
+  if (result == kRestartSys || result == kRestartNoIntr || result == kRestartNoHand) {
+    r[gpr::kRax] = static_cast<std::uint64_t>(orig);
+    r[gpr::kRip] -= 2;
+  } else if (result == kRestartBlock) {
+    r[gpr::kRax] = SYS_restart_syscall;
+    r[gpr::kRip] -= 2;
+  }
+  r[gpr::kOrigRax] = static_cast<std::uint64_t>(-1);
+}
+
+}  // namespace
+
+base::Result<std::uint64_t> RecorderLink::call(Tid tid, Addr function, std::vector<std::uint64_t> args) {
+  InferiorCall c{function, {}, {}};
+  for (std::uint64_t a : args) {
+    c.args.push_back(CallArg::of(a));
+  }
+  auto outcome = call_function(*kernel_, pid_, tid, c);
+  held_.insert(held_.end(), outcome.held_signals.begin(), outcome.held_signals.end());
+  return outcome.result;
+}
+
+base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid caller, const LoaderCalls& loader,
+                                              const std::string& library) {
+  RecorderLink link(kernel, pid, loader);
+  InferiorCall open{loader.dlopen, {CallArg::data_at(0), CallArg::of(RTLD_NOW | RTLD_LOCAL)}, text_bytes(library)};
+  auto opened = call_function(kernel, pid, caller, open);
+  if (!opened.result) {
+    return opened.result.error();
+  }
+  if (*opened.result == 0) {
+    return base::make_error(base::Errc::failed, "the program's dlopen could not load " + library);
+  }
+  link.handle_ = *opened.result;
+  auto symbol = [&](const char* name, Addr& out) -> base::Result<void> {
+    InferiorCall sym{loader.dlsym, {CallArg::of(link.handle_), CallArg::data_at(0)}, text_bytes(name)};
+    auto found = call_function(kernel, pid, caller, sym);
+    if (!found.result) {
+      return found.result.error();
+    }
+    if (*found.result == 0) {
+      return base::make_error(base::Errc::failed, std::string(library) + " has no " + name);
+    }
+    out = *found.result;
+    return base::success();
+  };
+  Addr version = 0;
+  for (auto [name, out] : {std::pair{"hs_recorder_abi_version", &version}, {"hs_recorder_init", &link.api_.init},
+                           {"hs_recorder_new_thread", &link.api_.new_thread},
+                           {"hs_recorder_thread_entry", &link.api_.thread_entry},
+                           {"hs_recorder_resume_slot", &link.api_.resume_slot},
+                           {"hs_recorder_ring_of", &link.api_.ring_of},
+                           {"hs_recorder_app_address", &link.api_.app_address},
+                           {"hs_recorder_shutdown", &link.api_.shutdown}}) {
+    if (auto r = symbol(name, *out); !r) {
+      return r.error();
+    }
+  }
+  auto abi = link.call(caller, version, {});
+  if (!abi) {
+    return abi.error();
+  }
+  if ((*abi & 0xffffffffu) != HS_RECORDER_ABI_VERSION) {
+    return base::make_error(base::Errc::unsupported, library + " is of another version than this server");
+  }
+  auto init = link.call(caller, link.api_.init, {});
+  if (!init) {
+    return init.error();
+  }
+  if ((*init & 0xffffffffu) != 0) {
+    return base::make_error(base::Errc::failed, "the recorder could not map its memory in the program");
+  }
+  auto entry = link.call(caller, link.api_.thread_entry, {});
+  if (!entry) {
+    return entry.error();
+  }
+  link.entry_ = *entry;
+  return link;
+}
+
+base::Result<void> RecorderLink::enter(Tid tid) {
+  auto block = call(tid, api_.new_thread, {});
+  if (!block) {
+    return block.error();
+  }
+  if (*block == 0) {
+    return base::make_error(base::Errc::exhausted, "the recorder has no thread block left");
+  }
+  auto slot = call(tid, api_.resume_slot, {*block});
+  if (!slot) {
+    return slot.error();
+  }
+  arch::x86::RawRegisters regs;
+  if (auto r = kernel_->read_gprs(tid, regs); !r) {
+    return r;
+  }
+  restart_syscall_here(regs);
+  auto memory = kernel_->memory(pid_);
+  if (!memory) {
+    return memory.error();
+  }
+  Bytes resume(8);
+  for (int i = 0; i < 8; ++i) {
+    resume[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(regs.gpr[gpr::kRip] >> (8 * i));
+  }
+  if (auto w = (*memory)->write(*slot, resume); !w) {
+    return w;
+  }
+  threads_[tid] = ThreadLink{*block, regs.gpr[gpr::kGsBase]};
+  regs.gpr[gpr::kGsBase] = *block;
+  regs.gpr[gpr::kRip] = entry_;
+  return kernel_->write_registers(tid, regs, false);
+}
+
+base::Result<std::vector<int>> RecorderLink::leave(Tid tid) {
+  auto it = threads_.find(tid);
+  if (it == threads_.end()) {
+    return std::vector<int>{};
+  }
+  std::vector<int> held;
+  for (int step = 0; step < kMaxSteps; ++step) {
+    arch::x86::RawRegisters regs;
+    if (auto r = kernel_->read_gprs(tid, regs); !r) {
+      return r.error();
+    }
+    auto app = call(tid, api_.app_address, {regs.gpr[gpr::kRip], regs.gpr[gpr::kRsp]});
+    if (!app) {
+      return app.error();
+    }
+    if (*app != 0) {
+      if (regs.gpr[gpr::kRip] == entry_) {
+        // Never ran since enter(): its rip is in the resume slot, its syscall already rewound.
+        auto memory = kernel_->memory(pid_);
+        auto slot = call(tid, api_.resume_slot, {it->second.block});
+        if (!memory || !slot) {
+          return base::make_error(base::Errc::failed, "the thread's resume slot could not be read");
+        }
+        auto bytes = (*memory)->read(*slot, 8);
+        if (!bytes) {
+          return bytes.error();
+        }
+        *app = load_u64(*bytes);
+      }
+      regs.gpr[gpr::kRip] = *app;
+      regs.gpr[gpr::kGsBase] = it->second.gs_base;
+      if (auto w = kernel_->write_registers(tid, regs, false); !w) {
+        return w.error();
+      }
+      threads_.erase(it);
+      held.insert(held.end(), held_.begin(), held_.end());
+      held_.clear();
+      return held;
+    }
+    if (auto r = kernel_->resume(tid, true, 0); !r) {
+      return r.error();
+    }
+    auto st = kernel_->wait_for(tid);
+    if (!st) {
+      return st.error();
+    }
+    if (!WIFSTOPPED(*st)) {
+      threads_.erase(it);
+      return base::make_error(base::Errc::no_thread, "the thread ended while it left the recorder");
+    }
+    if (WSTOPSIG(*st) != SIGTRAP) {
+      held.push_back(WSTOPSIG(*st));
+    }
+  }
+  return base::make_error(base::Errc::timed_out, "the thread did not reach a way out of the recorder");
+}
+
+base::Result<std::vector<hs_recorder_sample>> RecorderLink::samples(Tid tid, std::uint64_t* written) {
+  auto it = threads_.find(tid);
+  if (it == threads_.end()) {
+    return base::make_error(base::Errc::invalid, "the thread is not recording");
+  }
+  auto ring_at = call(tid, api_.ring_of, {it->second.block});
+  if (!ring_at) {
+    return ring_at.error();
+  }
+  auto memory = kernel_->memory(pid_);
+  if (!memory) {
+    return memory.error();
+  }
+  auto ring = (*memory)->read(*ring_at, sizeof(hs_recorder_ring));
+  if (!ring || ring->size() < sizeof(hs_recorder_ring)) {
+    return base::make_error(base::Errc::failed, "the thread's ring could not be read");
+  }
+  hs_recorder_ring header;
+  std::memcpy(&header, ring->data(), sizeof header);
+  const std::uint64_t count = std::min<std::uint64_t>(header.head, HS_RECORDER_RING_CAPACITY);
+  auto raw = (*memory)->read(reinterpret_cast<Addr>(header.samples), HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample));
+  if (!raw || raw->size() < HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample)) {
+    return base::make_error(base::Errc::failed, "the thread's ring could not be read");
+  }
+  std::vector<hs_recorder_sample> out(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint64_t n = header.head - count + i;  // oldest first
+    std::memcpy(&out[i], raw->data() + (n % HS_RECORDER_RING_CAPACITY) * sizeof(hs_recorder_sample),
+                sizeof(hs_recorder_sample));
+  }
+  if (written != nullptr) {
+    *written = header.head;
+  }
+  return out;
+}
+
+base::Result<void> RecorderLink::unload(Tid caller) {
+  if (!threads_.empty()) {
+    return base::make_error(base::Errc::invalid, "a thread is still in the recorder");
+  }
+  if (auto r = call(caller, api_.shutdown, {}); !r) {
+    return r.error();
+  }
+  auto closed = call(caller, loader_.dlclose, {handle_});
+  if (!closed) {
+    return closed.error();
+  }
+  if ((*closed & 0xffffffffu) != 0) {
+    return base::make_error(base::Errc::failed, "the program's dlclose refused the recorder");
+  }
+  handle_ = 0;
+  return base::success();
+}
+
+}  // namespace tracer

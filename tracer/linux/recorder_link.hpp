@@ -1,0 +1,66 @@
+// The server's side of the in-process branch recorder (issue 43): brings libhindsight-recorder.so
+// into a stopped program with inferior calls to the program's own loader, moves a stopped thread
+// into the recorder's code cache and back out to the program's code, reads its ring, and takes
+// the library out again. One per process. Every call here needs the process's threads stopped.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "tracer/inprocess/recorder/recorder_ring.h"
+#include "tracer/linux/kernel.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer {
+
+// The program's dlopen, dlsym and dlclose (glibc >= 2.34 has them in libc.so.6).
+struct LoaderCalls {
+  Addr dlopen = 0;
+  Addr dlsym = 0;
+  Addr dlclose = 0;
+};
+
+class RecorderLink {
+ public:
+  // Loads `library` into pid with calls on `caller` and sets the recorder up.
+  static base::Result<RecorderLink> load(Kernel& kernel, Pid pid, Tid caller, const LoaderCalls& loader,
+                                         const std::string& library);
+
+  // Gives tid a block and moves it into the cache: it records from where it is stopped. A
+  // syscall it was stopped in restarts there, as it would have.
+  base::Result<void> enter(Tid tid);
+  // Moves tid back to the program's code (stepping it out of a recorder sequence first), with
+  // its %gs as before. Signals that came meanwhile are held and returned.
+  base::Result<std::vector<int>> leave(Tid tid);
+  // What tid's ring holds, oldest first, and how many samples were ever written.
+  base::Result<std::vector<hs_recorder_sample>> samples(Tid tid, std::uint64_t* written = nullptr);
+  // Unmaps the recorder's memory and unloads the library (no thread may be in the cache).
+  base::Result<void> unload(Tid caller);
+
+  bool recording(Tid tid) const { return threads_.contains(tid); }
+
+ private:
+  struct Api {
+    Addr init = 0, new_thread = 0, thread_entry = 0, resume_slot = 0, ring_of = 0, app_address = 0,
+         shutdown = 0;
+  };
+  struct ThreadLink {
+    Addr block = 0;
+    std::uint64_t gs_base = 0;  // the thread's own, given back when it leaves
+  };
+  RecorderLink(Kernel& kernel, Pid pid, LoaderCalls loader) : kernel_(&kernel), pid_(pid), loader_(loader) {}
+  base::Result<std::uint64_t> call(Tid tid, Addr function, std::vector<std::uint64_t> args);
+
+  Kernel* kernel_;
+  Pid pid_;
+  LoaderCalls loader_;
+  std::uint64_t handle_ = 0;
+  Api api_;
+  Addr entry_ = 0;
+  std::map<Tid, ThreadLink> threads_;
+  std::vector<int> held_;  // signals held by inferior calls, not yet handed back
+};
+
+}  // namespace tracer
