@@ -82,6 +82,10 @@ class ScriptedKernel final : public Kernel {
     threads_.erase(tid);
     statuses_.push_back({tid, status});
   }
+  // The end of a thread gone already, waited for a second time: the real kernel's way with a
+  // traced process whose parent is not its tracer (reaped by the tracer, then by its parent, or
+  // by the reaper of its orphans, which may be the tracer again).
+  void seen_again(Tid tid, int status) { statuses_.push_back({tid, status}); }
   // A new thread or fork child: stopped at birth, its SIGSTOP to be waited for.
   void born(Pid pid, Tid tid, Addr pc) {
     Thread& t = threads_[tid];

@@ -9,8 +9,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <string>
+#include <vector>
 
 #include "scripted_kernel.hpp"
 #include "tracer/linux/linux_target.hpp"
@@ -27,6 +29,7 @@ using tracer::StopReason;
 using tracer::ThreadAction;
 using tracer::Tid;
 using tracer::testing::exited_status;
+using tracer::testing::killed_status;
 using tracer::testing::ScriptedKernel;
 using tracer::testing::stopped_status;
 
@@ -260,6 +263,54 @@ TEST_CASE("core rules: a thread that exits while another's event is reported", "
     CHECK(core.target.threads().size() == 1);
     CHECK_FALSE(core.target.thread_alive(kB));
   }
+}
+
+TEST_CASE("core rules: a process group killed at once: a grandchild's death, seen as its tracer and again as "
+          "the reaper of the orphan, is one end; a later process given its pid has its own",
+          "[core_rules]") {
+  // The started program A runs `timeout` (kMid), which runs the hung kChild; GNU timeout kills
+  // its whole group, itself with it. Whether kChild's end comes once or twice depends on the
+  // order the kernel kills them in: twice when it dies first and we reap it as its tracer
+  // before kMid (its parent) is gone, its zombie then coming to us, the tree's reaper.
+  constexpr Pid kMid = kPid + 100;
+  constexpr Pid kChild = kPid + 101;
+  Core core({kA});
+  core.target.set_report_forks(true, true);
+  auto fork = [&](Tid parent, Pid child) {
+    core.kernel.thread(parent).event_message = child;
+    core.kernel.event(parent, stopped_status(SIGTRAP, PTRACE_EVENT_FORK), kBase + 2);
+    core.kernel.born(child, child, kBase + 2);
+    core.kernel.new_image(child, kBase, Bytes(64, kNop));
+    auto ev = core.next();
+    REQUIRE(ev);
+    REQUIRE(ev->reason == StopReason::Fork);
+    CHECK(ev->child_pid == child);
+    core.continue_all();
+  };
+  // The pids of the ends reported from now on, in order of pid.
+  auto ends = [&] {
+    std::vector<Pid> out;
+    while (auto ev = core.next()) {
+      if (ev->reason == StopReason::Killed || ev->reason == StopReason::Exited) {
+        out.push_back(ev->pid);
+      }
+      (void)core.target.resume(ResumePlan{{cont_rest()}});  // as triage's loop does
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  core.continue_all();
+  fork(kA, kMid);
+  fork(kMid, kChild);
+  core.kernel.take_calls();
+  core.kernel.end(kChild, killed_status(SIGKILL));     // reaped as its tracer
+  core.kernel.end(kMid, killed_status(SIGKILL));
+  core.kernel.seen_again(kChild, killed_status(SIGKILL));  // reaped as the orphan's reaper
+  CHECK(ends() == std::vector<Pid>{kMid, kChild});
+  // Its pid free again, a child of A's gets it: that one's death is its own.
+  fork(kA, kChild);
+  core.kernel.end(kChild, killed_status(SIGKILL));
+  CHECK(ends() == std::vector<Pid>{kChild});
 }
 
 TEST_CASE("core rules: vfork: reported with its child, or the child let go", "[core_rules]") {

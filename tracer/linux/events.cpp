@@ -115,6 +115,15 @@ void LinuxTarget::handle_status(Tid tid, int status) {
 }
 
 void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
+  if (tid == p.pid && p.ended) {
+    // The same death waited for a second time. A traced process whose parent is not its tracer
+    // is reaped by the tracer first (wait_task_zombie's EXIT_TRACE); its zombie then goes to
+    // its parent, and when that parent has died meanwhile (a process group killed at once), to
+    // the reaper of its orphans: us, when we are the tree's (triage). Its pid stays taken
+    // until that second wait, so no other process can be behind this status.
+    base::logf(base::LogCat::ptrace, "process {}: its end seen again (as the reaper of an orphan)", p.pid);
+    return;
+  }
   // A thread that dies stepping over an int3 (or waiting to) ends its step-over: the int3 goes
   // back, and the threads paused for it go on.
   const bool stepped_over = p.step_over.of(tid);
