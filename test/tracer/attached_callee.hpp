@@ -11,17 +11,19 @@
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "test/tracer/live_support.hpp"
 #include "tracer/linux/kernel.hpp"
 
 namespace test_tracer {
 
-// tracer_callee started with `rounds` sleeps of 100 ms, attached once it said "ready" (so the
-// thread is stopped inside nanosleep), and detached and waited for by finish().
+// tracer_callee started with `rounds` sleeps of 100 ms (and `workers` threads doing the same),
+// every thread attached once it said "ready" (so each is stopped inside nanosleep), and
+// detached and waited for by finish().
 class AttachedCallee {
  public:
-  explicit AttachedCallee(int rounds) {
+  explicit AttachedCallee(int rounds, int workers = 0) {
     int fds[2];
     REQUIRE(::pipe(fds) == 0);
     pid_ = ::fork();
@@ -31,17 +33,22 @@ class AttachedCallee {
       ::close(fds[0]);
       const std::string path = prog("callee");
       const std::string n = std::to_string(rounds);
-      ::execl(path.c_str(), path.c_str(), n.c_str(), static_cast<char*>(nullptr));
+      const std::string w = std::to_string(workers);
+      ::execl(path.c_str(), path.c_str(), n.c_str(), w.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
     ::close(fds[1]);
     out_ = fds[0];
     REQUIRE(read_some().find("ready") != std::string::npos);
     ::usleep(20 * 1000);  // inside its first nanosleep
-    REQUIRE(kernel().attach(pid_).ok());
-    auto st = kernel().wait_for(pid_);
-    REQUIRE(st.ok());
-    REQUIRE(WIFSTOPPED(*st));
+    tids_ = tracer::procfs::task_ids(pid_);
+    REQUIRE(tids_.size() == static_cast<std::size_t>(workers) + 1);
+    for (tracer::Tid tid : tids_) {
+      REQUIRE(kernel().attach(tid).ok());
+      auto st = kernel().wait_for(tid);
+      REQUIRE(st.ok());
+      REQUIRE(WIFSTOPPED(*st));
+    }
   }
   ~AttachedCallee() {
     if (pid_ > 0) {
@@ -52,10 +59,13 @@ class AttachedCallee {
   }
   tracer::Kernel& kernel() { return tracer::linux_kernel(); }
   pid_t pid() const { return pid_; }
+  const std::vector<tracer::Tid>& tids() const { return tids_; }
 
   // Detaches, and returns what it printed to its end and its wait status.
   std::pair<std::string, int> finish() {
-    REQUIRE(kernel().detach(pid_, 0).ok());
+    for (tracer::Tid tid : tids_) {
+      REQUIRE(kernel().detach(tid, 0).ok());
+    }
     std::string out;
     for (std::string part; !(part = read_some()).empty();) {
       out += part;
@@ -73,6 +83,7 @@ class AttachedCallee {
     return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
   }
   pid_t pid_ = -1;
+  std::vector<tracer::Tid> tids_;
   int out_ = -1;
 };
 

@@ -73,7 +73,7 @@ TEST_CASE("recorder link: an attached program's thread records in the cache and 
   CHECK(from_main >= 2);
 
   // Out again: the thread is at program code (no longer in the recorder's), its %gs as before.
-  auto held = link->leave(pid);
+  auto held = link->leave({pid});
   INFO((held ? std::string("left") : held.error().message()));
   REQUIRE(held.ok());
   CHECK_FALSE(link->recording(pid));
@@ -90,4 +90,65 @@ TEST_CASE("recorder link: an attached program's thread records in the cache and 
   auto [out, status] = callee.finish();
   CHECK(WIFEXITED(status));
   CHECK(out == "ticks=8 calls=0 cut=0\n");
+}
+
+namespace {
+
+// How many of the samples branch from inside the function `name` of tracer_callee.
+std::size_t from_function(const std::vector<hs_recorder_sample>& samples, const std::string& name) {
+  const auto fn = elf_symbol_entry(prog("callee"), name);
+  REQUIRE(fn);
+  std::size_t n = 0;
+  for (const auto& s : samples) {
+    n += s.from >= fn->addr && s.from < fn->addr + fn->size;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("recorder link: every thread of an attached program records into its own ring", "[tracer][recorder_link]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(8, 2);
+  auto& kernel = callee.kernel();
+  const pid_t pid = callee.pid();
+  auto link = tracer::RecorderLink::load(kernel, pid, pid, loader_of(kernel, pid), RECORDER_LIB);
+  INFO((link ? std::string("loaded") : link.error().message()));
+  REQUIRE(link.ok());
+  for (tracer::Tid tid : callee.tids()) {
+    REQUIRE(link->enter(tid).ok());
+  }
+  for (tracer::Tid tid : callee.tids()) {
+    REQUIRE(kernel.resume(tid, false, 0).ok());
+  }
+  ::usleep(350 * 1000);
+  for (tracer::Tid tid : callee.tids()) {
+    REQUIRE(kernel.tgkill(pid, tid, SIGSTOP).ok());
+    auto st = kernel.wait_for(tid);
+    REQUIRE(st.ok());
+    REQUIRE(WIFSTOPPED(*st));
+  }
+  // Each thread's ring has its own rounds: main's loop in main, the workers' in worker, and
+  // every thread's sleep_round; never another thread's (main never runs worker).
+  for (tracer::Tid tid : callee.tids()) {
+    INFO("thread " << tid);
+    auto samples = link->samples(tid);
+    REQUIRE(samples.ok());
+    CHECK(from_function(*samples, "sleep_round") >= 2);
+    if (tid == pid) {
+      CHECK(from_function(*samples, "main") >= 2);
+      CHECK(from_function(*samples, "worker") == 0);
+    } else {
+      CHECK(from_function(*samples, "worker") >= 2);
+      CHECK(from_function(*samples, "main") == 0);
+    }
+  }
+  auto held = link->leave(callee.tids());
+  INFO((held ? std::string("left") : held.error().message()));
+  REQUIRE(held.ok());
+  REQUIRE(link->unload(pid).ok());
+  CHECK_FALSE(maps_mention(pid, "libhindsight-recorder.so"));
+  auto [out, status] = callee.finish();
+  CHECK(WIFEXITED(status));
+  CHECK(out == "ticks=8 calls=0 cut=0 worker_ticks=16 worker_cut=0\n");
 }

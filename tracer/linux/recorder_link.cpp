@@ -151,61 +151,93 @@ base::Result<void> RecorderLink::enter(Tid tid) {
   return kernel_->write_registers(tid, regs, false);
 }
 
-base::Result<std::vector<int>> RecorderLink::leave(Tid tid) {
+base::Result<bool> RecorderLink::try_leave(Tid tid) {
   auto it = threads_.find(tid);
   if (it == threads_.end()) {
-    return std::vector<int>{};
+    return true;
   }
+  arch::x86::RawRegisters regs;
+  if (auto r = kernel_->read_gprs(tid, regs); !r) {
+    return r.error();
+  }
+  std::uint64_t app = 0;
+  if (regs.gpr[gpr::kRip] == entry_) {
+    // Not run since enter(): its place is in the resume slot (its syscall already rewound).
+    auto slot = call(tid, api_.resume_slot, {it->second.block});
+    if (!slot) {
+      return slot.error();
+    }
+    auto memory = kernel_->memory(pid_);
+    if (!memory) {
+      return memory.error();
+    }
+    auto bytes = (*memory)->read(*slot, 8);
+    if (!bytes) {
+      return bytes.error();
+    }
+    app = load_u64(*bytes);
+  } else {
+    auto mapped = call(tid, api_.app_address, {regs.gpr[gpr::kRip], regs.gpr[gpr::kRsp]});
+    if (!mapped) {
+      return mapped.error();
+    }
+    app = *mapped;
+  }
+  if (app == 0) {
+    return false;
+  }
+  regs.gpr[gpr::kRip] = app;
+  regs.gpr[gpr::kGsBase] = it->second.gs_base;
+  if (auto w = kernel_->write_registers(tid, regs, false); !w) {
+    return w.error();
+  }
+  threads_.erase(it);
+  return true;
+}
+
+base::Result<void> RecorderLink::step(Tid tid, std::vector<int>& held) {
+  if (auto r = kernel_->resume(tid, true, 0); !r) {
+    return r;
+  }
+  auto st = kernel_->wait_for(tid);
+  if (!st) {
+    return st.error();
+  }
+  if (!WIFSTOPPED(*st)) {
+    threads_.erase(tid);
+    return base::make_error(base::Errc::no_thread, "a thread ended while it left the recorder");
+  }
+  if (WSTOPSIG(*st) != SIGTRAP) {
+    held.push_back(WSTOPSIG(*st));
+  }
+  return base::success();
+}
+
+base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids) {
   std::vector<int> held;
-  for (int step = 0; step < kMaxSteps; ++step) {
-    arch::x86::RawRegisters regs;
-    if (auto r = kernel_->read_gprs(tid, regs); !r) {
-      return r.error();
+  std::vector<Tid> inside(tids);
+  for (int round = 0; !inside.empty(); ++round) {
+    if (round == kMaxSteps) {
+      return base::make_error(base::Errc::timed_out, "a thread did not reach a way out of the recorder");
     }
-    auto app = call(tid, api_.app_address, {regs.gpr[gpr::kRip], regs.gpr[gpr::kRsp]});
-    if (!app) {
-      return app.error();
-    }
-    if (*app != 0) {
-      if (regs.gpr[gpr::kRip] == entry_) {
-        // Never ran since enter(): its rip is in the resume slot, its syscall already rewound.
-        auto memory = kernel_->memory(pid_);
-        auto slot = call(tid, api_.resume_slot, {it->second.block});
-        if (!memory || !slot) {
-          return base::make_error(base::Errc::failed, "the thread's resume slot could not be read");
-        }
-        auto bytes = (*memory)->read(*slot, 8);
-        if (!bytes) {
-          return bytes.error();
-        }
-        *app = load_u64(*bytes);
+    std::vector<Tid> still;
+    for (Tid tid : inside) {
+      auto out = try_leave(tid);
+      if (!out) {
+        return out.error();
       }
-      regs.gpr[gpr::kRip] = *app;
-      regs.gpr[gpr::kGsBase] = it->second.gs_base;
-      if (auto w = kernel_->write_registers(tid, regs, false); !w) {
-        return w.error();
+      if (!*out) {
+        if (auto s = step(tid, held); !s) {
+          return s.error();
+        }
+        still.push_back(tid);
       }
-      threads_.erase(it);
-      held.insert(held.end(), held_.begin(), held_.end());
-      held_.clear();
-      return held;
     }
-    if (auto r = kernel_->resume(tid, true, 0); !r) {
-      return r.error();
-    }
-    auto st = kernel_->wait_for(tid);
-    if (!st) {
-      return st.error();
-    }
-    if (!WIFSTOPPED(*st)) {
-      threads_.erase(it);
-      return base::make_error(base::Errc::no_thread, "the thread ended while it left the recorder");
-    }
-    if (WSTOPSIG(*st) != SIGTRAP) {
-      held.push_back(WSTOPSIG(*st));
-    }
+    inside = std::move(still);
   }
-  return base::make_error(base::Errc::timed_out, "the thread did not reach a way out of the recorder");
+  held.insert(held.end(), held_.begin(), held_.end());
+  held_.clear();
+  return held;
 }
 
 base::Result<std::vector<hs_recorder_sample>> RecorderLink::samples(Tid tid, std::uint64_t* written) {

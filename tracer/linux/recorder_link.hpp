@@ -31,9 +31,10 @@ class RecorderLink {
   // Gives tid a block and moves it into the cache: it records from where it is stopped. A
   // syscall it was stopped in restarts there, as it would have.
   base::Result<void> enter(Tid tid);
-  // Moves tid back to the program's code (stepping it out of a recorder sequence first), with
-  // its %gs as before. Signals that came meanwhile are held and returned.
-  base::Result<std::vector<int>> leave(Tid tid);
+  // Moves each of tids back to the program's code, with its %gs as before: one at a safe point
+  // at once, the others stepped in turn until they reach one (a thread may be waiting for the
+  // translation lock another holds). Signals that came meanwhile are held and returned.
+  base::Result<std::vector<int>> leave(const std::vector<Tid>& tids);
   // What tid's ring holds, oldest first, and how many samples were ever written.
   base::Result<std::vector<hs_recorder_sample>> samples(Tid tid, std::uint64_t* written = nullptr);
   // Unmaps the recorder's memory and unloads the library (no thread may be in the cache).
@@ -52,6 +53,9 @@ class RecorderLink {
   };
   RecorderLink(Kernel& kernel, Pid pid, LoaderCalls loader) : kernel_(&kernel), pid_(pid), loader_(loader) {}
   base::Result<std::uint64_t> call(Tid tid, Addr function, std::vector<std::uint64_t> args);
+  // tid moved to the program's code if it stands where it can be (true), else left as it is.
+  base::Result<bool> try_leave(Tid tid);
+  base::Result<void> step(Tid tid, std::vector<int>& held);
 
   Kernel* kernel_;
   Pid pid_;

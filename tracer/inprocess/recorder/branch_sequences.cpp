@@ -121,10 +121,10 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) 
   }
 }
 
-void link_exit(std::uint64_t slot, std::uint64_t made) {
+void link_exit(std::uint64_t slot, std::uint64_t made, bool alone) {
   auto* words = reinterpret_cast<std::uint64_t*>(slot);
-  words[0] = made;
-  if (words[1] == 0) {
+  __atomic_store_n(&words[0], made, __ATOMIC_RELEASE);
+  if (words[1] == 0 || !alone) {
     return;
   }
   auto* jmp = reinterpret_cast<std::uint8_t*>(words[1]);
@@ -132,7 +132,7 @@ void link_exit(std::uint64_t slot, std::uint64_t made) {
   if (rel >= INT32_MIN && rel <= INT32_MAX) {
     const auto rel32 = static_cast<std::int32_t>(rel);
     std::memcpy(jmp + 1, &rel32, 4);
-    jmp[0] = 0xe9;  // (one thread: no other runs this exit meanwhile)
+    jmp[0] = 0xe9;
   }
   words[1] = 0;
 }

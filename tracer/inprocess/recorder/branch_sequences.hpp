@@ -28,9 +28,10 @@ void emit_lookup(Emitter& e);
 // Goes to the translation of `target`: a direct jump when it exists and is in reach, else an
 // absolute jump through a slot that the dispatcher fills in (linking) on first use.
 void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks);
-// Links a direct exit's slot (given to the dispatcher) to `made`: the slot, and its jmp rewritten
-// to a direct jmp rel32 when `made` is in reach.
-void link_exit(std::uint64_t slot, std::uint64_t made);
+// Links a direct exit's slot (given to the dispatcher) to `made`: the slot (one 8-byte store),
+// and its jmp rewritten to a direct jmp rel32 when `made` is in reach and `alone` (no other
+// thread can be running that jmp while its bytes change).
+void link_exit(std::uint64_t slot, std::uint64_t made, bool alone);
 // Leaves the cache: the program runs natively from `target` (recording ends there).
 void emit_native_exit(Emitter& e, std::uint64_t target);
 

@@ -5,6 +5,7 @@
 
 #include <cpuid.h>
 #include <sys/mman.h>
+#include <atomic>
 #include <new>
 
 #include "tracer/inprocess/recorder/branch_sequences.hpp"
@@ -58,15 +59,21 @@ struct Recorder {
   std::size_t xsave = 0;
   ThreadBlock threads[kMaxThreadBlocks]{};
   std::size_t thread_count = 0;
+  std::atomic_flag translating;  // one thread translates at a time
 };
 Recorder* g_recorder = nullptr;
 
 std::uint64_t translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
-  const std::uint64_t made = g_recorder->translator.translation_of(target);
-  if (link_slot != 0) {
-    link_exit(link_slot, made);
+  Recorder& rec = *g_recorder;
+  while (rec.translating.test_and_set(std::memory_order_acquire)) {
+    __builtin_ia32_pause();
   }
-  g_recorder->blocks.remember(target, made);
+  const std::uint64_t made = rec.translator.translation_of(target);
+  if (link_slot != 0) {
+    link_exit(link_slot, made, rec.thread_count == 1);
+  }
+  rec.translating.clear(std::memory_order_release);
+  remember(this_thread_block()->lookup, target, made);
   return made;
 }
 
@@ -152,7 +159,9 @@ ThreadState* new_thread_block() {
       static_cast<hs_recorder_sample*>(map_rw(HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample)));
   auto* stack = static_cast<std::uint8_t*>(map_rw(kPrivateStack));
   auto* area = static_cast<std::uint8_t*>(map_rw(rec->xsave));
-  if (state == nullptr || samples == nullptr || stack == nullptr || area == nullptr) {
+  LookupEntry* lookup = map_lookup_table();
+  if (state == nullptr || samples == nullptr || stack == nullptr || area == nullptr || lookup == nullptr) {
+    unmap_lookup_table(lookup);
     unmap(state, sizeof(ThreadState));
     unmap(samples, HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample));
     unmap(stack, kPrivateStack);
@@ -162,7 +171,7 @@ ThreadState* new_thread_block() {
   ThreadState& t = *new (state) ThreadState;
   t.self = &t;
   t.ring.samples = samples;
-  t.lookup = rec->blocks.lookup_table();
+  t.lookup = lookup;
   t.private_stack_top = reinterpret_cast<std::uint64_t>(stack + kPrivateStack);
   t.xsave_area = area;
   t.dispatch = reinterpret_cast<std::uint64_t>(rec->stubs);
@@ -203,6 +212,7 @@ void shutdown() {
     unmap(t->ring.samples, HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample));
     unmap(reinterpret_cast<void*>(t->private_stack_top - kPrivateStack), kPrivateStack);
     unmap(t->xsave_area, rec->threads[i].xsave_bytes);
+    unmap_lookup_table(t->lookup);
     unmap(t, sizeof(ThreadState));
   }
   rec->cache.release();

@@ -38,6 +38,12 @@ std::int32_t gs_offset(const void* field);
 
 // The calling thread's block (its %gs base), nullptr when it has none.
 ThreadState* current_thread_state();
+// The calling thread's block when it is known to have one (%gs:0, no syscall).
+inline ThreadState* this_thread_block() {
+  ThreadState* self = nullptr;
+  asm volatile("mov %%gs:0, %0" : "=r"(self));
+  return self;
+}
 // Gives the calling thread `state` as its block (arch_prctl ARCH_SET_GS). False if refused.
 bool set_thread_state(ThreadState* state);
 
