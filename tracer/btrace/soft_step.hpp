@@ -21,7 +21,8 @@ namespace tracer {
 class SoftStepTracer final : public BranchTracer {
  public:
   // backend: "step", or "soft" when SoftEmulate uses it (it steps what it does not emulate).
-  explicit SoftStepTracer(const BtraceConfig& config, std::string backend = std::string(backend_name(Backend::Step)))
+  explicit SoftStepTracer(const BtraceConfig& config,
+                          std::string backend = std::string(backend_name(Backend::Step)))
       : ring_(std::move(backend), config) {}
 
   // About to PTRACE_SINGLESTEP from `from`, delivering sig (0: none).
