@@ -96,7 +96,7 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   r.args.assign(o.program.begin() + 1, o.program.end());
   r.root_pid = run.pid;
   r.pid = end.stop.pid != 0 ? end.stop.pid : run.pid;  // a followed child, when that is what died
-  name_program(r, end, log, run.backend != tracer::Backend::Dbt);
+  name_program(r, end, log, !tracer::backend_row(run.backend).under_another);
   r.tree = triage::tree_path(log.events(), run.pid, o.program.front(), r.pid);
   r.outcome = end.outcome;
   r.tracer.backend = std::string(tracer::backend_name(run.backend));
@@ -228,7 +228,7 @@ int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib
   if (!run) {
     return fail(run.error().message());
   }
-  if (!options->keep_rings.empty() && run->backend != tracer::Backend::Dbt) {
+  if (!options->keep_rings.empty() && !tracer::backend_row(run->backend).ring_files) {
     std::fprintf(stderr, "hindsight triage: --keep-rings: recorded with %s, which keeps no ring files\n",
                  std::string(tracer::backend_name(run->backend)).c_str());
   }

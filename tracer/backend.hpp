@@ -1,6 +1,6 @@
 // The history collectors a user can ask for (--btrace, triage's --btrace): one enum, one table of
-// rows (name, cost, needs, rules), read by the server's and triage's command lines, `--version`,
-// `monitor btrace`, the progress lines and the reports.
+// rows (name, cost, needs, rules) and auto's orders, read by the server's and triage's command
+// lines, `--version`, `monitor btrace`, the progress lines, the reports and the fall-back chains.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 namespace tracer {
 
 enum class Backend : std::uint8_t {
-  Auto,  // the fastest that works here (open_target.hpp says in which order)
+  Auto,  // the fastest that works here (kAutoInSession, kAutoUnattended say in which order)
   Bts,   // Intel BTS through perf_event
   Dbt,   // the program runs under the dbt recorder (a Valgrind tool)
   Soft,  // SoftEmulate: int3 at branches
@@ -28,32 +28,71 @@ enum class Needs : std::uint8_t {
   Ptrace,    // ptrace is allowed (Yama)
 };
 
-// One backend: its name, what it is, what it costs and the rules the command lines and the
-// reports follow. A new backend is a new row (and its collector or target, open_target.cpp).
+// One backend: its name, what it is, what it costs and the rules the command lines, the reports and
+// the fall-back chains follow. A new backend is a new row, its place in the auto orders below, and
+// its own files: a collector (tracer/btrace/collector_factories.cpp maps the row to its factory)
+// or a Target of its own (open_target.cpp's kOwnTargets).
 struct BackendRow {
   Backend backend;
   std::string_view name;
   std::string_view what;       // for --help and the man pages
   std::string_view cost;       // what it costs the program, as triage's report says it
   Needs needs;
-  bool scoped;                 // records only what --btrace-scope names (else every branch)
-  bool launch_only;            // records only a program it starts: no --attach, --multi or --wrapper
-  bool stop_per_branch;        // a ptrace stop per branch or instruction: a long run says how it goes
+  bool scoped = false;           // records only what --btrace-scope names (else every branch)
+  bool launch_only = false;      // records only a program it starts: no --attach, --multi or --wrapper
+  bool stop_per_branch = false;  // a ptrace stop per branch or instruction: a long run says how it goes
+  bool under_another = false;    // the program runs under another program, which /proc names instead
+  bool ring_files = false;       // its rings are files (dbt_ring.h) that triage can keep (--keep-rings)
+  // Why a GDB session cannot follow forks with it (empty: it can).
+  std::string_view no_fork_following = {};
+  // What a GDB session records with when this backend cannot run the program (none: the error stands).
+  std::optional<Backend> session_fallback = std::nullopt;
 };
 inline constexpr BackendRow kBackends[] = {
-    {Backend::Auto, "auto", "the fastest that works here", "the fastest collector this machine has", Needs::Nothing,
-     true, false, false},
-    {Backend::Bts, "bts", "Intel BTS through perf_event: the CPU records every branch (Intel hardware, no VM)",
-     "bts: the hardware records branches; the program runs near native speed", Needs::PerfBts, false, false, false},
-    {Backend::Dbt, "dbt", "PROG runs under the dbt recorder, a Valgrind tool: every branch, about 5x slower than native",
-     "dbt: the program ran under a Valgrind tool, about 5x slower than native on branchy code", Needs::Valgrind,
-     false, true, false},
-    {Backend::Soft, "soft", "software: an int3 at each branch, the branch emulated",
-     "soft: one ptrace stop per taken branch (~30k branches/s); code without branches runs native", Needs::Ptrace,
-     true, false, true},
-    {Backend::Step, "step", "software: single-stepping, the slow reference",
-     "step: one ptrace stop per instruction (~25k instructions/s)", Needs::Ptrace, false, false, true},
+    {.backend = Backend::Auto,
+     .name = "auto",
+     .what = "the fastest that works here",
+     .cost = "the fastest collector this machine has",
+     .needs = Needs::Nothing,
+     .scoped = true},
+    {.backend = Backend::Bts,
+     .name = "bts",
+     .what = "Intel BTS through perf_event: the CPU records every branch (Intel hardware, no VM)",
+     .cost = "bts: the hardware records branches; the program runs near native speed",
+     .needs = Needs::PerfBts},
+    {.backend = Backend::Dbt,
+     .name = "dbt",
+     .what = "PROG runs under the dbt recorder, a Valgrind tool: every branch, about 5x slower than native",
+     .cost = "dbt: the program ran under a Valgrind tool, about 5x slower than native on branchy code",
+     .needs = Needs::Valgrind,
+     .launch_only = true,
+     .under_another = true,
+     .ring_files = true,
+     .no_fork_following = "under dbt, Valgrind's gdbserver serves one process",
+     .session_fallback = Backend::Soft},
+    {.backend = Backend::Soft,
+     .name = "soft",
+     .what = "software: an int3 at each branch, the branch emulated",
+     .cost = "soft: one ptrace stop per taken branch (~30k branches/s); code without branches runs native",
+     .needs = Needs::Ptrace,
+     .scoped = true,
+     .stop_per_branch = true},
+    {.backend = Backend::Step,
+     .name = "step",
+     .what = "software: single-stepping, the slow reference",
+     .cost = "step: one ptrace stop per instruction (~25k instructions/s)",
+     .needs = Needs::Ptrace,
+     .stop_per_branch = true},
 };
+
+// What --btrace=auto tries, fastest first, each a row above; the first that works records.
+// A GDB session chooses for each process as its first thread starts recording
+// (LinuxTarget::make_collector), so only backends with a collector are here; a --btrace-scope
+// passes over a row that is not scoped.
+inline constexpr Backend kAutoInSession[] = {Backend::Bts, Backend::Soft};
+// Triage (unattended) chooses as the program starts (open_target): a launch_only row only when it
+// starts one. bts only when asked for (docs/triage.md).
+inline constexpr Backend kAutoUnattended[] = {Backend::Dbt, Backend::Soft, Backend::Step};
 
 // The row of a backend (every enumerator has one).
 inline const BackendRow& backend_row(Backend backend) {

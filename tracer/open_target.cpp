@@ -18,15 +18,20 @@ void prepare(Target& target, const TargetRequest& request) {
   }
 }
 
-Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest& request) {
-  if (backend == Backend::Dbt) {
-    if (auto why = dbt_problem(request.dbt_lib)) {
-      return base::make_error(base::Errc::unsupported, *why);
-    }
-    // Unattended (triage), following forks is following the whole tree: the recorder does it.
-    const bool tree = request.unattended && request.follow_forks;
-    return std::unique_ptr<Target>(std::make_unique<ValgrindTarget>(DbtOptions{request.dbt_lib, request.ring_bytes, tree, request.keep_rings_in}));
+// The recorder's target: the program starts under Valgrind.
+Result<std::unique_ptr<Target>> valgrind_target(const TargetRequest& request) {
+  if (auto why = dbt_problem(request.dbt_lib)) {
+    return base::make_error(base::Errc::unsupported, *why);
   }
+  // Unattended (triage), following forks is following the whole tree: the recorder does it.
+  const bool tree = request.unattended && request.follow_forks;
+  return std::unique_ptr<Target>(
+      std::make_unique<ValgrindTarget>(DbtOptions{request.dbt_lib, request.ring_bytes, tree, request.keep_rings_in}));
+}
+
+// The ptrace core, recording with the collector of backend (collector_factories.hpp; auto: the
+// first of kAutoInSession that works, per process).
+std::unique_ptr<Target> linux_target(Backend backend, const TargetRequest& request) {
   auto target = std::make_unique<LinuxTarget>();
   target->set_btrace_backend(backend);
   target->set_btrace_scope(request.scope);
@@ -36,7 +41,26 @@ Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest
     target->set_report_forks(true, true);
     target->set_report_exec(true);
   }
-  return std::unique_ptr<Target>(std::move(target));
+  return target;
+}
+
+struct OwnTarget {
+  Backend backend;
+  Result<std::unique_ptr<Target>> (*make)(const TargetRequest& request);
+};
+
+// The backends that bring a Target of their own; every other records in LinuxTarget.
+constexpr OwnTarget kOwnTargets[] = {
+    {Backend::Dbt, valgrind_target},
+};
+
+Result<std::unique_ptr<Target>> make_target(Backend backend, const TargetRequest& request) {
+  for (const auto& own : kOwnTargets) {
+    if (own.backend == backend) {
+      return own.make(request);
+    }
+  }
+  return linux_target(backend, request);
 }
 
 Result<OpenedTarget> try_backend(Backend backend, const TargetRequest& request) {
@@ -65,31 +89,41 @@ Result<OpenedTarget> try_backend(Backend backend, const TargetRequest& request) 
 
 }  // namespace
 
+bool has_own_target(Backend backend) {
+  for (const auto& own : kOwnTargets) {
+    if (own.backend == backend) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Result<BackendChain> backend_chain(const TargetRequest& request) {
   BackendChain chain;
   const bool launches = request.launch.has_value();
-  if (request.backend == Backend::Dbt) {
-    if (request.follow_forks && !request.unattended) {
-      return base::make_error(base::Errc::unsupported,
-                              "--follow-fork needs a ptrace collector (soft or step): under dbt, Valgrind's "
-                              "gdbserver serves one process");
+  if (request.backend == Backend::Auto && request.unattended) {
+    for (const Backend backend : kAutoUnattended) {
+      if (launches || !backend_row(backend).launch_only) {
+        chain.tries.push_back(backend);
+      }
     }
-    if (!launches) {
-      return base::make_error(base::Errc::unsupported, "the dbt recorder records only a program it starts");
-    }
-    // A GDB session still wants history when the recorder cannot run the program.
-    chain.tries = request.unattended ? std::vector<Backend>{Backend::Dbt} : std::vector<Backend>{Backend::Dbt, Backend::Soft};
     return chain;
   }
-  if (request.backend != Backend::Auto || !request.unattended) {
-    chain.tries = {request.backend};  // a session's auto: BTS or soft, chosen when a process's first thread starts recording
-    return chain;
+  // A backend asked for; a session's auto stays auto: LinuxTarget chooses when a process's first
+  // thread starts recording.
+  const BackendRow& row = backend_row(request.backend);
+  if (request.follow_forks && !request.unattended && !row.no_fork_following.empty()) {
+    return base::make_error(base::Errc::unsupported,
+                            "--follow-fork needs a ptrace collector (soft or step): " + std::string(row.no_fork_following));
   }
-  if (launches) {
-    chain.tries.push_back(Backend::Dbt);
+  if (row.launch_only && !launches) {
+    return base::make_error(base::Errc::unsupported,
+                            "the " + std::string(row.name) + " recorder records only a program it starts");
   }
-  chain.tries.push_back(Backend::Soft);
-  chain.tries.push_back(Backend::Step);
+  chain.tries = {request.backend};
+  if (!request.unattended && row.session_fallback) {
+    chain.tries.push_back(*row.session_fallback);  // a GDB session still wants history
+  }
   return chain;
 }
 

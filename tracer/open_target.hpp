@@ -1,6 +1,7 @@
 // The Target a backend needs, opened in one place for the server and for triage, with the
-// fall-back chain and its reasons written once: a GDB session asking for dbt gets the software
-// tracer when the recorder cannot run the program; triage's auto tries dbt, soft, then step.
+// fall-back chain and its reasons written once, from the rows of tracer/backend.hpp: a GDB
+// session asking for dbt gets its session_fallback (soft) when the recorder cannot run the
+// program; triage's auto tries kAutoUnattended in order (dbt, soft, then step).
 #pragma once
 
 #include <memory>
@@ -49,6 +50,10 @@ struct BackendChain {
   std::vector<NotUsed> passed_over;
 };
 Result<BackendChain> backend_chain(const TargetRequest& request);
+
+// Whether backend brings a Target of its own (dbt: ValgrindTarget) instead of recording in
+// LinuxTarget with a collector (tracer/btrace/collector_factories.hpp).
+bool has_own_target(Backend backend);
 
 // Opens (and launches, when asked) with the first backend of the chain that works. A program
 // that cannot start at all is an error at once: no other backend would do better.

@@ -2,6 +2,11 @@
 // backend names. Pure: which backends a request tries, in order, and why it passes one over.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <set>
+#include <span>
+
+#include "tracer/btrace/collector_factories.hpp"
 #include "tracer/open_target.hpp"
 
 using tracer::Backend;
@@ -52,6 +57,74 @@ TEST_CASE("backends: every collector's row says what it needs and costs, in the 
   }
 }
 
+TEST_CASE("backends: every row but auto has one factory, a collector or a Target of its own", "[backend]") {
+  for (const auto& row : tracer::kBackends) {
+    INFO(row.name);
+    const bool collector = tracer::collector_factory(row.backend) != nullptr;
+    const bool own_target = tracer::has_own_target(row.backend);
+    if (row.backend == Backend::Auto) {
+      CHECK_FALSE(collector);  // a choice among the others
+      CHECK_FALSE(own_target);
+      continue;
+    }
+    CHECK(collector != own_target);
+    // A session falls back to a backend that records wherever the program runs.
+    if (row.session_fallback) {
+      CHECK(tracer::collector_factory(*row.session_fallback) != nullptr);
+      CHECK_FALSE(tracer::backend_row(*row.session_fallback).launch_only);
+    }
+  }
+}
+
+namespace {
+
+// An auto order: rows that exist, each once, auto not among them.
+void check_auto_order(std::span<const Backend> order) {
+  std::set<Backend> seen;
+  for (const Backend backend : order) {
+    INFO(tracer::backend_name(backend));
+    CHECK(backend != Backend::Auto);
+    CHECK(tracer::backend_row(backend).backend == backend);  // backend_row's fall-back is auto's row
+    CHECK(seen.insert(backend).second);
+  }
+}
+
+bool has(std::span<const Backend> order, Backend backend) {
+  return std::find(order.begin(), order.end(), backend) != order.end();
+}
+
+}  // namespace
+
+TEST_CASE("backends: auto's order in a GDB session: BTS first, then collectors that take a scope", "[backend]") {
+  check_auto_order(tracer::kAutoInSession);
+  REQUIRE(std::size(tracer::kAutoInSession) >= 2);
+  CHECK(tracer::kAutoInSession[0] == Backend::Bts);
+  // Chosen per process as it starts recording: only backends with a collector.
+  for (const Backend backend : tracer::kAutoInSession) {
+    INFO(tracer::backend_name(backend));
+    CHECK(tracer::collector_factory(backend) != nullptr);
+    CHECK_FALSE(tracer::backend_row(backend).launch_only);
+  }
+  // With --btrace-scope, auto still finds a collector, and it is the last resort.
+  CHECK(tracer::backend_row(std::end(tracer::kAutoInSession)[-1]).scoped);
+  // step is the reference, never auto's choice in a session.
+  CHECK_FALSE(has(tracer::kAutoInSession, Backend::Step));
+}
+
+TEST_CASE("backends: auto's order in triage: the recorder first, step last, BTS only when asked", "[backend]") {
+  check_auto_order(tracer::kAutoUnattended);
+  REQUIRE(std::size(tracer::kAutoUnattended) >= 2);
+  CHECK(tracer::kAutoUnattended[0] == Backend::Dbt);
+  CHECK(std::end(tracer::kAutoUnattended)[-1] == Backend::Step);
+  CHECK_FALSE(has(tracer::kAutoUnattended, Backend::Bts));
+  // Without a program to start, the launch-only recorder is left out, silently.
+  auto attach = request(Backend::Auto, true, false);
+  auto chain = tracer::backend_chain(attach);
+  REQUIRE(chain);
+  CHECK(chain->tries == std::vector{Backend::Soft, Backend::Step});
+  CHECK(chain->passed_over.empty());
+}
+
 TEST_CASE("backend chain: a GDB session", "[backend]") {
   // auto stays auto: BTS or soft is chosen as each thread starts recording.
   CHECK(tries(request(Backend::Auto, false)) == std::vector{Backend::Auto});
@@ -60,7 +133,9 @@ TEST_CASE("backend chain: a GDB session", "[backend]") {
   // dbt: the software tracer when the recorder cannot run the program.
   CHECK(tries(request(Backend::Dbt, false)) == std::vector{Backend::Dbt, Backend::Soft});
   // dbt records only a program it starts (not --attach, not --multi).
-  CHECK_FALSE(tracer::backend_chain(request(Backend::Dbt, false, false)));
+  auto attached = tracer::backend_chain(request(Backend::Dbt, false, false));
+  REQUIRE_FALSE(attached);
+  CHECK(attached.error().message() == "the dbt recorder records only a program it starts");
 }
 
 TEST_CASE("backend chain: triage", "[backend]") {

@@ -77,7 +77,7 @@ enum class StepVerdict {
 class Collector {
  public:
   virtual ~Collector() = default;
-  // "bts", "step", ...: what `monitor btrace` and errors name.
+  // "bts", "step", ...: the backend's name (tracer/backend.hpp), what `monitor btrace` and errors name.
   virtual std::string_view backend() const = 0;
 
   // Tracing starts for a thread (Qbtrace:bts, or a thread born while the process records).
@@ -134,6 +134,14 @@ class Collector {
   }
   // The code of the process may have changed (memory writes, exec, library unload).
   virtual void code_changed() {}
+};
+
+// What a backend's collector factory gets (collector_factories.hpp): the process's first thread
+// to record, its ring size and --btrace-scope.
+struct CollectorRequest {
+  Tid tid = 0;
+  BtraceConfig config;
+  BtraceScope scope;
 };
 
 }  // namespace tracer

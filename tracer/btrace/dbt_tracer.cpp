@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tracer/backend.hpp"
+
 namespace tracer {
 
 DbtTracer::DbtTracer(DbtRing ring, bool from_birth, std::optional<BtraceConfig> config)
@@ -38,7 +40,7 @@ base::Result<TimedBlocks> DbtTracer::timed_history(Addr current_pc, std::uint64_
 
 BtraceStats DbtTracer::stats() const {
   BtraceStats s;
-  s.backend = "dbt";
+  s.backend = backend_name(Backend::Dbt);
   s.capacity = ring_.capacity();
   s.recorded = ring_.head() - base_;
   s.kept = s.recorded < s.capacity ? s.recorded : s.capacity;

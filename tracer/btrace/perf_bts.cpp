@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "tracer/backend.hpp"
 #include "tracer/btrace/bts_decode.hpp"
 
 namespace tracer {
@@ -95,7 +96,7 @@ base::Result<BtraceData> PerfBts::read(BtraceRead kind, Addr current_pc) {
 
 BtraceStats PerfBts::stats() const {
   BtraceStats s;
-  s.backend = "bts";
+  s.backend = backend_name(Backend::Bts);
   const std::uint64_t size = event_.data_size();
   const std::uint64_t head = event_.data_head();
   s.capacity = size / kBtsSampleBytes;

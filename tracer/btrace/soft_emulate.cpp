@@ -52,7 +52,11 @@ class HostMemory final : public arch::x86::BranchMemory {
 }  // namespace
 
 base::Result<std::unique_ptr<BranchTracer>> SoftEmulateCollector::make(Tid /*tid*/, const BtraceConfig& config) {
-  return std::unique_ptr<BranchTracer>(std::make_unique<SoftStepTracer>(config, "soft"));
+  return std::unique_ptr<BranchTracer>(std::make_unique<SoftStepTracer>(config, std::string(backend())));
+}
+
+base::Result<std::unique_ptr<Collector>> make_soft_emulate_collector(const CollectorRequest& request) {
+  return std::unique_ptr<Collector>(std::make_unique<SoftEmulateCollector>(request.scope));
 }
 
 void SoftEmulateCollector::stop(Tid tid) {

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tracer/backend.hpp"
 #include "tracer/btrace/scope_map.hpp"
 #include "tracer/btrace/soft_step.hpp"
 #include "tracer/btrace/straight_line.hpp"
@@ -29,7 +30,7 @@ namespace tracer {
 class SoftEmulateCollector final : public SoftStepCollector {
  public:
   explicit SoftEmulateCollector(BtraceScope scope = {}) : scope_(std::move(scope)) {}
-  std::string_view backend() const override { return "soft"; }
+  std::string_view backend() const override { return backend_name(Backend::Soft); }
   void stop(Tid tid) override;
   void thread_exited(Tid tid) override;
   bool wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) override;
@@ -76,5 +77,8 @@ class SoftEmulateCollector final : public SoftStepCollector {
   std::unordered_set<Addr> restorers_;  // return addresses of signal frames (rt_sigreturn)
   StraightLineMap code_;
 };
+
+// --btrace=soft: the collector, recording what the request's scope names.
+base::Result<std::unique_ptr<Collector>> make_soft_emulate_collector(const CollectorRequest& request);
 
 }  // namespace tracer

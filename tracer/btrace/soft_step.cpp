@@ -63,6 +63,10 @@ base::Result<std::unique_ptr<BranchTracer>> SoftStepCollector::make(Tid /*tid*/,
   return std::unique_ptr<BranchTracer>(std::make_unique<SoftStepTracer>(config));
 }
 
+base::Result<std::unique_ptr<Collector>> make_soft_step_collector(const CollectorRequest& /*request*/) {
+  return std::unique_ptr<Collector>(std::make_unique<SoftStepCollector>());
+}
+
 bool SoftStepCollector::wants_step(Tid tid, Addr pc, int sig, bool /*core_steps*/, CollectorHost& /*host*/) {
   SoftStepTracer* s = stepper(tid);
   if (s == nullptr) {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "arch/x86/instruction_length.hpp"
+#include "tracer/backend.hpp"
 #include "tracer/btrace/instruction_cache.hpp"
 #include "tracer/btrace/per_thread_collector.hpp"
 #include "tracer/btrace/ring_buffer_tracer.hpp"
@@ -20,7 +21,8 @@ namespace tracer {
 class SoftStepTracer final : public BranchTracer {
  public:
   // backend: "step", or "soft" when SoftEmulate uses it (it steps what it does not emulate).
-  explicit SoftStepTracer(const BtraceConfig& config, std::string backend = "step")
+  explicit SoftStepTracer(const BtraceConfig& config,
+                          std::string backend = std::string(backend_name(Backend::Step)))
       : ring_(std::move(backend), config) {}
 
   // About to PTRACE_SINGLESTEP from `from`, delivering sig (0: none).
@@ -93,7 +95,7 @@ class SoftStepTracer final : public BranchTracer {
 // steps and records the same way.
 class SoftStepCollector : public PerThreadCollector {
  public:
-  std::string_view backend() const override { return "step"; }
+  std::string_view backend() const override { return backend_name(Backend::Step); }
   bool wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) override;
   StepVerdict stepped(Tid tid, Addr pc, CollectorHost& host) override;
   void stepped_over(Tid tid, Addr pc, CollectorHost& host) override;
@@ -119,5 +121,8 @@ class SoftStepCollector : public PerThreadCollector {
  private:
   InstructionCache insn_cache_;
 };
+
+// --btrace=step: the collector (it takes no scope).
+base::Result<std::unique_ptr<Collector>> make_soft_step_collector(const CollectorRequest& request);
 
 }  // namespace tracer

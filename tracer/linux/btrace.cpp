@@ -4,47 +4,48 @@
 
 #include "base/log.hpp"
 #include "tracer/btrace/bts_decode.hpp"
-#include "tracer/btrace/perf_bts.hpp"
-#include "tracer/btrace/perf_bts_collector.hpp"
-#include "tracer/btrace/soft_emulate.hpp"
-#include "tracer/btrace/soft_step.hpp"
+#include "tracer/btrace/collector_factories.hpp"
 #include "tracer/linux/linux_target.hpp"
 
 namespace tracer {
 
+// One backend's collector for the process of tid, its problem noted for `monitor btrace`.
+Result<std::unique_ptr<Collector>> LinuxTarget::try_collector(Backend backend, Tid tid, const BtraceConfig& config) {
+  const CollectorFactory make = collector_factory(backend);
+  if (make == nullptr) {
+    return base::make_error(base::Errc::unsupported, "--btrace=" + std::string(backend_name(backend)) +
+                                                         " records with a target of its own, not under ptrace");
+  }
+  auto made = make(CollectorRequest{tid, config, btrace_scope_});
+  if (made) {
+    collector_problems_.erase(backend);
+  } else {
+    collector_problems_[backend] = made.error().message();
+  }
+  return made;
+}
+
 // The backend --btrace asked for, for the process of tid, its first thread to record (the
-// others share the collector); auto: BTS when the kernel gives it for that thread, else
-// SoftEmulate.
+// others share the collector); auto: the first of kAutoInSession that works for that thread (a
+// scope passes over a backend that records every branch).
 Result<std::unique_ptr<Collector>> LinuxTarget::make_collector(Tid tid, const BtraceConfig& config) {
-  auto soft_emulate = [&]() -> std::unique_ptr<Collector> {
-    return std::make_unique<SoftEmulateCollector>(btrace_scope_);
-  };
-  if (btrace_backend_ == Backend::Auto && !btrace_scope_.all) {
-    return soft_emulate();  // BTS records every branch: a scope asks for the software tracer
+  if (btrace_backend_ != Backend::Auto) {
+    return try_collector(btrace_backend_, tid, config);
   }
-  switch (btrace_backend_) {
-    case Backend::Soft:
-      return soft_emulate();
-    case Backend::Step:
-      return std::unique_ptr<Collector>(std::make_unique<SoftStepCollector>());
-    case Backend::Dbt:
-      return base::make_error(base::Errc::unsupported, "the dbt recorder records only a program started under it");
-    case Backend::Bts:
-    case Backend::Auto: {
-      auto probe = open_perf_bts(tid, config);
-      if (probe) {
-        bts_problem_.clear();
-        return std::unique_ptr<Collector>(std::make_unique<PerfBtsCollector>());
-      }
-      bts_problem_ = probe.error().message();
-      if (btrace_backend_ == Backend::Bts) {
-        return std::move(probe).error();
-      }
-      base::logf(base::LogCat::perf, "thread {}: {}; tracing in software (soft)", tid, probe.error().message());
-      return soft_emulate();
+  std::optional<base::Error> last;
+  for (const Backend backend : kAutoInSession) {
+    if (!btrace_scope_.all && !backend_row(backend).scoped) {
+      continue;
     }
+    auto made = try_collector(backend, tid, config);
+    if (made) {
+      return made;
+    }
+    base::logf(base::LogCat::ptrace, "thread {}: {}; auto passes over {}", tid, made.error().message(),
+               backend_name(backend));
+    last = std::move(made).error();
   }
-  return soft_emulate();
+  return last ? *last : base::make_error(base::Errc::unsupported, "no collector of --btrace=auto takes this scope");
 }
 
 Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& requested) {

@@ -132,7 +132,10 @@ class LinuxTarget final : public Target {
   void hand_over_history() override;
   // --btrace=auto|bts|soft|step; applies to later enables.
   void set_btrace_backend(Backend backend) { btrace_backend_ = backend; }
-  std::string bts_problem() const override { return bts_problem_; }
+  std::string bts_problem() const override {
+    auto it = collector_problems_.find(Backend::Bts);
+    return it == collector_problems_.end() ? std::string() : it->second;
+  }
   // --btrace-scope: which objects SoftEmulate records (auto then prefers it to BTS).
   void set_btrace_scope(BtraceScope scope) { btrace_scope_ = std::move(scope); }
 
@@ -297,6 +300,7 @@ class LinuxTarget final : public Target {
 
   // --- branch tracing (btrace.cpp) ---
   Result<std::unique_ptr<Collector>> make_collector(Tid tid, const BtraceConfig& config);
+  Result<std::unique_ptr<Collector>> try_collector(Backend backend, Tid tid, const BtraceConfig& config);
   void collector_thread_born(Process& p, LinuxThread& t);
 
   Kernel& kernel_;
@@ -324,7 +328,7 @@ class LinuxTarget final : public Target {
   std::set<int> pass_signals_;
   std::optional<std::set<int>> program_signals_;
   Backend btrace_backend_ = Backend::Auto;
-  std::string bts_problem_;     // why the last try of Intel BTS failed
+  std::map<Backend, std::string> collector_problems_;  // why the last try of each backend's collector failed
   BtraceScope btrace_scope_;
   BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it
   std::set<Tid> unclaimed_;     // traced since birth; GDB's Qbtrace:bts for them is a no-op
