@@ -61,6 +61,14 @@ class AttachedCallee {
   pid_t pid() const { return pid_; }
   const std::vector<tracer::Tid>& tids() const { return tids_; }
 
+  // Detaches; checks that it ran to its normal end (exit 0) and printed `output`.
+  void check_ends_with(const std::string& output) {
+    auto [out, status] = finish();
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(out == output);
+  }
+
   // Detaches, and returns what it printed to its end and its wait status.
   std::pair<std::string, int> finish() {
     for (tracer::Tid tid : tids_) {

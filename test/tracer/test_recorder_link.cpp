@@ -87,9 +87,7 @@ TEST_CASE("recorder link: an attached program's thread records in the cache and 
 
   REQUIRE(link->unload(pid).ok());
   CHECK_FALSE(maps_mention(pid, "libhindsight-recorder.so"));
-  auto [out, status] = callee.finish();
-  CHECK(WIFEXITED(status));
-  CHECK(out == "ticks=8 calls=0 cut=0\n");
+  callee.check_ends_with("ticks=8 calls=0 cut=0\n");
 }
 
 namespace {
@@ -148,7 +146,5 @@ TEST_CASE("recorder link: every thread of an attached program records into its o
   REQUIRE(held.ok());
   REQUIRE(link->unload(pid).ok());
   CHECK_FALSE(maps_mention(pid, "libhindsight-recorder.so"));
-  auto [out, status] = callee.finish();
-  CHECK(WIFEXITED(status));
-  CHECK(out == "ticks=8 calls=0 cut=0 worker_ticks=16 worker_cut=0\n");
+  callee.check_ends_with("ticks=8 calls=0 cut=0 worker_ticks=16 worker_cut=0\n");
 }
