@@ -105,6 +105,18 @@ std::size_t from_function(const std::vector<hs_recorder_sample>& samples, const 
 
 }  // namespace
 
+TEST_CASE("recorder link: the program's dlopen, dlsym and dlclose are found through its libraries' symbols",
+          "[tracer][recorder_link]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(1);
+  auto found = tracer::find_loader_calls(callee.pid());
+  INFO((found ? std::string("found") : found.error().message()));
+  REQUIRE(found.ok());
+  // The same the dynamic linker bound the program's own references to.
+  CHECK(*found == loader_of(callee.kernel(), callee.pid()));
+  callee.check_ends_with("ticks=1 calls=0 cut=0\n");
+}
+
 TEST_CASE("recorder link: every thread of an attached program records into its own ring", "[tracer][recorder_link]") {
   REQUIRE_PTRACE();
   AttachedCallee callee(8, 2);

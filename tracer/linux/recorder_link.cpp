@@ -9,6 +9,7 @@
 #include "arch/x86/register_layout.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/linux/inferior_call.hpp"
+#include "tracer/symbols/symbolizer.hpp"
 
 namespace tracer {
 namespace {
@@ -48,6 +49,22 @@ void restart_syscall_here(arch::x86::RawRegisters& regs) {
 }
 
 }  // namespace
+
+base::Result<LoaderCalls> find_loader_calls(Pid pid) {
+  auto symbols = Symbolizer::for_process(pid);
+  if (!symbols) {
+    return symbols.error();
+  }
+  for (const char* library : {"libc.so", "libdl.so"}) {
+    auto open = (*symbols)->find_symbol(library, "dlopen");
+    auto sym = (*symbols)->find_symbol(library, "dlsym");
+    auto close = (*symbols)->find_symbol(library, "dlclose");
+    if (open && sym && close) {
+      return LoaderCalls{*open, *sym, *close};
+    }
+  }
+  return base::make_error(base::Errc::unsupported, "the program has no dlopen (neither its libc nor a libdl has one)");
+}
 
 base::Result<std::uint64_t> RecorderLink::call(Tid tid, Addr function, std::vector<std::uint64_t> args) {
   InferiorCall c{function, {}, {}};

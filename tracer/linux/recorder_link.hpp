@@ -20,7 +20,12 @@ struct LoaderCalls {
   Addr dlopen = 0;
   Addr dlsym = 0;
   Addr dlclose = 0;
+
+  bool operator==(const LoaderCalls&) const = default;
 };
+
+// Finds them in pid's libraries (libc.so, else libdl.so of an older glibc).
+base::Result<LoaderCalls> find_loader_calls(Pid pid);
 
 class RecorderLink {
  public:

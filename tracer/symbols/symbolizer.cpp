@@ -239,6 +239,16 @@ std::vector<SourceFrame> Symbolizer::frames(Addr pc, bool return_address) {
   return out;
 }
 
+namespace {
+
+// A symbol table's name for `symbol`: the name itself, or its default version ("dlopen@@GLIBC_2.34":
+// a debug file's .symtab spells versions into names, where .dynsym keeps them apart).
+bool names_symbol(std::string_view name, std::string_view symbol) {
+  return name.starts_with(symbol) && (name.size() == symbol.size() || name.substr(symbol.size()).starts_with("@@"));
+}
+
+}  // namespace
+
 std::optional<Addr> Symbolizer::find_symbol(const std::string& module_prefix, const std::string& symbol) {
   struct Search {
     const std::string& prefix;
@@ -256,7 +266,7 @@ std::optional<Addr> Symbolizer::find_symbol(const std::string& module_prefix, co
       GElf_Addr addr = 0;
       const char* sym_name = dwfl_module_getsym_info(mod, i, &sym, &addr, nullptr, nullptr, nullptr);
       const int type = GELF_ST_TYPE(sym.st_info);
-      if (sym_name != nullptr && s.symbol == sym_name && sym.st_shndx != SHN_UNDEF &&
+      if (sym_name != nullptr && names_symbol(sym_name, s.symbol) && sym.st_shndx != SHN_UNDEF &&
           (type == STT_FUNC || type == STT_OBJECT)) {
         s.found = addr;
         return DWARF_CB_ABORT;
