@@ -43,7 +43,9 @@ struct CallOutcome {
   std::vector<int> held_signals;  // came for the thread during the call, not delivered
 };
 
-// Runs `call` on `tid` of `pid` (stopped, in a ptrace stop) and stops it again where it was.
+// Runs `call` on `tid` of `pid` (in a signal-delivery or event stop, not a syscall stop) and
+// stops it again where it was. The core's int3s must be out of the way: a trap on one ends the
+// call half done (a dlopen holding the loader's lock).
 CallOutcome call_function(Kernel& kernel, Pid pid, Tid tid, const InferiorCall& call);
 
 }  // namespace tracer

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "arch/x86/register_layout.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
