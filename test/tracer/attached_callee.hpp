@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -146,6 +147,24 @@ inline std::string maps_line_of(pid_t pid, std::uint64_t address) {
     }
   }
   return "";
+}
+
+// The bytes of every executable mapping of pid, by its start (the program's code, its
+// libraries', the vDSO's), read through /proc/PID/mem.
+inline std::map<std::uint64_t, std::vector<std::uint8_t>> code_of(pid_t pid) {
+  std::map<std::uint64_t, std::vector<std::uint8_t>> out;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::uint64_t lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) == 3 && perms[2] == 'x' &&
+        line.find("[vsyscall]") == std::string::npos) {
+      if (auto bytes = read_raw_memory(pid, lo, hi - lo)) {
+        out[lo] = *bytes;
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace test_tracer
