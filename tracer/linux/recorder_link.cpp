@@ -163,7 +163,7 @@ base::Result<void> RecorderLink::enter(Tid tid) {
   if (auto w = (*memory)->write(*slot, resume); !w) {
     return w;
   }
-  threads_[tid] = ThreadLink{*block, regs.gpr[gpr::kGsBase]};
+  threads_[tid] = ThreadLink{*block, regs.gpr[gpr::kGsBase], regs.gpr[gpr::kRip]};
   regs.gpr[gpr::kGsBase] = *block;
   regs.gpr[gpr::kRip] = entry_;
   return kernel_->write_registers(tid, regs, false);
@@ -180,20 +180,7 @@ base::Result<bool> RecorderLink::try_leave(Tid tid) {
   }
   std::uint64_t app = 0;
   if (regs.gpr[gpr::kRip] == entry_) {
-    // Not run since enter(): its place is in the resume slot (its syscall already rewound).
-    auto slot = call(tid, api_.resume_slot, {it->second.block});
-    if (!slot) {
-      return slot.error();
-    }
-    auto memory = kernel_->memory(pid_);
-    if (!memory) {
-      return memory.error();
-    }
-    auto bytes = (*memory)->read(*slot, 8);
-    if (!bytes) {
-      return bytes.error();
-    }
-    app = load_u64(*bytes);
+    app = it->second.resume;  // not run since enter(): where it stood (its syscall rewound)
   } else {
     auto mapped = call(tid, api_.app_address, {regs.gpr[gpr::kRip], regs.gpr[gpr::kRsp]});
     if (!mapped) {

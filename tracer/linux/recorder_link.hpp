@@ -55,6 +55,7 @@ class RecorderLink {
   struct ThreadLink {
     Addr block = 0;
     std::uint64_t gs_base = 0;  // the thread's own, given back when it leaves
+    Addr resume = 0;            // where it stood at enter(), as its block's resume slot says
   };
   RecorderLink(Kernel& kernel, Pid pid, LoaderCalls loader) : kernel_(&kernel), pid_(pid), loader_(loader) {}
   base::Result<std::uint64_t> call(Tid tid, Addr function, std::vector<std::uint64_t> args);
