@@ -106,8 +106,10 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
                            {"hs_recorder_new_thread", &link.api_.new_thread},
                            {"hs_recorder_thread_entry", &link.api_.thread_entry},
                            {"hs_recorder_resume_slot", &link.api_.resume_slot},
+                           {"hs_recorder_exit_slot", &link.api_.exit_slot},
                            {"hs_recorder_ring_of", &link.api_.ring_of},
                            {"hs_recorder_app_address", &link.api_.app_address},
+                           {"hs_recorder_flush", &link.api_.flush},
                            {"hs_recorder_shutdown", &link.api_.shutdown}}) {
     if (auto r = symbol(name, *out); !r) {
       return r.error();
@@ -135,7 +137,31 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
   return link;
 }
 
-base::Result<void> RecorderLink::enter(Tid tid) {
+base::Result<std::uint64_t> RecorderLink::read_word(Addr addr) {
+  auto memory = kernel_->memory(pid_);
+  if (!memory) {
+    return memory.error();
+  }
+  auto bytes = (*memory)->read(addr, 8);
+  if (!bytes || bytes->size() != 8) {
+    return base::make_error(base::Errc::failed, "the recorder's memory could not be read");
+  }
+  std::uint64_t v = 0;
+  std::memcpy(&v, bytes->data(), 8);
+  return v;
+}
+
+base::Result<void> RecorderLink::write_word(Addr addr, std::uint64_t value) {
+  auto memory = kernel_->memory(pid_);
+  if (!memory) {
+    return memory.error();
+  }
+  Bytes bytes(8);
+  std::memcpy(bytes.data(), &value, 8);
+  return (*memory)->write(addr, bytes);
+}
+
+base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link) {
   auto block = call(tid, api_.new_thread, {});
   if (!block) {
     return block.error();
@@ -143,46 +169,101 @@ base::Result<void> RecorderLink::enter(Tid tid) {
   if (*block == 0) {
     return base::make_error(base::Errc::exhausted, "the recorder has no thread block left");
   }
-  auto slot = call(tid, api_.resume_slot, {*block});
-  if (!slot) {
-    return slot.error();
+  auto resume = call(tid, api_.resume_slot, {*block});
+  auto exit = resume ? call(tid, api_.exit_slot, {*block}) : resume;
+  auto ring = exit ? call(tid, api_.ring_of, {*block}) : exit;
+  if (!ring) {
+    return ring.error();
+  }
+  link.block = *block;
+  link.resume_slot = *resume;
+  link.exit_slot = *exit;
+  link.ring = *ring;
+  return base::success();
+}
+
+// A thread cloned in the cache runs on its parent's block: it leaves as its parent would, with
+// the %gs its parent had before it entered.
+base::Result<void> RecorderLink::adopt_clone(Tid tid, std::uint64_t gs_base) {
+  ThreadLink& link = threads_[tid];
+  link.gs_base = gs_base;
+  link.inside = true;
+  auto held = leave({tid});
+  if (!held) {
+    threads_.erase(tid);
+    return held.error();
+  }
+  held_.insert(held_.end(), held->begin(), held->end());
+  return base::success();
+}
+
+bool RecorderLink::any_inside() const {
+  return std::any_of(threads_.begin(), threads_.end(), [](const auto& t) { return t.second.inside; });
+}
+
+base::Result<void> RecorderLink::enter(Tid tid) {
+  if (recording(tid)) {
+    return base::success();
   }
   arch::x86::RawRegisters regs;
   if (auto r = kernel_->read_gprs(tid, regs); !r) {
     return r;
   }
+  if (!threads_.contains(tid)) {
+    for (const auto& [other, link] : threads_) {
+      if (link.block != 0 && regs.gpr[gpr::kGsBase] == link.block) {
+        if (auto r = adopt_clone(tid, link.gs_base); !r) {
+          return r;
+        }
+        break;
+      }
+    }
+  }
+  ThreadLink& link = threads_[tid];
+  if (link.block == 0) {
+    if (auto r = make_block(tid, link); !r) {
+      threads_.erase(tid);
+      return r;
+    }
+  }
+  if (auto r = kernel_->read_gprs(tid, regs); !r) {
+    return r;
+  }
   restart_syscall_here(regs);
-  auto memory = kernel_->memory(pid_);
-  if (!memory) {
-    return memory.error();
-  }
-  Bytes resume(8);
-  for (int i = 0; i < 8; ++i) {
-    resume[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(regs.gpr[gpr::kRip] >> (8 * i));
-  }
-  if (auto w = (*memory)->write(*slot, resume); !w) {
+  if (auto w = write_word(link.resume_slot, regs.gpr[gpr::kRip]); !w) {
     return w;
   }
-  threads_[tid] = ThreadLink{*block, regs.gpr[gpr::kGsBase], regs.gpr[gpr::kRip]};
-  regs.gpr[gpr::kGsBase] = *block;
+  if (auto w = write_word(link.exit_slot, 0); !w) {
+    return w;
+  }
+  link.gs_base = regs.gpr[gpr::kGsBase];
+  link.resume = regs.gpr[gpr::kRip];
+  link.left = LeftAt{};
+  regs.gpr[gpr::kGsBase] = link.block;
   regs.gpr[gpr::kRip] = entry_;
-  return kernel_->write_registers(tid, regs, false);
+  if (auto w = kernel_->write_registers(tid, regs, false); !w) {
+    return w;
+  }
+  link.inside = true;
+  return base::success();
 }
 
 base::Result<bool> RecorderLink::try_leave(Tid tid) {
   auto it = threads_.find(tid);
-  if (it == threads_.end()) {
+  if (it == threads_.end() || !it->second.inside) {
     return true;
   }
+  ThreadLink& link = it->second;
   arch::x86::RawRegisters regs;
   if (auto r = kernel_->read_gprs(tid, regs); !r) {
     return r.error();
   }
   std::uint64_t app = 0;
-  if (regs.gpr[gpr::kRip] == entry_) {
-    app = it->second.resume;  // not run since enter(): where it stood (its syscall rewound)
+  const Addr pc = regs.gpr[gpr::kRip];
+  if (pc == entry_) {
+    app = link.resume;  // not run since enter(): where it stood (its syscall rewound)
   } else {
-    auto mapped = call(tid, api_.app_address, {regs.gpr[gpr::kRip], regs.gpr[gpr::kRsp]});
+    auto mapped = call(tid, api_.app_address, {pc, regs.gpr[gpr::kRsp]});
     if (!mapped) {
       return mapped.error();
     }
@@ -191,12 +272,21 @@ base::Result<bool> RecorderLink::try_leave(Tid tid) {
   if (app == 0) {
     return false;
   }
+  LeftAt left{app, app == pc && pc != entry_, 0};
+  if (link.exit_slot != 0) {
+    auto exited = read_word(link.exit_slot);
+    if (!exited) {
+      return exited.error();
+    }
+    left.exited_at = *exited;
+  }
   regs.gpr[gpr::kRip] = app;
-  regs.gpr[gpr::kGsBase] = it->second.gs_base;
+  regs.gpr[gpr::kGsBase] = link.gs_base;
   if (auto w = kernel_->write_registers(tid, regs, false); !w) {
     return w.error();
   }
-  threads_.erase(it);
+  link.inside = false;
+  link.left = left;
   return true;
 }
 
@@ -245,44 +335,93 @@ base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids)
   return held;
 }
 
+namespace {
+
+// n samples of a ring from sample `first` (counted from the ring's start), oldest first.
+base::Result<std::vector<hs_recorder_sample>> read_ring(RawMemory& memory, Addr samples, std::uint64_t first,
+                                                        std::uint64_t n) {
+  std::vector<hs_recorder_sample> out(n);
+  std::uint64_t done = 0;
+  while (done < n) {
+    const std::uint64_t index = (first + done) % HS_RECORDER_RING_CAPACITY;
+    const std::uint64_t run = std::min(n - done, HS_RECORDER_RING_CAPACITY - index);
+    const std::size_t bytes = run * sizeof(hs_recorder_sample);
+    auto raw = memory.read(samples + index * sizeof(hs_recorder_sample), bytes);
+    if (!raw || raw->size() != bytes) {
+      return base::make_error(base::Errc::failed, "the thread's ring could not be read");
+    }
+    std::memcpy(&out[done], raw->data(), bytes);
+    done += run;
+  }
+  return out;
+}
+
+}  // namespace
+
 base::Result<std::vector<hs_recorder_sample>> RecorderLink::samples(Tid tid, std::uint64_t* written) {
   auto it = threads_.find(tid);
-  if (it == threads_.end()) {
+  if (it == threads_.end() || it->second.ring == 0) {
     return base::make_error(base::Errc::invalid, "the thread is not recording");
-  }
-  auto ring_at = call(tid, api_.ring_of, {it->second.block});
-  if (!ring_at) {
-    return ring_at.error();
   }
   auto memory = kernel_->memory(pid_);
   if (!memory) {
     return memory.error();
   }
-  auto ring = (*memory)->read(*ring_at, sizeof(hs_recorder_ring));
-  if (!ring || ring->size() < sizeof(hs_recorder_ring)) {
+  auto raw = (*memory)->read(it->second.ring, sizeof(hs_recorder_ring));
+  if (!raw || raw->size() < sizeof(hs_recorder_ring)) {
     return base::make_error(base::Errc::failed, "the thread's ring could not be read");
   }
   hs_recorder_ring header;
-  std::memcpy(&header, ring->data(), sizeof header);
+  std::memcpy(&header, raw->data(), sizeof header);
   const std::uint64_t count = std::min<std::uint64_t>(header.head, HS_RECORDER_RING_CAPACITY);
-  auto raw = (*memory)->read(reinterpret_cast<Addr>(header.samples), HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample));
-  if (!raw || raw->size() < HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample)) {
-    return base::make_error(base::Errc::failed, "the thread's ring could not be read");
-  }
-  std::vector<hs_recorder_sample> out(count);
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const std::uint64_t n = header.head - count + i;  // oldest first
-    std::memcpy(&out[i], raw->data() + (n % HS_RECORDER_RING_CAPACITY) * sizeof(hs_recorder_sample),
-                sizeof(hs_recorder_sample));
-  }
   if (written != nullptr) {
     *written = header.head;
   }
+  return read_ring(**memory, reinterpret_cast<Addr>(header.samples), header.head - count, count);
+}
+
+base::Result<TakenSamples> RecorderLink::take(Tid tid) {
+  auto it = threads_.find(tid);
+  if (it == threads_.end() || it->second.ring == 0) {
+    return TakenSamples{};
+  }
+  ThreadLink& link = it->second;
+  auto memory = kernel_->memory(pid_);
+  if (!memory) {
+    return memory.error();
+  }
+  auto raw = (*memory)->read(link.ring, sizeof(hs_recorder_ring));
+  if (!raw || raw->size() < sizeof(hs_recorder_ring)) {
+    return base::make_error(base::Errc::failed, "the thread's ring could not be read");
+  }
+  hs_recorder_ring header;
+  std::memcpy(&header, raw->data(), sizeof header);
+  TakenSamples out;
+  const std::uint64_t fresh = header.head - link.taken;
+  const std::uint64_t count = std::min<std::uint64_t>(fresh, HS_RECORDER_RING_CAPACITY);
+  out.lost = fresh - count;
+  auto read = read_ring(**memory, reinterpret_cast<Addr>(header.samples), header.head - count, count);
+  if (!read) {
+    return read.error();
+  }
+  out.samples = std::move(*read);
+  link.taken = header.head;
   return out;
 }
 
+base::Result<void> RecorderLink::flush(Tid caller) {
+  if (any_inside()) {
+    return base::make_error(base::Errc::invalid, "a thread is still in the recorder");
+  }
+  auto r = call(caller, api_.flush, {});
+  if (!r) {
+    return r.error();
+  }
+  return base::success();
+}
+
 base::Result<void> RecorderLink::unload(Tid caller) {
-  if (!threads_.empty()) {
+  if (any_inside()) {
     return base::make_error(base::Errc::invalid, "a thread is still in the recorder");
   }
   if (auto r = call(caller, api_.shutdown, {}); !r) {
@@ -296,6 +435,7 @@ base::Result<void> RecorderLink::unload(Tid caller) {
     return base::make_error(base::Errc::failed, "the program's dlclose refused the recorder");
   }
   handle_ = 0;
+  threads_.clear();
   return base::success();
 }
 

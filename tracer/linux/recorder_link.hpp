@@ -27,38 +27,78 @@ struct LoaderCalls {
 // Finds them in pid's libraries (libc.so, else libdl.so of an older glibc).
 base::Result<LoaderCalls> find_loader_calls(Pid pid);
 
+// Where a thread stood when it left the cache.
+struct LeftAt {
+  Addr pc = 0;              // its program address now
+  bool ran_native = false;  // it was running the program's code natively (a way out of the cache
+                            // or a run the recorder never saw), not in the cache
+  Addr exited_at = 0;       // where it last left the cache for native code (0: never)
+};
+
+// What take() found new in a thread's ring.
+struct TakenSamples {
+  std::vector<hs_recorder_sample> samples;  // oldest first
+  std::uint64_t lost = 0;                   // written before them and overwritten unread
+};
+
 class RecorderLink {
  public:
   // Loads `library` into pid with calls on `caller` and sets the recorder up.
   static base::Result<RecorderLink> load(Kernel& kernel, Pid pid, Tid caller, const LoaderCalls& loader,
                                          const std::string& library);
 
-  // Gives tid a block and moves it into the cache: it records from where it is stopped. A
-  // syscall it was stopped in restarts there, as it would have.
+  // Moves tid into the cache (its block made on its first entry): it records from where it is
+  // stopped. A syscall it was stopped in restarts there, as it would have. A thread that a
+  // thread in the cache cloned (its %gs is its parent's block) is first moved out as its
+  // parent's double.
   base::Result<void> enter(Tid tid);
   // Moves each of tids back to the program's code, with its %gs as before: one at a safe point
   // at once, the others stepped in turn until they reach one (a thread may be waiting for the
   // translation lock another holds). Signals that came meanwhile are held and returned.
   base::Result<std::vector<int>> leave(const std::vector<Tid>& tids);
+  // Where tid stood when it last left (after leave()).
+  LeftAt left_at(Tid tid) const {
+    auto it = threads_.find(tid);
+    return it == threads_.end() ? LeftAt{} : it->second.left;
+  }
   // What tid's ring holds, oldest first, and how many samples were ever written.
   base::Result<std::vector<hs_recorder_sample>> samples(Tid tid, std::uint64_t* written = nullptr);
+  // The samples tid wrote since the last take.
+  base::Result<TakenSamples> take(Tid tid);
+  // Forgets every translation (no thread may be in the cache): the program's code changed.
+  base::Result<void> flush(Tid caller);
+  // The thread is gone (its block stays until unload).
+  void forget(Tid tid) { threads_.erase(tid); }
   // Unmaps the recorder's memory and unloads the library (no thread may be in the cache).
   base::Result<void> unload(Tid caller);
 
-  bool recording(Tid tid) const { return threads_.contains(tid); }
+  // tid is in the cache (entered, not left).
+  bool recording(Tid tid) const {
+    auto it = threads_.find(tid);
+    return it != threads_.end() && it->second.inside;
+  }
+  bool any_inside() const;
 
  private:
   struct Api {
-    Addr init = 0, new_thread = 0, thread_entry = 0, resume_slot = 0, ring_of = 0, app_address = 0,
-         shutdown = 0;
+    Addr init = 0, new_thread = 0, thread_entry = 0, resume_slot = 0, exit_slot = 0, ring_of = 0,
+         app_address = 0, flush = 0, shutdown = 0;
   };
   struct ThreadLink {
     Addr block = 0;
+    Addr resume_slot = 0, exit_slot = 0, ring = 0;  // in its block
     std::uint64_t gs_base = 0;  // the thread's own, given back when it leaves
     Addr resume = 0;            // where it stood at enter(), as its block's resume slot says
+    bool inside = false;
+    std::uint64_t taken = 0;  // samples of its ring taken so far
+    LeftAt left;
   };
   RecorderLink(Kernel& kernel, Pid pid, LoaderCalls loader) : kernel_(&kernel), pid_(pid), loader_(loader) {}
   base::Result<std::uint64_t> call(Tid tid, Addr function, std::vector<std::uint64_t> args);
+  base::Result<void> make_block(Tid tid, ThreadLink& link);
+  base::Result<void> adopt_clone(Tid tid, std::uint64_t gs_base);
+  base::Result<std::uint64_t> read_word(Addr addr);
+  base::Result<void> write_word(Addr addr, std::uint64_t value);
   // tid moved to the program's code if it stands where it can be (true), else left as it is.
   base::Result<bool> try_leave(Tid tid);
   base::Result<void> step(Tid tid, std::vector<int>& held);

@@ -31,6 +31,13 @@ void AddressMap::release() {
   capacity_ = size_ = 0;
 }
 
+void AddressMap::clear() {
+  if (slots_ != nullptr) {
+    madvise(slots_, capacity_ * sizeof(Entry), MADV_DONTNEED);  // private anonymous: zero again
+  }
+  size_ = 0;
+}
+
 std::uint64_t AddressMap::find(std::uint64_t key) const {
   for (std::size_t i = slot_of(key, capacity_);; i = (i + 1) & (capacity_ - 1)) {
     if (slots_[i].key == key) {

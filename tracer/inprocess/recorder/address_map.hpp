@@ -13,6 +13,7 @@ class AddressMap {
   // Maps room for `slots` keys (a power of two); false if mmap failed.
   bool init(std::size_t slots);
   void release();  // unmaps it
+  void clear();    // forgets every key (the pages go back to the kernel)
   // The value of `key`, 0 if none.
   std::uint64_t find(std::uint64_t key) const;
   // Sets key's value. False when the map is half full.

@@ -18,4 +18,10 @@ void unmap_lookup_table(LookupEntry* table) {
   }
 }
 
+void clear_lookup_table(LookupEntry* table) {
+  if (table != nullptr) {
+    madvise(table, kLookupEntries * sizeof(LookupEntry), MADV_DONTNEED);
+  }
+}
+
 }  // namespace recorder

@@ -22,6 +22,7 @@ class BlockMap {
  public:
   bool init() { return map_.init(kSlots); }  // false if mmap failed
   void release() { map_.release(); }
+  void clear() { map_.clear(); }
   // The translation of `app`, 0 if none yet.
   std::uint64_t find(std::uint64_t app) const { return map_.find(app); }
   // Records a translation. False when the map is full.
@@ -36,6 +37,7 @@ class BlockMap {
 // A thread's inline table: mapped, and filled with one resolved target.
 LookupEntry* map_lookup_table();
 void unmap_lookup_table(LookupEntry* table);
+void clear_lookup_table(LookupEntry* table);
 inline void remember(LookupEntry* table, std::uint64_t app, std::uint64_t cache) {
   table[app & (kLookupEntries - 1)] = LookupEntry{app, cache};
 }

@@ -34,6 +34,8 @@ class BlockTranslator {
   std::uint64_t translation_of(std::uint64_t app);
   // Control reaching `app` leaves the cache (the recorder's own way home).
   void leave_at(std::uint64_t app) { native_landing_ = app; }
+  // Where a signal handler's rt_sigreturn goes back into the cache (0: it returns natively).
+  void set_thread_entry(std::uint64_t entry) { thread_entry_ = entry; }
   // Without ring stores: what the translation alone costs.
   void set_recording(bool on) { record_ = on; }
   const TranslatorStats& stats() const { return stats_; }
@@ -46,6 +48,7 @@ class BlockTranslator {
   AddressMap& safe_points_;  // cache address -> program address
   ZydisDecoder decoder_{};
   std::uint64_t native_landing_ = 0;
+  std::uint64_t thread_entry_ = 0;
   bool record_ = true;
   TranslatorStats stats_;
 };

@@ -138,8 +138,22 @@ void link_exit(std::uint64_t slot, std::uint64_t made, bool alone) {
 }
 
 void emit_native_exit(Emitter& e, std::uint64_t target) {
+  e.store_gs_imm64(&ts().exited_at, target);
   e.bytes({0xff, 0x25, 0, 0, 0, 0});
   e.u64(target);
+}
+
+void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry) {
+  constexpr std::uint8_t kSavedRip = 168;  // ucontext_t: flags, link, stack (40), then gregs[REG_RIP = 16]
+  e.bytes({0x83, 0xf8, 0x0f, 0x75});       // cmp eax, 15; jne over
+  std::uint8_t* over = e.here();
+  e.bytes({0});
+  e.bytes({0x48, 0x8b, 0x8c, 0x24, kSavedRip, 0, 0, 0});  // mov rcx, [rsp+rip]
+  e.store_gs(&ts().resume, kRcx);
+  e.mov_imm64(kRcx, thread_entry);
+  e.bytes({0x48, 0x89, 0x8c, 0x24, kSavedRip, 0, 0, 0});  // mov [rsp+rip], rcx
+  e.bytes({0x0f, 0x05});                                  // syscall (rt_sigreturn: no return here)
+  *over = static_cast<std::uint8_t>(e.here() - (over + 1));
 }
 
 void emit_dispatcher(Emitter& e, TranslateFn translate) {

@@ -32,8 +32,16 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks);
 // and its jmp rewritten to a direct jmp rel32 when `made` is in reach and `alone` (no other
 // thread can be running that jmp while its bytes change).
 void link_exit(std::uint64_t slot, std::uint64_t made, bool alone);
-// Leaves the cache: the program runs natively from `target` (recording ends there).
+// Leaves the cache: the program runs natively from `target` (recording ends there; the block's
+// exited_at says where, so that the server can tell a stop there from a run it did not see).
 void emit_native_exit(Emitter& e, std::uint64_t target);
+// Before a copied `syscall`: when it is rt_sigreturn (eax 15), the signal frame at rsp is made to
+// return into the cache through the thread entry (the interrupted program address becomes the
+// block's resume) and a syscall of its own does the sigreturn, so that the code after a handler
+// is recorded too; any other goes on past it. rcx is free there (the syscall overwrites it);
+// the flags are not kept (a syscall's caller takes them as clobbered). That own syscall is no
+// safe point: a thread stopped on it steps through the sigreturn, which never blocks.
+void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry);
 
 // Translates (rdi = program address, rsi = the slot to link or 0) and returns the cache address.
 using TranslateFn = std::uint64_t (*)(std::uint64_t target, std::uint64_t link_slot);

@@ -44,6 +44,12 @@ bool CodeCache::contains(std::uint64_t address) const {
   return false;
 }
 
+void CodeCache::clear() {
+  for (std::size_t i = 0; i < count_; ++i) {
+    regions_[i].cursor = regions_[i].base;
+  }
+}
+
 void CodeCache::release() {
   for (std::size_t i = 0; i < count_; ++i) {
     munmap(regions_[i].base, kRegionSize);

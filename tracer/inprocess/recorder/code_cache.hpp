@@ -23,6 +23,8 @@ class CodeCache {
   std::size_t regions() const { return count_; }
   // Whether `address` is in one of the regions.
   bool contains(std::uint64_t address) const;
+  // Empties every region, keeping it mapped (no thread may be in them).
+  void clear();
   // Unmaps every region (no thread may be in them).
   void release();
   std::size_t used() const;

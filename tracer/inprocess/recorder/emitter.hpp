@@ -38,6 +38,15 @@ class Emitter {
   // mov reg, gs:[field] / mov gs:[field], reg (64-bit); field is one of slots()'s.
   void load_gs(Reg reg, const void* field) { gs_move(0x8b, reg, field); }
   void store_gs(const void* field, Reg reg) { gs_move(0x89, reg, field); }
+  // mov qword gs:[field], v: two 32-bit stores, no register or flag touched.
+  void store_gs_imm64(const void* field, std::uint64_t v) {
+    const auto at = static_cast<std::uint32_t>(gs_offset(field));
+    for (std::uint32_t half = 0; half < 2; ++half) {
+      bytes({0x65, 0xc7, 0x04, 0x25});
+      u32(at + 4 * half);
+      u32(static_cast<std::uint32_t>(v >> (32 * half)));
+    }
+  }
   // jmp qword gs:[field]
   void jmp_gs(const void* field) {
     bytes({0x65, 0xff, 0x24, 0x25});

@@ -69,6 +69,9 @@ std::uint64_t translate_for_dispatcher(std::uint64_t target, std::uint64_t link_
     __builtin_ia32_pause();
   }
   const std::uint64_t made = rec.translator.translation_of(target);
+  if (made == target) {
+    this_thread_block()->exited_at = target;  // left for native code (emit_native_exit's note)
+  }
   if (link_slot != 0) {
     link_exit(link_slot, made, rec.thread_count == 1);
   }
@@ -145,6 +148,7 @@ base::Result<void> init() {
   emit_dispatcher(e, translate_for_dispatcher);
   rec->entry = e.address();
   emit_thread_entry(e);
+  rec->translator.set_thread_entry(rec->entry);
   g_recorder = rec;
   return {};
 }
@@ -200,6 +204,19 @@ std::uint64_t app_address(std::uint64_t pc, std::uint64_t sp) {
     return pc;
   }
   return rec->safe_points.find(pc);
+}
+
+void flush() {
+  Recorder* rec = g_recorder;
+  if (rec == nullptr) {
+    return;
+  }
+  rec->cache.clear();
+  rec->blocks.clear();
+  rec->safe_points.clear();
+  for (std::size_t i = 0; i < rec->thread_count; ++i) {
+    clear_lookup_table(rec->threads[i].state->lookup);
+  }
 }
 
 void shutdown() {

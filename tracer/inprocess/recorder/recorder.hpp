@@ -27,6 +27,9 @@ std::uint64_t thread_entry();
 // pc itself outside the recorder's code, the program address at a safe point of the cache,
 // 0 elsewhere in the recorder's code (the thread must step on to a safe point).
 std::uint64_t app_address(std::uint64_t pc, std::uint64_t sp);
+// Forgets every translation (the program's code changed: a breakpoint, a write). No thread
+// may be in the cache.
+void flush();
 // Unmaps everything init() and new_thread_block() mapped. No thread may be in the cache.
 void shutdown();
 

@@ -28,11 +28,17 @@ extern "C" uint64_t hs_recorder_thread_entry(void) {
 extern "C" uint64_t hs_recorder_resume_slot(uint64_t block) {
   return reinterpret_cast<uint64_t>(&block_at(block)->resume);
 }
+extern "C" uint64_t hs_recorder_exit_slot(uint64_t block) {
+  return reinterpret_cast<uint64_t>(&block_at(block)->exited_at);
+}
 extern "C" uint64_t hs_recorder_ring_of(uint64_t block) {
   return reinterpret_cast<uint64_t>(&block_at(block)->ring);
 }
 extern "C" uint64_t hs_recorder_app_address(uint64_t pc, uint64_t sp) {
   return recorder::app_address(pc, sp);
+}
+extern "C" void hs_recorder_flush(void) {
+  recorder::flush();
 }
 extern "C" void hs_recorder_shutdown(void) {
   recorder::shutdown();

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 1u
+#define HS_RECORDER_ABI_VERSION 2u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -23,11 +23,15 @@ uint64_t hs_recorder_new_thread(void);
 uint64_t hs_recorder_thread_entry(void);
 /* The address of a block's resume slot (the program address the thread entry goes to). */
 uint64_t hs_recorder_resume_slot(uint64_t block);
+/* The address of a block's exited_at: the program address the thread last left the cache for. */
+uint64_t hs_recorder_exit_slot(uint64_t block);
 /* The address of a block's ring (recorder_ring.h). */
 uint64_t hs_recorder_ring_of(uint64_t block);
 /* For a thread stopped at pc with its stack at sp (called on that thread): pc outside the
  * recorder's code, the program address at a safe point, 0 where it must step on first. */
 uint64_t hs_recorder_app_address(uint64_t pc, uint64_t sp);
+/* Forgets every translation (the program's code changed); no thread may be in the cache. */
+void hs_recorder_flush(void);
 /* Unmaps everything; no thread may be in the cache. */
 void hs_recorder_shutdown(void);
 

@@ -28,6 +28,7 @@ struct ThreadState {
   std::uint64_t dispatch = 0;           // the dispatcher's entry (code_cache.cpp emits it)
   std::uint64_t private_stack_top = 0;  // 16-byte aligned
   std::uint8_t* xsave_area = nullptr;   // 64-byte aligned
+  std::uint64_t exited_at = 0;          // the program address it last left the cache for
 };
 
 // Field addresses of this object stand for their offsets in every thread's block: the
