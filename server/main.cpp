@@ -161,6 +161,7 @@ int main(int argc, char** argv) {
   request.backend = cl->btrace;
   request.scope = scope;
   request.dbt_lib = parts.dbt_lib;
+  request.recorder_lib = parts.recorder;
   request.ring_bytes = std::min<std::uint64_t>(cl->btrace_max_size, kDbtRingBytes);
   if (!cl->attach_pid && !cl->program.empty()) {
     request.launch = server::launch_spec(options, state, cl->program);

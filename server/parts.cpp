@@ -24,9 +24,11 @@ Parts parts_for(const std::string& exe) {
   if (in_build_tree) {
     parts.dbt_lib = HINDSIGHT_BUILD_DBT_LIB;
     parts.agent = HINDSIGHT_BUILD_AGENT;
+    parts.recorder = HINDSIGHT_BUILD_RECORDER;
   } else {
     parts.dbt_lib = HINDSIGHT_DBT_BUILT ? beside(exe, HINDSIGHT_INSTALL_DBT_LIB) : "";
     parts.agent = beside(exe, HINDSIGHT_INSTALL_AGENT);
+    parts.recorder = beside(exe, HINDSIGHT_INSTALL_RECORDER);
   }
   if (const char* dbt_lib = std::getenv("HINDSIGHT_DBT_LIB"); dbt_lib != nullptr) {
     parts.dbt_lib = dbt_lib;

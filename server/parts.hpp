@@ -10,6 +10,7 @@ namespace server {
 struct Parts {
   std::string dbt_lib;  // the recorder's VALGRIND_LIB folder ("": this build has no recorder)
   std::string agent;    // libhindsight-agent.so
+  std::string recorder;  // libhindsight-recorder.so (--btrace=inproc)
 };
 
 // exe: this binary's path. The environment's HINDSIGHT_DBT_LIB, when set, is the dbt_lib.

@@ -18,6 +18,7 @@ enum class Backend : std::uint8_t {
   Dbt,   // the program runs under the dbt recorder (a Valgrind tool)
   Soft,  // SoftEmulate: int3 at branches
   Step,  // SoftStep: single-stepping
+  Inproc,  // the in-process recorder: a code cache inside the program records each branch
 };
 
 // What a backend needs of the machine; collectors_here.cpp probes each need once.
@@ -26,6 +27,7 @@ enum class Needs : std::uint8_t {
   PerfBts,   // perf_event_open gives branch samples (Intel BTS) for the thread
   Valgrind,  // the recorder is built and Valgrind runs here
   Ptrace,    // ptrace is allowed (Yama)
+  Recorder,  // ptrace, and libhindsight-recorder.so is where this hindsight looks for it
 };
 
 // One backend: its name, what it is, what it costs and the rules the command lines, the reports and
@@ -43,6 +45,7 @@ struct BackendRow {
   bool stop_per_branch = false;  // a ptrace stop per branch or instruction: a long run says how it goes
   bool under_another = false;    // the program runs under another program, which /proc names instead
   bool ring_files = false;       // its rings are files (dbt_ring.h) that triage can keep (--keep-rings)
+  bool session_only = false;     // records in a GDB session, not yet for triage
   // Why a GDB session cannot follow forks with it (empty: it can).
   std::string_view no_fork_following = {};
   // What a GDB session records with when this backend cannot run the program (none: the error stands).
@@ -83,6 +86,14 @@ inline constexpr BackendRow kBackends[] = {
      .cost = "step: one ptrace stop per instruction (~25k instructions/s)",
      .needs = Needs::Ptrace,
      .stop_per_branch = true},
+    {.backend = Backend::Inproc,
+     .name = "inproc",
+     .what = "in-process: the server brings a recorder into the program, whose code runs in a cache that records "
+             "each taken branch (about 2x slower than native; at attach too)",
+     .cost = "inproc: the program ran in the in-process recorder's code cache, about 2x slower than native",
+     .needs = Needs::Recorder,
+     .session_only = true,
+     .no_fork_following = "the in-process recorder does not follow forks yet"},
 };
 
 // What --btrace=auto tries, fastest first, each a row above; the first that works records.

@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "tracer/btrace/perf_bts.hpp"
@@ -32,7 +33,18 @@ std::optional<std::string> bts_problem() {
 
 }  // namespace
 
-std::vector<CollectorHere> collectors_here(const std::string& dbt_lib) {
+std::optional<std::string> recorder_problem(const std::string& recorder_lib) {
+  if (auto ptrace = ptrace_problem()) {
+    return ptrace;
+  }
+  std::error_code ec;
+  if (recorder_lib.empty() || !std::filesystem::exists(recorder_lib, ec)) {
+    return "no in-process recorder (libhindsight-recorder.so not at " + recorder_lib + ")";
+  }
+  return std::nullopt;
+}
+
+std::vector<CollectorHere> collectors_here(const std::string& dbt_lib, const std::string& recorder_lib) {
   std::vector<CollectorHere> out;
   for (const auto& row : kBackends) {
     switch (row.needs) {
@@ -46,6 +58,9 @@ std::vector<CollectorHere> collectors_here(const std::string& dbt_lib) {
         break;
       case Needs::Ptrace:
         out.push_back({row.backend, ptrace_problem()});
+        break;
+      case Needs::Recorder:
+        out.push_back({row.backend, recorder_problem(recorder_lib)});
         break;
     }
   }

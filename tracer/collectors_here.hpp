@@ -16,7 +16,11 @@ struct CollectorHere {
 };
 
 // Every collector but auto, in kBackends' order, each row's needs probed. dbt_lib: the recorder's VALGRIND_LIB (empty:
-// not built). BTS is probed on the calling thread, as the server probes each thread it records.
-std::vector<CollectorHere> collectors_here(const std::string& dbt_lib);
+// not built); recorder_lib: libhindsight-recorder.so. BTS is probed on the calling thread, as the
+// server probes each thread it records.
+std::vector<CollectorHere> collectors_here(const std::string& dbt_lib, const std::string& recorder_lib);
+
+// Why the in-process recorder cannot record here (nullopt: it can).
+std::optional<std::string> recorder_problem(const std::string& recorder_lib);
 
 }  // namespace tracer

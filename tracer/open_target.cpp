@@ -35,6 +35,7 @@ std::unique_ptr<Target> linux_target(Backend backend, const TargetRequest& reque
   auto target = std::make_unique<LinuxTarget>();
   target->set_btrace_backend(backend);
   target->set_btrace_scope(request.scope);
+  target->set_recorder_library(request.recorder_lib);
   if (request.follow_forks) {
     // Children of fork and of vfork (how shells and posix_spawn start programs), and execs:
     // a vfork child is recorded from its exec on (before it, it runs in its parent's memory).
@@ -119,6 +120,10 @@ Result<BackendChain> backend_chain(const TargetRequest& request) {
   if (row.launch_only && !launches) {
     return base::make_error(base::Errc::unsupported,
                             "the " + std::string(row.name) + " recorder records only a program it starts");
+  }
+  if (row.session_only && request.unattended) {
+    return base::make_error(base::Errc::unsupported,
+                            "--btrace=" + std::string(row.name) + " records in a GDB session only (not yet for triage)");
   }
   chain.tries = {request.backend};
   if (!request.unattended && row.session_fallback) {

@@ -26,6 +26,7 @@ struct TargetRequest {
   std::uint64_t ring_bytes = 0;       // each thread's ring under dbt, and when unattended
   BtraceScope scope;                  // what SoftEmulate records
   std::string dbt_lib;                // the recorder's VALGRIND_LIB (empty: not built)
+  std::string recorder_lib;           // libhindsight-recorder.so (--btrace=inproc)
   std::string keep_rings_in;          // dbt: the rings stay here, every process's (DbtOptions)
   EventLog* log = nullptr;            // threads, forks and execs as they happen
 };

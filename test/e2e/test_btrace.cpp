@@ -53,7 +53,7 @@ std::vector<std::string> collector_flags(const std::string& collector) {
 }  // namespace
 
 TEST_CASE("record btrace, continue to a breakpoint: the call history in order", "[e2e][btrace][installed]") {
-  const std::string collector = GENERATE("step", "soft", "dbt");
+  const std::string collector = GENERATE("step", "soft", "dbt", "inproc");
   INFO("collector " << collector);
   SKIP_IF_NOT_BUILT(collector);
   auto out = e2e::run_gdb({.program = "calls",
@@ -79,7 +79,7 @@ TEST_CASE("record btrace, continue to a breakpoint: the call history in order", 
 
 TEST_CASE("record instruction-history lists what ran, the first instruction at the start",
           "[e2e][btrace]") {
-  const std::string collector = GENERATE("step", "soft", "dbt");
+  const std::string collector = GENERATE("step", "soft", "dbt", "inproc");
   INFO("collector " << collector);
   SKIP_IF_NOT_BUILT(collector);
   auto out = e2e::run_gdb({.program = "calls",
@@ -99,7 +99,7 @@ TEST_CASE("record instruction-history lists what ran, the first instruction at t
 }
 
 TEST_CASE("reverse execution and record goto replay the recorded branches", "[e2e][btrace]") {
-  const std::string collector = GENERATE("step", "soft", "dbt");
+  const std::string collector = GENERATE("step", "soft", "dbt", "inproc");
   INFO("collector " << collector);
   SKIP_IF_NOT_BUILT(collector);
   auto out = e2e::run_gdb({.program = "calls",
@@ -121,7 +121,7 @@ TEST_CASE("reverse execution and record goto replay the recorded branches", "[e2
 }
 
 TEST_CASE("a second continue appends to the history (delta reads)", "[e2e][btrace]") {
-  const std::string collector = GENERATE("step", "soft", "dbt");
+  const std::string collector = GENERATE("step", "soft", "dbt", "inproc");
   INFO("collector " << collector);
   SKIP_IF_NOT_BUILT(collector);
   auto out = e2e::run_gdb({.program = "calls",
@@ -142,7 +142,7 @@ TEST_CASE("a second continue appends to the history (delta reads)", "[e2e][btrac
 }
 
 TEST_CASE("a small buffer overflows: only the newest history is kept, quietly", "[e2e][btrace]") {
-  const std::string collector = GENERATE("step", "soft", "dbt");
+  const std::string collector = GENERATE("step", "soft", "dbt", "inproc");
   INFO("collector " << collector);
   SKIP_IF_NOT_BUILT(collector);
   auto out = e2e::run_gdb({.program = "calls",
@@ -164,7 +164,7 @@ TEST_CASE("a small buffer overflows: only the newest history is kept, quietly", 
 }
 
 TEST_CASE("two threads traced: each has its own history", "[e2e][btrace][threads]") {
-  const std::string collector = GENERATE("step", "soft", "dbt");
+  const std::string collector = GENERATE("step", "soft", "dbt", "inproc");
   INFO("collector " << collector);
   SKIP_IF_NOT_BUILT(collector);
   auto out = e2e::run_gdb({.program = "calls",
@@ -186,7 +186,7 @@ TEST_CASE("two threads traced: each has its own history", "[e2e][btrace][threads
 }
 
 TEST_CASE("tracing across a signal handler keeps the history whole", "[e2e][btrace][signals]") {
-  const std::string collector = GENERATE("step", "soft", "dbt");
+  const std::string collector = GENERATE("step", "soft", "dbt", "inproc");
   INFO("collector " << collector);
   SKIP_IF_NOT_BUILT(collector);
   auto out = e2e::run_gdb({.program = "calls",
@@ -203,7 +203,7 @@ TEST_CASE("tracing across a signal handler keeps the history whole", "[e2e][btra
 }
 
 TEST_CASE("record stop ends tracing; the program runs on untraced", "[e2e][btrace]") {
-  const std::string collector = GENERATE("step", "soft", "dbt");
+  const std::string collector = GENERATE("step", "soft", "dbt", "inproc");
   INFO("collector " << collector);
   SKIP_IF_NOT_BUILT(collector);
   auto out = e2e::run_gdb({.program = "calls",
@@ -219,7 +219,7 @@ TEST_CASE("record stop ends tracing; the program runs on untraced", "[e2e][btrac
 
 TEST_CASE("a watchpoint stops a traced thread as it stops an untraced one", "[e2e][btrace][watch]") {
   REQUIRE_DEBUG_REGISTERS();
-  const std::string collector = GENERATE("step", "soft");
+  const std::string collector = GENERATE("step", "soft", "inproc");
   INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break outer", "continue", "record btrace", "watch sink", "continue",
@@ -238,7 +238,7 @@ TEST_CASE("a watchpoint stops a traced thread as it stops an untraced one", "[e2
 }
 
 TEST_CASE("monitor btrace shows the backend and what each thread's ring holds", "[e2e][btrace]") {
-  const std::string collector = GENERATE("step", "soft");
+  const std::string collector = GENERATE("step", "soft", "inproc");
   INFO("collector " << collector);
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break outer", "continue", "monitor btrace", "record btrace",

@@ -418,7 +418,7 @@ namespace {
 // What `--version` says of a collector: "yes ..." or "no: WHY".
 std::string version_says(const std::string& version, const std::string& collector) {
   std::string padded = collector;
-  padded.resize(6, ' ');
+  padded.resize(7, ' ');  // the widest name (inproc) and a space
   const auto at = version.find("\n  " + padded);
   if (at == std::string::npos) {
     return "";
@@ -440,6 +440,7 @@ TEST_CASE("--version says which collectors work here, in the words the server fa
   CHECK_THAT(version.out, Contains("History collectors on this machine (--btrace):\n"));
   CHECK(version_says(version.out, "soft") == "yes");
   CHECK(version_says(version.out, "step") == "yes");
+  CHECK(version_says(version.out, "inproc").starts_with("yes ("));  // the build tree's library
   // BTS: where it is refused, triage --btrace=bts refuses it with the same words.
   const std::string bts = version_says(version.out, "bts");
   REQUIRE_FALSE(bts.empty());

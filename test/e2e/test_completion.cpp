@@ -120,7 +120,7 @@ TEST_CASE("bash completion: triage's options that take a value take the next wor
   }
   CHECK(valued >= 10);
   // The server reads options up to its first other word, COMM, as gdbserver does.
-  CHECK(complete("--btrace=") == std::set<std::string>{"auto", "bts", "dbt", "soft", "step"});
+  CHECK(complete("--btrace=") == std::set<std::string>{"auto", "bts", "dbt", "soft", "step", "inproc"});
   CHECK(complete("--btrace ").empty());
   CHECK(complete("--debug-format=t") == std::set<std::string>{"timestamp"});
 }

@@ -46,7 +46,8 @@ case $step in
     version=$(/usr/bin/hindsight --version)
     echo "$version"
     # The installed binary finds the installed recorder and agent (not the build tree's).
-    grep -E "^  dbt   yes \(/usr/libexec/hindsight/dbt\)$" <<<"$version"
+    grep -E "^  dbt    yes \(/usr/libexec/hindsight/dbt\)$" <<<"$version"
+    grep -E "^  inproc yes \(/usr/lib/[^/]+/hindsight/libhindsight-recorder.so\)$" <<<"$version"
     grep -E "^Fast tracepoints: the agent is /usr/lib/[^/]+/hindsight/libhindsight-agent.so$" <<<"$version"
     grep -E "^Hindsight [0-9.]+ \(git [0-9a-f]{12}\)$" <<<"$version"
     # Every option of --help is in the man page.
@@ -63,7 +64,7 @@ case $step in
     completion=$(bash -c 'source /usr/share/bash-completion/bash_completion
       _completion_loader hindsight
       COMP_WORDS=(hindsight triage --btrace ""); COMP_CWORD=3; _hindsight hindsight "" --btrace; echo "${COMPREPLY[*]}"' 2>/dev/null)
-    [[ $completion == "auto bts dbt soft step" ]] || { echo "completion of --btrace: '$completion'" >&2; exit 1; }
+    [[ $completion == "auto bts dbt soft step inproc" ]] || { echo "completion of --btrace: '$completion'" >&2; exit 1; }
     ;;
   remove)
     DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get purge -y -qq "${packages[@]}"
@@ -90,7 +91,8 @@ case $step in
     tree=$work/destdir$prefix
     version=$("$tree/bin/hindsight" --version)
     echo "$version"
-    grep -F "  dbt   yes ($tree/libexec/hindsight/dbt)" <<<"$version"
+    grep -F "  dbt    yes ($tree/libexec/hindsight/dbt)" <<<"$version"
+    grep -E "^  inproc yes \($tree/lib/[^/]+/hindsight/libhindsight-recorder.so\)$" <<<"$version"
     grep -E "^Fast tracepoints: the agent is $tree/lib/[^/]+/hindsight/libhindsight-agent.so$" <<<"$version"
     # A run under that tree's recorder: a crash reported, recorded with dbt.
     set +e

@@ -13,6 +13,7 @@
 #include "arch/x86/branch_emulation.hpp"
 #include "base/result.hpp"
 #include "tracer/btrace/branch_tracer.hpp"
+#include "tracer/btrace/recorder_port.hpp"
 #include "tracer/btrace/scope.hpp"
 #include "tracer/types.hpp"
 
@@ -60,6 +61,9 @@ class CollectorHost {
     return base::make_error(base::Errc::unsupported, "no memory map");
   }
   virtual std::string executable() { return {}; }
+
+  // For the in-process recorder: the process's link to it (nullptr: none here).
+  virtual RecorderPort* recorder() { return nullptr; }
 };
 
 // What the collector did with a thread standing on one of its int3s.
@@ -134,6 +138,12 @@ class Collector {
   }
   // The code of the process may have changed (memory writes, exec, library unload).
   virtual void code_changed() {}
+  // Traced tid stopped (a signal, a ptrace event; not a syscall stop), before the core looks
+  // at it: a collector whose threads run code of its own moves it back to the program's here.
+  virtual void thread_stopped(Tid tid, CollectorHost& host) {
+    (void)tid;
+    (void)host;
+  }
 };
 
 // What a backend's collector factory gets (collector_factories.hpp): the process's first thread

@@ -1,5 +1,6 @@
 #include "tracer/btrace/collector_factories.hpp"
 
+#include "tracer/btrace/inproc_collector.hpp"
 #include "tracer/btrace/perf_bts_collector.hpp"
 #include "tracer/btrace/soft_emulate.hpp"
 #include "tracer/btrace/soft_step.hpp"
@@ -18,6 +19,7 @@ constexpr FactoryRow kCollectorFactories[] = {
     {Backend::Bts, make_perf_bts_collector},
     {Backend::Soft, make_soft_emulate_collector},
     {Backend::Step, make_soft_step_collector},
+    {Backend::Inproc, make_inproc_collector},
 };
 
 }  // namespace

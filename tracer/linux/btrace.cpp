@@ -73,6 +73,7 @@ Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& requested) 
       return std::move(made).error();
     }
     p.collector = std::move(*made);
+    p.recorder = std::make_unique<ProcessRecorder>(p, recorder_library_);  // used by inproc only
   }
   if (auto ok = p.collector->start(tid, config); !ok) {
     return ok;
@@ -96,10 +97,31 @@ Result<void> LinuxTarget::disable_btrace(Tid tid) {
   unclaimed_.erase(tid);
   if (p.collector->traced_count() == 0) {
     p.code.unplant_all(SiteOwner::Collector);
+    take_recorder_out(p);
     p.collector.reset();  // `record stop`: the last thread stopped recording
   }
   base::logf(base::LogCat::ptrace, "thread {}: branch tracing off", tid);
   return base::success();
+}
+
+// The in-process recorder leaves the process (its threads are stopped): the program's own code
+// and nothing of the recorder's mapped.
+void LinuxTarget::take_recorder_out(Process& p) {
+  if (!p.recorder) {
+    return;
+  }
+  Tid caller = 0;
+  for (const auto& [tid, t] : p.threads) {
+    if (t.stopped()) {
+      caller = tid;
+      break;
+    }
+  }
+  if (auto out = caller != 0 ? p.recorder->unload(caller) : base::Result<void>(base::make_error(base::Errc::invalid, "no stopped thread"));
+      !out) {
+    base::logf(base::LogCat::ptrace, "process {}: the in-process recorder stays in: {}", p.pid, out.error().message());
+  }
+  p.recorder.reset();
 }
 
 BranchTracer* LinuxTarget::branch_tracer(Tid tid) {

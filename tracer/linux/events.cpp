@@ -79,6 +79,11 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   const ThreadRun::Seen seen = t.run.saw_stop();
   const bool was_stepping_over = p.step_over.stepping(tid);
   t.regs.forget();
+  if (p.collector && p.collector->tracing(tid) && WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+    ProcessCodeView view(p);
+    p.collector->thread_stopped(tid, view);  // (the in-process recorder's thread back in the program's code)
+    t.regs.forget();
+  }
   if (auto pc = t.regs.pc(tid)) {
     t.stop_pc = *pc;
     leave_out_of_line(p, t);
@@ -133,6 +138,9 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
   p.step_over.unpause(tid);
   if (p.collector) {
     p.collector->thread_exited(tid);
+  }
+  if (p.recorder) {
+    p.recorder->thread_gone(tid);
   }
   if (tid != p.pid) {
     log_event("thread_exit", p.pid, tid, {}, WIFEXITED(status) ? WEXITSTATUS(status) : 0);

@@ -198,6 +198,9 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
     }
     p.collector->code_changed();
   }
+  if (p.recorder) {
+    p.recorder = std::make_unique<ProcessRecorder>(p, recorder_library_);  // the old one went with the old image
+  }
   p.threads.clear();
   p.threads.insert_or_assign(p.pid, self);
   hand_back_vfork_memory(p);  // a vfork child's int3s stay in its parent's memory

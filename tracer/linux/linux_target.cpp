@@ -270,6 +270,9 @@ Result<void> LinuxTarget::write_memory(Addr addr, const Bytes& data) {
   if (p->collector) {
     p->collector->code_changed();
   }
+  if (p->recorder) {
+    p->recorder->code_written();
+  }
   return p->code.write(addr, data);
 }
 

@@ -138,6 +138,8 @@ class LinuxTarget final : public Target {
   }
   // --btrace-scope: which objects SoftEmulate records (auto then prefers it to BTS).
   void set_btrace_scope(BtraceScope scope) { btrace_scope_ = std::move(scope); }
+  // libhindsight-recorder.so, for --btrace=inproc.
+  void set_recorder_library(std::string path) { recorder_library_ = std::move(path); }
 
  private:
   struct Located {
@@ -302,6 +304,7 @@ class LinuxTarget final : public Target {
   Result<std::unique_ptr<Collector>> make_collector(Tid tid, const BtraceConfig& config);
   Result<std::unique_ptr<Collector>> try_collector(Backend backend, Tid tid, const BtraceConfig& config);
   void collector_thread_born(Process& p, LinuxThread& t);
+  void take_recorder_out(Process& p);
 
   Kernel& kernel_;
   EventSource events_;
@@ -330,6 +333,7 @@ class LinuxTarget final : public Target {
   Backend btrace_backend_ = Backend::Auto;
   std::map<Backend, std::string> collector_problems_;  // why the last try of each backend's collector failed
   BtraceScope btrace_scope_;
+  std::string recorder_library_;
   BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it
   std::set<Tid> unclaimed_;     // traced since birth; GDB's Qbtrace:bts for them is a no-op
   EventLog* event_log_ = nullptr;

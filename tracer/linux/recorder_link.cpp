@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "arch/x86/register_layout.hpp"
+#include "base/log.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/linux/inferior_call.hpp"
 #include "tracer/symbols/symbolizer.hpp"
@@ -108,6 +109,8 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
                            {"hs_recorder_resume_slot", &link.api_.resume_slot},
                            {"hs_recorder_exit_slot", &link.api_.exit_slot},
                            {"hs_recorder_ring_of", &link.api_.ring_of},
+                           {"hs_recorder_private_stack_top", &link.api_.private_stack_top},
+                           {"hs_recorder_stubs", &link.api_.stubs},
                            {"hs_recorder_app_address", &link.api_.app_address},
                            {"hs_recorder_flush", &link.api_.flush},
                            {"hs_recorder_shutdown", &link.api_.shutdown}}) {
@@ -134,6 +137,11 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
     return entry.error();
   }
   link.entry_ = *entry;
+  auto stubs = link.call(caller, link.api_.stubs, {});
+  if (!stubs) {
+    return stubs.error();
+  }
+  link.stubs_ = *stubs;
   return link;
 }
 
@@ -172,9 +180,11 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link) {
   auto resume = call(tid, api_.resume_slot, {*block});
   auto exit = resume ? call(tid, api_.exit_slot, {*block}) : resume;
   auto ring = exit ? call(tid, api_.ring_of, {*block}) : exit;
-  if (!ring) {
-    return ring.error();
+  auto stack = ring ? call(tid, api_.private_stack_top, {*block}) : ring;
+  if (!stack) {
+    return stack.error();
   }
+  link.private_stack_top = *stack;
   link.block = *block;
   link.resume_slot = *resume;
   link.exit_slot = *exit;
@@ -248,7 +258,7 @@ base::Result<void> RecorderLink::enter(Tid tid) {
   return base::success();
 }
 
-base::Result<bool> RecorderLink::try_leave(Tid tid) {
+base::Result<bool> RecorderLink::try_leave(Tid tid, bool stepped) {
   auto it = threads_.find(tid);
   if (it == threads_.end() || !it->second.inside) {
     return true;
@@ -260,8 +270,13 @@ base::Result<bool> RecorderLink::try_leave(Tid tid) {
   }
   std::uint64_t app = 0;
   const Addr pc = regs.gpr[gpr::kRip];
+  const Addr sp = regs.gpr[gpr::kRsp];
+  const bool translating = link.private_stack_top != 0 && sp <= link.private_stack_top &&
+                           sp > link.private_stack_top - HS_RECORDER_PRIVATE_STACK_BYTES;
   if (pc == entry_) {
     app = link.resume;  // not run since enter(): where it stood (its syscall rewound)
+  } else if (translating || (pc >= stubs_ && pc < stubs_ + HS_RECORDER_STUB_BYTES)) {
+    return false;  // in the dispatcher: steps on (without a call for each step)
   } else {
     auto mapped = call(tid, api_.app_address, {pc, regs.gpr[gpr::kRsp]});
     if (!mapped) {
@@ -282,6 +297,11 @@ base::Result<bool> RecorderLink::try_leave(Tid tid) {
   }
   regs.gpr[gpr::kRip] = app;
   regs.gpr[gpr::kGsBase] = link.gs_base;
+  if (stepped) {
+    // A pushfq stepped saved the trap flag, and its popfq, stepped too, set it for good: the
+    // program would trap after its next instruction.
+    regs.gpr[gpr::kEflags] &= ~std::uint64_t{0x100};
+  }
   if (auto w = kernel_->write_registers(tid, regs, false); !w) {
     return w.error();
   }
@@ -317,7 +337,7 @@ base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids)
     }
     std::vector<Tid> still;
     for (Tid tid : inside) {
-      auto out = try_leave(tid);
+      auto out = try_leave(tid, round > 0);
       if (!out) {
         return out.error();
       }
@@ -329,6 +349,9 @@ base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids)
       }
     }
     inside = std::move(still);
+    if (inside.empty() && round > 0) {
+      base::logf(base::LogCat::ptrace, "out of the recorder after {} steps", round + 1);
+    }
   }
   held.insert(held.end(), held_.begin(), held_.end());
   held_.clear();

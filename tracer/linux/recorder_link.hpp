@@ -82,11 +82,12 @@ class RecorderLink {
  private:
   struct Api {
     Addr init = 0, new_thread = 0, thread_entry = 0, resume_slot = 0, exit_slot = 0, ring_of = 0,
-         app_address = 0, flush = 0, shutdown = 0;
+         private_stack_top = 0, stubs = 0, app_address = 0, flush = 0, shutdown = 0;
   };
   struct ThreadLink {
     Addr block = 0;
     Addr resume_slot = 0, exit_slot = 0, ring = 0;  // in its block
+    Addr private_stack_top = 0;
     std::uint64_t gs_base = 0;  // the thread's own, given back when it leaves
     Addr resume = 0;            // where it stood at enter(), as its block's resume slot says
     bool inside = false;
@@ -100,7 +101,8 @@ class RecorderLink {
   base::Result<std::uint64_t> read_word(Addr addr);
   base::Result<void> write_word(Addr addr, std::uint64_t value);
   // tid moved to the program's code if it stands where it can be (true), else left as it is.
-  base::Result<bool> try_leave(Tid tid);
+  // stepped: it was single-stepped there, through the dispatcher's pushfq and popfq.
+  base::Result<bool> try_leave(Tid tid, bool stepped);
   base::Result<void> step(Tid tid, std::vector<int>& held);
 
   Kernel* kernel_;
@@ -109,6 +111,7 @@ class RecorderLink {
   std::uint64_t handle_ = 0;
   Api api_;
   Addr entry_ = 0;
+  Addr stubs_ = 0;
   std::map<Tid, ThreadLink> threads_;
   std::vector<int> held_;  // signals held by inferior calls, not yet handed back
 };

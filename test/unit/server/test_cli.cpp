@@ -51,7 +51,7 @@ TEST_CASE("command line like gdbserver's", "[cli]") {
   CHECK(help->output->find("--attach") != std::string::npos);
   // Whole: printed with fputs, a NUL (an enum's value as a byte) would end it early.
   CHECK(help->output->find('\0') == std::string::npos);
-  CHECK(help->output->find("--btrace ENUM:{auto,bts,dbt,soft,step}") != std::string::npos);
+  CHECK(help->output->find("--btrace ENUM:{auto,bts,dbt,soft,step,inproc}") != std::string::npos);
   CHECK(help->output->find("libhindsight-agent.so") != std::string::npos);  // the footer, last
   auto version = parse_command_line({"--version"});
   REQUIRE(version);

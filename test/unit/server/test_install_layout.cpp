@@ -65,16 +65,20 @@ TEST_CASE("the dbt recorder's problems, in the words the server falls back with"
 }
 
 TEST_CASE("--version: the version, and each collector this machine can use or why not", "[install]") {
-  server::Parts parts{"/nonexistent-dbt", "/nonexistent/libhindsight-agent.so"};
+  server::Parts parts{"/nonexistent-dbt", "/nonexistent/libhindsight-agent.so", "/nonexistent/libhindsight-recorder.so"};
   const std::string text = server::version_text(parts);
   CHECK_THAT(text, StartsWith("Hindsight " HINDSIGHT_VERSION));
-  CHECK_THAT(text, Contains("History collectors on this machine (--btrace):\n  bts   "));
-  CHECK_THAT(text, Contains("\n  dbt   no: " + *tracer::dbt_problem(parts.dbt_lib) + "\n"));
-  CHECK_THAT(text, Contains("\n  soft  "));
-  CHECK_THAT(text, Contains("\n  step  "));
+  CHECK_THAT(text, Contains("History collectors on this machine (--btrace):\n  bts    "));
+  CHECK_THAT(text, Contains("\n  dbt    no: " + *tracer::dbt_problem(parts.dbt_lib) + "\n"));
+  CHECK_THAT(text, Contains("\n  soft   "));
+  CHECK_THAT(text, Contains("\n  step   "));
+  CHECK_THAT(text, Contains("\n  inproc no: no in-process recorder (libhindsight-recorder.so not at "
+                            "/nonexistent/libhindsight-recorder.so)\n"));
   CHECK_THAT(text, Contains("Fast tracepoints: no agent (not at /nonexistent/libhindsight-agent.so)"));
   if (build_tree_has_recorder()) {
-    const std::string built = server::version_text({HINDSIGHT_BUILD_DBT_LIB, HINDSIGHT_BUILD_AGENT});
-    CHECK_THAT(built, Contains("\n  dbt   yes (" HINDSIGHT_BUILD_DBT_LIB ")\n"));
+    const std::string built =
+        server::version_text({HINDSIGHT_BUILD_DBT_LIB, HINDSIGHT_BUILD_AGENT, HINDSIGHT_BUILD_RECORDER});
+    CHECK_THAT(built, Contains("\n  dbt    yes (" HINDSIGHT_BUILD_DBT_LIB ")\n"));
+    CHECK_THAT(built, Contains("\n  inproc yes (" HINDSIGHT_BUILD_RECORDER ")\n"));
   }
 }

@@ -32,5 +32,5 @@ TEST_CASE("triage options: errors", "[triage][cli]") {
   REQUIRE(help->text);
   CHECK(help->text->find("--serve") != std::string::npos);
   CHECK(help->text->find('\0') == std::string::npos);
-  CHECK(help->text->find("{auto,bts,dbt,soft,step}") != std::string::npos);
+  CHECK(help->text->find("{auto,bts,dbt,soft,step,inproc}") != std::string::npos);
 }

@@ -173,7 +173,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
         break;
       case Kind::Syscall:
         if (thread_entry_ != 0) {
-          emit_sigreturn_return(e, thread_entry_);
+          emit_sigreturn_return(e, thread_entry_, record_ ? pc : 0);
           safe_point(e, pc);  // on the syscall itself: the program's registers (but its flags)
         }
         e.raw(code, insn.length);  // runs in place: the kernel sees the same registers

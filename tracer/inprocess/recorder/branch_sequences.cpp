@@ -143,15 +143,20 @@ void emit_native_exit(Emitter& e, std::uint64_t target) {
   e.u64(target);
 }
 
-void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry) {
+void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t record_from) {
   constexpr std::uint8_t kSavedRip = 168;  // ucontext_t: flags, link, stack (40), then gregs[REG_RIP = 16]
   e.bytes({0x83, 0xf8, 0x0f, 0x75});       // cmp eax, 15; jne over
   std::uint8_t* over = e.here();
   e.bytes({0});
-  e.bytes({0x48, 0x8b, 0x8c, 0x24, kSavedRip, 0, 0, 0});  // mov rcx, [rsp+rip]
-  e.store_gs(&ts().resume, kRcx);
+  // (rax, rcx and rdx are free: the sigreturn takes every register from the frame)
+  e.bytes({0x48, 0x8b, 0x84, 0x24, kSavedRip, 0, 0, 0});  // mov rax, [rsp+rip]
+  if (record_from != 0) {
+    emit_record_computed(e, record_from);  // the sigreturn's branch: (syscall, where it returns)
+  }
+  e.store_gs(&ts().resume, kRax);
   e.mov_imm64(kRcx, thread_entry);
   e.bytes({0x48, 0x89, 0x8c, 0x24, kSavedRip, 0, 0, 0});  // mov [rsp+rip], rcx
+  e.bytes({0xb8, 0x0f, 0, 0, 0});                          // mov eax, 15
   e.bytes({0x0f, 0x05});                                  // syscall (rt_sigreturn: no return here)
   *over = static_cast<std::uint8_t>(e.here() - (over + 1));
 }

@@ -41,7 +41,9 @@ void emit_native_exit(Emitter& e, std::uint64_t target);
 // is recorded too; any other goes on past it. rcx is free there (the syscall overwrites it);
 // the flags are not kept (a syscall's caller takes them as clobbered). That own syscall is no
 // safe point: a thread stopped on it steps through the sigreturn, which never blocks.
-void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry);
+// record_from: the syscall's program address, recorded as a branch to where the sigreturn goes
+// (0: nothing recorded).
+void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t record_from);
 
 // Translates (rdi = program address, rsi = the slot to link or 0) and returns the cache address.
 using TranslateFn = std::uint64_t (*)(std::uint64_t target, std::uint64_t link_slot);

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "tracer/inprocess/recorder/branch_sequences.hpp"
+#include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/inprocess/recorder/thread_state.hpp"
 
 extern "C" std::uint64_t hs_recorder_enter(std::uint64_t cache_fn, void* arg);
@@ -39,8 +40,8 @@ hs_recorder_exit_point:
 namespace recorder {
 namespace {
 
-constexpr std::size_t kPrivateStack = 256u << 10;
-constexpr std::size_t kStubBytes = 4096;           // the dispatcher and the thread entry
+constexpr std::size_t kPrivateStack = HS_RECORDER_PRIVATE_STACK_BYTES;
+constexpr std::size_t kStubBytes = HS_RECORDER_STUB_BYTES;  // the dispatcher and the thread entry
 constexpr std::size_t kSafePoints = 1u << 20;      // 512 Ki safe points (16 MiB, touched sparsely)
 constexpr std::size_t kMaxThreadBlocks = 1024;
 
@@ -185,6 +186,10 @@ ThreadState* new_thread_block() {
 
 std::uint64_t thread_entry() {
   return g_recorder != nullptr ? g_recorder->entry : 0;
+}
+
+std::uint64_t stubs() {
+  return g_recorder != nullptr ? reinterpret_cast<std::uint64_t>(g_recorder->stubs) : 0;
 }
 
 std::uint64_t app_address(std::uint64_t pc, std::uint64_t sp) {

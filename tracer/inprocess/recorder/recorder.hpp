@@ -23,6 +23,8 @@ ThreadState* new_thread_block();
 // Where a thread whose block's `resume` is set and whose %gs points at its block enters the
 // cache (the server sets its rip there).
 std::uint64_t thread_entry();
+// The dispatcher and thread entry's first byte (recorder_api.h's HS_RECORDER_STUB_BYTES).
+std::uint64_t stubs();
 // Where the program would be for a thread at pc (stack at sp, its block the caller's %gs):
 // pc itself outside the recorder's code, the program address at a safe point of the cache,
 // 0 elsewhere in the recorder's code (the thread must step on to a safe point).

@@ -31,6 +31,12 @@ extern "C" uint64_t hs_recorder_resume_slot(uint64_t block) {
 extern "C" uint64_t hs_recorder_exit_slot(uint64_t block) {
   return reinterpret_cast<uint64_t>(&block_at(block)->exited_at);
 }
+extern "C" uint64_t hs_recorder_private_stack_top(uint64_t block) {
+  return block_at(block)->private_stack_top;
+}
+extern "C" uint64_t hs_recorder_stubs(void) {
+  return recorder::stubs();
+}
 extern "C" uint64_t hs_recorder_ring_of(uint64_t block) {
   return reinterpret_cast<uint64_t>(&block_at(block)->ring);
 }

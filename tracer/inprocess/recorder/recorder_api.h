@@ -25,6 +25,13 @@ uint64_t hs_recorder_thread_entry(void);
 uint64_t hs_recorder_resume_slot(uint64_t block);
 /* The address of a block's exited_at: the program address the thread last left the cache for. */
 uint64_t hs_recorder_exit_slot(uint64_t block);
+/* The top of a block's private stack (HS_RECORDER_PRIVATE_STACK_BYTES below it), on which the
+ * dispatcher translates; and the first byte of the dispatcher and thread entry
+ * (HS_RECORDER_STUB_BYTES). A thread stopped on either is no nearer a way out than stepping. */
+#define HS_RECORDER_PRIVATE_STACK_BYTES (256u << 10)
+#define HS_RECORDER_STUB_BYTES 4096u
+uint64_t hs_recorder_private_stack_top(uint64_t block);
+uint64_t hs_recorder_stubs(void);
 /* The address of a block's ring (recorder_ring.h). */
 uint64_t hs_recorder_ring_of(uint64_t block);
 /* For a thread stopped at pc with its stack at sp (called on that thread): pc outside the

@@ -1,0 +1,65 @@
+#include "tracer/btrace/inproc_collector.hpp"
+
+#include "base/log.hpp"
+
+namespace tracer {
+
+base::Result<std::unique_ptr<BranchTracer>> InprocCollector::make(Tid /*tid*/, const BtraceConfig& config) {
+  return std::unique_ptr<BranchTracer>(std::make_unique<SoftStepTracer>(config, std::string(backend())));
+}
+
+base::Result<std::unique_ptr<Collector>> make_inproc_collector(const CollectorRequest& /*request*/) {
+  return std::unique_ptr<Collector>(std::make_unique<InprocCollector>());
+}
+
+bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) {
+  SoftStepTracer* s = stepper(tid);
+  if (s == nullptr) {
+    return false;
+  }
+  RecorderPort* port = host.recorder();
+  if (core_steps || sig != 0 || port == nullptr) {
+    // The core's own step, or a signal on its way to a handler (the step stops at its entry,
+    // and the handler then runs in the cache): stepped and recorded as SoftStep does.
+    return SoftStepCollector::wants_step(tid, pc, sig, core_steps, host);
+  }
+  if (auto entered = port->enter(tid); !entered) {
+    base::logf(base::LogCat::ptrace, "thread {}: not into the recorder ({}): stepped instead", tid,
+               entered.error().message());
+    return SoftStepCollector::wants_step(tid, pc, sig, core_steps, host);
+  }
+  return false;
+}
+
+void InprocCollector::thread_stopped(Tid tid, CollectorHost& host) {
+  SoftStepTracer* s = stepper(tid);
+  RecorderPort* port = host.recorder();
+  if (s == nullptr || port == nullptr || !port->inside(tid)) {
+    return;  // (a step of the collector's reports through stepped())
+  }
+  auto left = port->leave(tid);
+  auto taken = port->take(tid);
+  if (!taken) {
+    base::logf(base::LogCat::ptrace, "thread {}: its recorded branches could not be read: {}", tid,
+               taken.error().message());
+  } else {
+    if (taken->lost != 0 && !taken->samples.empty()) {
+      s->lost_track(taken->samples.front().from);  // the ring went round between two stops
+    }
+    for (const BranchSample& b : taken->samples) {
+      s->took(b);
+    }
+  }
+  if (!left) {
+    base::logf(base::LogCat::ptrace, "thread {}: could not leave the recorder: {}", tid, left.error().message());
+    return;
+  }
+  // Native code since it left the cache, past the place it left for (a trap there is not: an
+  // int3 traps with pc one past it): what ran there is not known.
+  const bool only_trapped = left->exited_at != 0 && (left->pc == left->exited_at || left->pc == left->exited_at + 1);
+  if (left->ran_native && !only_trapped) {
+    s->lost_track(left->pc);
+  }
+}
+
+}  // namespace tracer

@@ -1,0 +1,26 @@
+// --btrace=inproc: the in-process recorder (docs/design.md, "The in-process recorder"). A traced
+// thread runs in the recorder's code cache inside the program, which writes each taken branch
+// into the thread's ring with no stop; at each of its stops the thread is moved back to the
+// program's code and what it recorded joins its history here, so that the core, GDB and the
+// history only ever see the program's own addresses. What the cache cannot run (the core's
+// single-steps, a signal's way into its handler) is stepped and recorded as SoftStep records
+// it; a run the recorder did not see (native code it left the cache for) is a gap.
+#pragma once
+
+#include "tracer/btrace/soft_step.hpp"
+
+namespace tracer {
+
+class InprocCollector final : public SoftStepCollector {
+ public:
+  std::string_view backend() const override { return backend_name(Backend::Inproc); }
+  bool wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) override;
+  void thread_stopped(Tid tid, CollectorHost& host) override;
+
+ protected:
+  base::Result<std::unique_ptr<BranchTracer>> make(Tid tid, const BtraceConfig& config) override;
+};
+
+base::Result<std::unique_ptr<Collector>> make_inproc_collector(const CollectorRequest& request);
+
+}  // namespace tracer

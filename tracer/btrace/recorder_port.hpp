@@ -1,0 +1,43 @@
+// What the in-process recorder's collector (InprocCollector) asks of the process it records:
+// a stopped thread moved into the recorder's code cache (the recorder brought into the process
+// first, if need be) and back out to the program's code, and the branches it recorded there.
+// Pure interface: the Linux side does it with ptrace and inferior calls (tracer/linux/
+// process_recorder.hpp); a collector test can do it with a fake.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/result.hpp"
+#include "tracer/btrace/branch_tracer.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer {
+
+// Where a thread stood when it left the cache.
+struct RecorderLeft {
+  Addr pc = 0;              // its program address now
+  bool ran_native = false;  // it ran the program's code natively since it left the cache (not
+                            // recorded) rather than standing in the cache
+  Addr exited_at = 0;       // the program address it left the cache for (0: it never did)
+};
+
+// The branches a thread recorded since the last take, oldest first, and how many before them
+// the recorder's ring overwrote unread.
+struct RecordedBranches {
+  std::vector<BranchSample> samples;
+  std::uint64_t lost = 0;
+};
+
+class RecorderPort {
+ public:
+  virtual ~RecorderPort() = default;
+  // Moves stopped tid into the cache: it records from where it stands when it runs.
+  virtual base::Result<void> enter(Tid tid) = 0;
+  // Moves stopped tid back to the program's code, when it is in the cache.
+  virtual base::Result<RecorderLeft> leave(Tid tid) = 0;
+  virtual bool inside(Tid tid) const = 0;
+  virtual base::Result<RecordedBranches> take(Tid tid) = 0;
+};
+
+}  // namespace tracer

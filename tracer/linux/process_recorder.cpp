@@ -1,0 +1,105 @@
+#include "tracer/linux/process_recorder.hpp"
+
+#include "base/log.hpp"
+#include "tracer/linux/process.hpp"
+
+namespace tracer {
+
+std::vector<Addr> ProcessRecorder::int3_sites() const {
+  std::vector<Addr> out;
+  for (const auto& [addr, site] : p_.code.sites()) {
+    out.push_back(addr);
+  }
+  return out;
+}
+
+void ProcessRecorder::send_again(Tid tid, const std::vector<int>& signals) {
+  for (int sig : signals) {
+    (void)p_.kernel.tgkill(p_.pid, tid, sig);
+  }
+}
+
+base::Result<void> ProcessRecorder::enter(Tid tid) {
+  if (load_failed_) {
+    return *load_failed_;
+  }
+  if (!link_) {
+    auto loader = find_loader_calls(p_.pid);
+    p_.code.set_aside();  // (the loader's calls pass GDB's breakpoints: the shared-library event)
+    auto loaded = loader ? RecorderLink::load(p_.kernel, p_.pid, tid, *loader, library_)
+                         : base::Result<RecorderLink>(loader.error());
+    p_.code.put_back();
+    if (!loaded) {
+      load_failed_ = loaded.error();
+      base::logf(base::LogCat::ptrace, "process {}: the in-process recorder cannot come in: {}", p_.pid,
+                 loaded.error().message());
+      return loaded.error();
+    }
+    link_.emplace(std::move(*loaded));
+    translated_with_ = int3_sites();
+    base::logf(base::LogCat::ptrace, "process {}: the in-process recorder is in ({})", p_.pid, library_);
+  }
+  if (auto sites = int3_sites(); (sites != translated_with_ || code_written_) && !link_->any_inside()) {
+    // The cache holds code as it was (an int3 that is no longer there, none where one is now).
+    if (auto flushed = link_->flush(tid); !flushed) {
+      return flushed;
+    }
+    translated_with_ = std::move(sites);
+    code_written_ = false;
+  }
+  return link_->enter(tid);
+}
+
+base::Result<RecorderLeft> ProcessRecorder::leave(Tid tid) {
+  if (!inside(tid)) {
+    return RecorderLeft{};
+  }
+  auto held = link_->leave({tid});
+  if (!held) {
+    return held.error();
+  }
+  send_again(tid, *held);
+  const LeftAt at = link_->left_at(tid);
+  return RecorderLeft{at.pc, at.ran_native, at.exited_at};
+}
+
+base::Result<RecordedBranches> ProcessRecorder::take(Tid tid) {
+  if (!link_) {
+    return RecordedBranches{};
+  }
+  auto taken = link_->take(tid);
+  if (!taken) {
+    return taken.error();
+  }
+  RecordedBranches out;
+  out.lost = taken->lost;
+  out.samples.reserve(taken->samples.size());
+  for (const auto& s : taken->samples) {
+    out.samples.push_back(BranchSample{s.from, s.to});
+  }
+  return out;
+}
+
+base::Result<void> ProcessRecorder::unload(Tid caller) {
+  if (!link_) {
+    return base::success();
+  }
+  std::vector<Tid> tids;
+  for (const auto& [tid, t] : p_.threads) {
+    tids.push_back(tid);
+  }
+  auto held = link_->leave(tids);
+  if (!held) {
+    return held.error();
+  }
+  p_.code.set_aside();
+  auto unloaded = link_->unload(caller);
+  p_.code.put_back();
+  link_.reset();
+  if (unloaded) {
+    base::logf(base::LogCat::ptrace, "process {}: the in-process recorder is out", p_.pid);
+  }
+  return unloaded;
+}
+
+}  // namespace tracer

@@ -1,0 +1,50 @@
+// One process's side of the in-process recorder (the RecorderPort its InprocCollector uses):
+// the recorder brought in at the first thread's entry (RecorderLink::load with the program's own
+// dlopen), its translations dropped before a thread enters when the core's int3s or the
+// program's code changed since they were made, signals a leave held sent again, and the
+// recorder taken out when recording ends. Owned by the Process (Process::recorder).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tracer/btrace/recorder_port.hpp"
+#include "tracer/linux/recorder_link.hpp"
+
+namespace tracer {
+
+struct Process;
+
+class ProcessRecorder final : public RecorderPort {
+ public:
+  ProcessRecorder(Process& p, std::string library) : p_(p), library_(std::move(library)) {}
+
+  base::Result<void> enter(Tid tid) override;
+  base::Result<RecorderLeft> leave(Tid tid) override;
+  bool inside(Tid tid) const override { return link_ && link_->recording(tid); }
+  base::Result<RecordedBranches> take(Tid tid) override;
+
+  // GDB wrote the program's memory: translations made before are stale.
+  void code_written() { code_written_ = true; }
+  void thread_gone(Tid tid) {
+    if (link_) {
+      link_->forget(tid);
+    }
+  }
+  // Recording ended: every thread out (they are, at a stop), the recorder unloaded on caller.
+  base::Result<void> unload(Tid caller);
+
+ private:
+  std::vector<Addr> int3_sites() const;
+  void send_again(Tid tid, const std::vector<int>& signals);
+
+  Process& p_;
+  std::string library_;
+  std::optional<RecorderLink> link_;
+  std::optional<base::Error> load_failed_;  // once: every later entry would fail the same way
+  std::vector<Addr> translated_with_;       // the core's int3s when the translations began
+  bool code_written_ = false;
+};
+
+}  // namespace tracer
