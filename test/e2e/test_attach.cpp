@@ -6,8 +6,12 @@
 
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
@@ -53,6 +57,32 @@ void check_code_is_the_files(pid_t pid, const std::string& exe, unsigned long ad
   REQUIRE(live.has_value());
   REQUIRE(file.has_value());
   CHECK(*live == *file);
+}
+
+std::string maps_of(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  return std::string(std::istreambuf_iterator<char>(maps), std::istreambuf_iterator<char>());
+}
+
+// Every executable mapping of the process (its range and path) with the bytes it holds.
+std::map<std::string, std::vector<unsigned char>> executable_code(pid_t pid) {
+  std::map<std::string, std::vector<unsigned char>> out;
+  std::istringstream lines(maps_of(pid));
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream is(line);
+    std::string range, perms, offset, dev, inode, path;
+    is >> range >> perms >> offset >> dev >> inode >> path;
+    if (perms.size() < 3 || perms[2] != 'x' || path.empty() || path[0] != '/') {
+      continue;  // (the vDSO, vsyscall and anonymous code are the kernel's or the program's own)
+    }
+    const auto dash = range.find('-');
+    const unsigned long start = std::stoul(range.substr(0, dash), nullptr, 16);
+    const unsigned long end = std::stoul(range.substr(dash + 1), nullptr, 16);
+    auto bytes = e2e::read_proc_mem(pid, start, end - start);
+    out[range + " " + path] = bytes ? *bytes : std::vector<unsigned char>{};
+  }
+  return out;
 }
 
 std::optional<unsigned long> read_ticks(pid_t pid, unsigned long addr) {
@@ -135,7 +165,7 @@ TEST_CASE("attach and detach without stopping anywhere", "[e2e][attach]") {
 
 TEST_CASE("attach to four running threads, trace them, detach: they finish right, no int3 left",
           "[e2e][attach][btrace]") {
-  const std::string collector = GENERATE("step", "soft");
+  const std::string collector = GENERATE("step", "soft", "inproc");
   INFO("collector " << collector);
   const std::string exe = e2e::prog_path("workers");
   // Long enough to outlive the session (single-stepping four threads takes a few seconds),
@@ -143,6 +173,7 @@ TEST_CASE("attach to four running threads, trace them, detach: they finish right
   e2e::Child workers({.argv = {exe, "8"}});
   REQUIRE(workers.wait_for_text("pid=", e2e::Clock::now() + std::chrono::seconds(5), true));
   const pid_t pid = workers.pid();
+  const auto code_before = executable_code(pid);
   auto out = e2e::run_gdb({.commands = {"info address checksum", "record btrace", "break checksum", "continue",
                                         "continue", "info record", "record function-call-history /c", "delete",
                                         "record stop", "detach"},
@@ -159,6 +190,15 @@ TEST_CASE("attach to four running threads, trace them, detach: they finish right
   auto fn = e2e::find_hex_after(out.gdb, "Symbol \"checksum\" is a function at address");
   REQUIRE(fn.has_value());
   check_code_is_the_files(pid, exe, *fn, 64);
+  // Every executable mapping it had holds the same bytes; the in-process recorder came in with
+  // the program's dlopen and went out with its dlclose.
+  const auto code_after = executable_code(pid);
+  for (const auto& [mapping, bytes] : code_before) {
+    INFO(mapping);
+    REQUIRE(code_after.count(mapping) == 1);
+    CHECK(code_after.at(mapping) == bytes);
+  }
+  CHECK(maps_of(pid).find("libhindsight-recorder") == std::string::npos);
   const auto status = workers.wait(e2e::Clock::now() + std::chrono::seconds(20));
   INFO("workers: " << e2e::describe_status(status) << "\n" << workers.out());
   CHECK(e2e::exit_code(status) == 0);

@@ -252,11 +252,14 @@ TEST_CASE("a thread exits and another starts while GDB steps the main thread", "
 
 TEST_CASE("record btrace: a thread born while recording is traced from its first instruction",
           "[e2e][core][btrace]") {
+  const std::string collector = GENERATE("soft", "inproc");
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break main", "continue", "record btrace", "break worker", "continue",
                                         "info record", "record function-call-history", "record stop", "delete",
                                         "continue"},
-                           .args = {"threads"}});
+                           .args = {"threads"},
+                           .server_flags = {"--btrace=" + collector}});
+  INFO("collector " << collector);
   INFO(out.transcript());
   CHECK_THAT(out.gdb, ContainsRegex(R"(hit Breakpoint \d+, worker)"));
   CHECK_THAT(out.gdb, !Contains("Failed to enable recording"));

@@ -73,7 +73,7 @@ TEST_CASE("catch syscall execve: entry, the new program, then execve's return in
 
 TEST_CASE("catch syscall while a history collector records: caught, the history kept",
           "[e2e][catch-syscall][btrace]") {
-  const std::string backend = GENERATE("soft", "step", "dbt");
+  const std::string backend = GENERATE("soft", "step", "dbt", "inproc");
   INFO("collector: " << backend);
   SKIP_IF_NOT_BUILT(backend);
   auto out = e2e::run_gdb({.program = "simple",

@@ -19,6 +19,8 @@ class FakeCollectorHost final : public tracer::CollectorHost {
   std::set<tracer::Addr> planted;
   std::vector<tracer::MappedObject> maps;  // for --btrace-scope; none: nothing is mapped
   std::string exe = "/prog";
+  tracer::RecorderPort* port = nullptr;  // the in-process recorder's, for InprocCollector
+  bool catching_syscalls = false;
 
   void load(tracer::Addr addr, const tracer::Bytes& bytes) {
     for (std::size_t i = 0; i < bytes.size(); ++i) {
@@ -65,6 +67,8 @@ class FakeCollectorHost final : public tracer::CollectorHost {
     return base::make_error(base::Errc::invalid, "nothing mapped there");
   }
   std::string executable() override { return exe; }
+  tracer::RecorderPort* recorder() override { return port; }
+  bool stops_at_syscalls() const override { return catching_syscalls; }
   base::Result<tracer::Planted> plant(tracer::Addr addr, tracer::Addr /*run_start*/,
                                       std::span<const std::uint8_t> /*run_code*/) override {
     if (memory.count(addr) == 0) {

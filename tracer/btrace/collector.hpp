@@ -62,8 +62,10 @@ class CollectorHost {
   }
   virtual std::string executable() { return {}; }
 
-  // For the in-process recorder: the process's link to it (nullptr: none here).
+  // For the in-process recorder: the process's link to it (nullptr: none here), and whether its
+  // threads stop at system calls (catch syscall: a stop there is no place to leave the cache).
   virtual RecorderPort* recorder() { return nullptr; }
+  virtual bool stops_at_syscalls() const { return false; }
 };
 
 // What the collector did with a thread standing on one of its int3s.

@@ -18,9 +18,11 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
     return false;
   }
   RecorderPort* port = host.recorder();
-  if (core_steps || sig != 0 || port == nullptr) {
+  if (core_steps || sig != 0 || port == nullptr || host.stops_at_syscalls()) {
     // The core's own step, or a signal on its way to a handler (the step stops at its entry,
-    // and the handler then runs in the cache): stepped and recorded as SoftStep does.
+    // and the handler then runs in the cache): stepped and recorded as SoftStep does. So is
+    // every instruction while GDB catches system calls, until the recorder can leave the
+    // cache at a syscall stop (only by inferior calls now, which would run the syscall).
     return SoftStepCollector::wants_step(tid, pc, sig, core_steps, host);
   }
   if (auto entered = port->enter(tid); !entered) {

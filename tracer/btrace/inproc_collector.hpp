@@ -4,7 +4,8 @@
 // program's code and what it recorded joins its history here, so that the core, GDB and the
 // history only ever see the program's own addresses. What the cache cannot run (the core's
 // single-steps, a signal's way into its handler) is stepped and recorded as SoftStep records
-// it; a run the recorder did not see (native code it left the cache for) is a gap.
+// it, and so is everything while GDB catches system calls (for now); a run the recorder did not
+// see (native code it left the cache for) is a gap.
 #pragma once
 
 #include "tracer/btrace/soft_step.hpp"

@@ -53,6 +53,7 @@ class ProcessCodeView final : public CollectorHost {
   base::Result<MappedObject> mapped_object(Addr addr) override { return procfs::mapping_at(p_.pid, addr); }
   std::string executable() override { return procfs::executable(p_.pid); }
   RecorderPort* recorder() override { return p_.recorder.get(); }
+  bool stops_at_syscalls() const override { return p_.catch_syscalls.enabled; }
   base::Result<void> write_memory(Addr addr, const Bytes& data) override { return p_.code.write(addr, data); }
   base::Result<Planted> plant(Addr addr, Addr run_start, std::span<const std::uint8_t> run_code) override {
     if (p_.code.lifted() == addr) {

@@ -79,7 +79,9 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   const ThreadRun::Seen seen = t.run.saw_stop();
   const bool was_stepping_over = p.step_over.stepping(tid);
   t.regs.forget();
-  if (p.collector && p.collector->tracing(tid) && WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+  // Not at a ptrace event: the thread is inside its system call there (an inferior call would
+  // leave the call's result out of rax); it goes on in the cache, or GDB hears of it there.
+  if (p.collector && p.collector->tracing(tid) && WSTOPSIG(status) != (SIGTRAP | 0x80) && (status >> 16) == 0) {
     ProcessCodeView view(p);
     p.collector->thread_stopped(tid, view);  // (the in-process recorder's thread back in the program's code)
     t.regs.forget();

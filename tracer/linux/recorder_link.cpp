@@ -273,7 +273,9 @@ base::Result<bool> RecorderLink::try_leave(Tid tid, bool stepped) {
   const Addr sp = regs.gpr[gpr::kRsp];
   const bool translating = link.private_stack_top != 0 && sp <= link.private_stack_top &&
                            sp > link.private_stack_top - HS_RECORDER_PRIVATE_STACK_BYTES;
-  if (pc == entry_) {
+  if (pc == 0) {
+    app = 0;  // a jump to 0 faulted there: the program's own address too
+  } else if (pc == entry_) {
     app = link.resume;  // not run since enter(): where it stood (its syscall rewound)
   } else if (translating || (pc >= stubs_ && pc < stubs_ + HS_RECORDER_STUB_BYTES)) {
     return false;  // in the dispatcher: steps on (without a call for each step)
@@ -284,7 +286,10 @@ base::Result<bool> RecorderLink::try_leave(Tid tid, bool stepped) {
     }
     app = *mapped;
   }
-  if (app == 0) {
+  if (app == 0 && pc != 0) {
+    if (!stepped) {
+      base::logf(base::LogCat::ptrace, "thread {}: at {:#x} in the recorder: steps to a way out", tid, pc);
+    }
     return false;
   }
   LeftAt left{app, app == pc && pc != entry_, 0};

@@ -1,0 +1,122 @@
+// InprocCollector without a process: a fake RecorderPort stands for the recorder in the
+// program. What a thread recorded in the cache joins its history at its stop; a run the
+// recorder did not see is a gap, a trap where it left the cache is not; what the cache cannot
+// run is stepped. Code at 0x1000: mov %rsp,%rbp (48 89 e5); call 0x1020 (e8 18 00 00 00).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include "test/support/fake_collector_host.hpp"
+#include "tracer/btrace/inproc_collector.hpp"
+
+using tracer::BranchSample;
+using tracer::BtraceRead;
+namespace ax = arch::x86;
+
+namespace {
+
+constexpr tracer::Tid kTid = 7;
+
+class FakePort final : public tracer::RecorderPort {
+ public:
+  std::set<tracer::Tid> in;
+  std::map<tracer::Tid, tracer::RecordedBranches> recorded;  // what the next take() finds
+  std::map<tracer::Tid, tracer::RecorderLeft> where;         // what the next leave() says
+  int entries = 0;
+  bool refuse = false;
+
+  base::Result<void> enter(tracer::Tid tid) override {
+    if (refuse) {
+      return base::make_error(base::Errc::failed, "the program has no dlopen");
+    }
+    ++entries;
+    in.insert(tid);
+    return base::success();
+  }
+  base::Result<tracer::RecorderLeft> leave(tracer::Tid tid) override {
+    in.erase(tid);
+    return where[tid];
+  }
+  bool inside(tracer::Tid tid) const override { return in.contains(tid); }
+  base::Result<tracer::RecordedBranches> take(tracer::Tid tid) override {
+    return std::exchange(recorded[tid], tracer::RecordedBranches{});
+  }
+};
+
+struct Fixture {
+  test_support::FakeCollectorHost host;
+  FakePort port;
+  tracer::InprocCollector c;
+
+  Fixture() {
+    host.load(0x1000, {0x48, 0x89, 0xe5, 0xe8, 0x18, 0x00, 0x00, 0x00});
+    host.port = &port;
+    REQUIRE(c.start(kTid, {}).ok());
+  }
+  std::vector<BranchSample> samples() { return static_cast<tracer::SoftStepTracer*>(c.tracer(kTid))->samples(); }
+};
+
+}  // namespace
+
+TEST_CASE("inproc: a thread runs in the cache; at its stop, what it recorded joins its history", "[inproc]") {
+  Fixture f;
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));  // runs, in the cache
+  CHECK(f.port.inside(kTid));
+  f.port.recorded[kTid].samples = {{0x1003, 0x1020}, {0x1021, 0x1008}};
+  f.port.where[kTid] = {0x1008, false, 0};
+  f.c.thread_stopped(kTid, f.host);
+  CHECK_FALSE(f.port.inside(kTid));
+  CHECK(f.samples() == std::vector<BranchSample>{{0x1003, 0x1020}, {0x1021, 0x1008}});
+  CHECK(f.c.tracer(kTid)->stats().backend == "inproc");
+  CHECK(f.c.tracer(kTid)->stats().gaps == 0);
+  // The next stop adds to it.
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1008, 0, false, f.host));
+  f.port.recorded[kTid].samples = {{0x1040, 0x1000}};
+  f.port.where[kTid] = {0x1000, false, 0};
+  f.c.thread_stopped(kTid, f.host);
+  CHECK(f.samples().size() == 3);
+}
+
+TEST_CASE("inproc: native code after the cache is a gap, a trap where it left is not", "[inproc]") {
+  Fixture f;
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  f.port.recorded[kTid].samples = {{0x1003, 0x1020}};
+  f.port.where[kTid] = {0x1021, true, 0x1020};  // left for an int3 at 0x1020: trapped, pc past it
+  f.c.thread_stopped(kTid, f.host);
+  CHECK(f.samples() == std::vector<BranchSample>{{0x1003, 0x1020}});
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1020, 0, false, f.host));
+  f.port.where[kTid] = {0x5000, true, 0x1020};  // it ran on natively from there to 0x5000
+  f.c.thread_stopped(kTid, f.host);
+  CHECK(f.samples().back() == BranchSample::gap(0x5000));
+}
+
+TEST_CASE("inproc: a ring that went round between two stops leaves a gap before what it kept", "[inproc]") {
+  Fixture f;
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  f.port.recorded[kTid] = {{{0x1003, 0x1020}}, 1000};
+  f.port.where[kTid] = {0x1020, false, 0};
+  f.c.thread_stopped(kTid, f.host);
+  CHECK(f.samples() == std::vector<BranchSample>{BranchSample::gap(0x1003), {0x1003, 0x1020}});
+}
+
+TEST_CASE("inproc: the core's steps, signals, catch syscall and a recorder that cannot come in are stepped",
+          "[inproc]") {
+  Fixture f;
+  CHECK(f.c.wants_step(kTid, 0x1000, 0, true, f.host));     // GDB's stepi
+  CHECK(f.c.wants_step(kTid, 0x1000, 10, false, f.host));    // SIGUSR1 on its way to a handler
+  f.host.catching_syscalls = true;
+  CHECK(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  f.host.catching_syscalls = false;
+  f.port.refuse = true;
+  CHECK(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  CHECK(f.port.entries == 0);
+  // A stepped call is recorded as SoftStep records it.
+  f.host.regs[kTid][ax::kRip] = 0x1023;
+  f.host.si_codes[kTid] = 2;  // TRAP_TRACE
+  CHECK(f.c.stepped(kTid, 0x1023, f.host) == tracer::StepVerdict::Stepped);
+  f.port.refuse = false;
+  CHECK(f.c.wants_step(kTid, 0x1003, 0, true, f.host));
+  CHECK(f.c.stepped(kTid, 0x1020, f.host) == tracer::StepVerdict::Stepped);
+  CHECK(f.samples().back() == BranchSample{0x1003, 0x1020});
+}
