@@ -1,6 +1,6 @@
-# GDB script for btrace_bench.sh: from $BENCH_START (default bench_start), record with
-# $BENCH_RECORD ("btrace" or "full") and time the `continue` to $BENCH_END (bench_end); then
-# count the recorded instructions.
+# GDB script for btrace_bench.sh (and inproc_bench.sh): from $BENCH_START (default bench_start),
+# record with $BENCH_RECORD ("btrace", "full", or "none": no recording, the session's own cost)
+# and time the `continue` to $BENCH_END (bench_end); then count the recorded instructions.
 import os
 import re
 import time
@@ -18,6 +18,8 @@ gdb.execute("continue")
 if mode == "btrace":
     gdb.execute("set record btrace bts buffer-size 67108864")
     gdb.execute("record btrace bts")
+elif mode == "none":
+    pass
 else:
     gdb.execute("set record full insn-number-max unlimited")
     gdb.execute("record full")
@@ -25,6 +27,10 @@ gdb.execute("break " + end)
 t0 = time.monotonic()
 gdb.execute("continue", to_string=True)
 elapsed = time.monotonic() - t0
+if mode == "none":
+    print("BENCH none 0 %.3f 0 0" % elapsed)
+    gdb.execute("kill")
+    raise SystemExit(0)
 info = gdb.execute("info record", to_string=True)
 m = re.search(r"Recorded (\d+) instructions", info) or re.search(r"Log contains (\d+) instructions", info)
 insns = int(m.group(1)) if m else 0
