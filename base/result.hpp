@@ -22,6 +22,7 @@ enum class Errc {
   overflow,        // data was lost (btrace delta)
   failed,          // an operation on the inferior did not complete (a call that faulted)
   timed_out,       // ... or did not complete in time
+  not_yet,         // not possible in the program's present state (asked again later, it may be)
   internal,        // our own bug
 };
 

@@ -446,3 +446,20 @@ TEST_CASE("a long software recording says how it goes in GDB's console and on th
   // In GDB's console while the program runs (O packets), before its end.
   CHECK_THAT(out.gdb, ContainsRegex(line + R"([\s\S]*start the program with --btrace=dbt[\s\S]*(exited normally|exited with code))"));
 }
+
+TEST_CASE("inproc: a recorded program that execs is recorded again once the new program has its libc",
+          "[e2e][btrace][exec]") {
+  auto out = e2e::run_gdb({.program = "execer",
+                           .commands = {"break main", "continue", "record btrace", "continue", "break sum_squares",
+                                        "continue", "info record", "record function-call-history", "record stop",
+                                        "continue"},
+                           .args = {e2e::prog_path("simple")},
+                           .server_flags = collector_flags("inproc")});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Breakpoint 2, sum_squares (n=4)"));
+  // The exec and ld.so's start before libc are gaps (the recorder comes back at main's stop);
+  // from main on, the new program's branches are recorded.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(\d+ gaps\) for thread 1)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+\tmain\n\d+\tsum_squares\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
+}

@@ -26,6 +26,12 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
     return SoftStepCollector::wants_step(tid, pc, sig, core_steps, host);
   }
   if (auto entered = port->enter(tid); !entered) {
+    if (entered.error().code == base::Errc::not_yet) {
+      // (after an exec, before libc is loaded) Faster run natively to the next stop, a gap
+      // there, than stepped: the recorder is asked again at the next resume.
+      native_.insert(tid);
+      return false;
+    }
     base::logf(base::LogCat::ptrace, "thread {}: not into the recorder ({}): stepped instead", tid,
                entered.error().message());
     return SoftStepCollector::wants_step(tid, pc, sig, core_steps, host);
@@ -36,6 +42,12 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
 void InprocCollector::thread_stopped(Tid tid, CollectorHost& host) {
   SoftStepTracer* s = stepper(tid);
   RecorderPort* port = host.recorder();
+  if (s != nullptr && native_.erase(tid) != 0) {
+    if (auto pc = host.pc(tid)) {
+      s->lost_track(*pc);  // what it ran natively is not known
+    }
+    return;
+  }
   if (s == nullptr || port == nullptr || !port->inside(tid)) {
     return;  // (a step of the collector's reports through stepped())
   }

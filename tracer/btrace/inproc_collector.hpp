@@ -8,6 +8,8 @@
 // see (native code it left the cache for) is a gap.
 #pragma once
 
+#include <set>
+
 #include "tracer/btrace/soft_step.hpp"
 
 namespace tracer {
@@ -20,6 +22,9 @@ class InprocCollector final : public SoftStepCollector {
 
  protected:
   base::Result<std::unique_ptr<BranchTracer>> make(Tid tid, const BtraceConfig& config) override;
+
+ private:
+  std::set<Tid> native_;  // running natively, unrecorded, until their next stop (a gap there)
 };
 
 base::Result<std::unique_ptr<Collector>> make_inproc_collector(const CollectorRequest& request);

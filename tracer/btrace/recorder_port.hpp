@@ -32,7 +32,9 @@ struct RecordedBranches {
 class RecorderPort {
  public:
   virtual ~RecorderPort() = default;
-  // Moves stopped tid into the cache: it records from where it stands when it runs.
+  // Moves stopped tid into the cache: it records from where it stands when it runs. Errc::not_yet:
+  // the recorder cannot come in yet (the program has not loaded its dlopen: after an exec);
+  // another error: it never will.
   virtual base::Result<void> enter(Tid tid) = 0;
   // Moves stopped tid back to the program's code, when it is in the cache.
   virtual base::Result<RecorderLeft> leave(Tid tid) = 0;

@@ -25,9 +25,12 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
   }
   if (!link_) {
     auto loader = find_loader_calls(p_.pid);
+    if (!loader) {
+      // (after an exec, until ld.so has loaded libc: asked again at the next entry)
+      return base::make_error(base::Errc::not_yet, loader.error().message());
+    }
     p_.code.set_aside();  // (the loader's calls pass GDB's breakpoints: the shared-library event)
-    auto loaded = loader ? RecorderLink::load(p_.kernel, p_.pid, tid, *loader, library_)
-                         : base::Result<RecorderLink>(loader.error());
+    auto loaded = RecorderLink::load(p_.kernel, p_.pid, tid, *loader, library_);
     p_.code.put_back();
     if (!loaded) {
       load_failed_ = loaded.error();

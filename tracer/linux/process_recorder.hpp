@@ -22,7 +22,8 @@ class ProcessRecorder final : public RecorderPort {
 
   base::Result<void> enter(Tid tid) override;
   base::Result<RecorderLeft> leave(Tid tid) override;
-  bool inside(Tid tid) const override { return link_ && link_->recording(tid); }
+  // (A thread the link does not know may be a clone made in the cache, on its parent's block.)
+  bool inside(Tid tid) const override { return link_ && (link_->recording(tid) || !link_->knows(tid)); }
   base::Result<RecordedBranches> take(Tid tid) override;
 
   // GDB wrote the program's memory: translations made before are stale.

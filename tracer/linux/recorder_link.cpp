@@ -194,17 +194,17 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link) {
 
 // A thread cloned in the cache runs on its parent's block: it leaves as its parent would, with
 // the %gs its parent had before it entered.
-base::Result<void> RecorderLink::adopt_clone(Tid tid, std::uint64_t gs_base) {
-  ThreadLink& link = threads_[tid];
-  link.gs_base = gs_base;
-  link.inside = true;
-  auto held = leave({tid});
-  if (!held) {
-    threads_.erase(tid);
-    return held.error();
+bool RecorderLink::note_if_clone(Tid tid, const arch::x86::RawRegisters& regs) {
+  for (const auto& [other, link] : threads_) {
+    if (link.block != 0 && regs.gpr[gpr::kGsBase] == link.block) {
+      ThreadLink child;
+      child.gs_base = link.gs_base;
+      child.inside = true;
+      threads_[tid] = child;
+      return true;
+    }
   }
-  held_.insert(held_.end(), held->begin(), held->end());
-  return base::success();
+  return false;
 }
 
 bool RecorderLink::any_inside() const {
@@ -219,15 +219,13 @@ base::Result<void> RecorderLink::enter(Tid tid) {
   if (auto r = kernel_->read_gprs(tid, regs); !r) {
     return r;
   }
-  if (!threads_.contains(tid)) {
-    for (const auto& [other, link] : threads_) {
-      if (link.block != 0 && regs.gpr[gpr::kGsBase] == link.block) {
-        if (auto r = adopt_clone(tid, link.gs_base); !r) {
-          return r;
-        }
-        break;
-      }
+  if (!threads_.contains(tid) && note_if_clone(tid, regs)) {
+    auto held = leave({tid});
+    if (!held) {
+      threads_.erase(tid);
+      return held.error();
     }
+    held_.insert(held_.end(), held->begin(), held->end());
   }
   ThreadLink& link = threads_[tid];
   if (link.block == 0) {
@@ -335,6 +333,12 @@ base::Result<void> RecorderLink::step(Tid tid, std::vector<int>& held) {
 
 base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids) {
   std::vector<int> held;
+  for (Tid tid : tids) {
+    arch::x86::RawRegisters regs;
+    if (!threads_.contains(tid) && kernel_->read_gprs(tid, regs)) {
+      (void)note_if_clone(tid, regs);  // (stopped before its first entry: still its parent's double)
+    }
+  }
   std::vector<Tid> inside(tids);
   for (int round = 0; !inside.empty(); ++round) {
     if (round == kMaxSteps) {

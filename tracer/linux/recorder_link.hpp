@@ -78,6 +78,7 @@ class RecorderLink {
     return it != threads_.end() && it->second.inside;
   }
   bool any_inside() const;
+  bool knows(Tid tid) const { return threads_.contains(tid); }
 
  private:
   struct Api {
@@ -97,7 +98,9 @@ class RecorderLink {
   RecorderLink(Kernel& kernel, Pid pid, LoaderCalls loader) : kernel_(&kernel), pid_(pid), loader_(loader) {}
   base::Result<std::uint64_t> call(Tid tid, Addr function, std::vector<std::uint64_t> args);
   base::Result<void> make_block(Tid tid, ThreadLink& link);
-  base::Result<void> adopt_clone(Tid tid, std::uint64_t gs_base);
+  // Whether tid (unknown here) runs on the block of a thread in the cache: a clone made there,
+  // which leaves as its parent would (then noted as inside).
+  bool note_if_clone(Tid tid, const arch::x86::RawRegisters& regs);
   base::Result<std::uint64_t> read_word(Addr addr);
   base::Result<void> write_word(Addr addr, std::uint64_t value);
   // tid moved to the program's code if it stands where it can be (true), else left as it is.

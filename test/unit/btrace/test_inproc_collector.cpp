@@ -25,8 +25,12 @@ class FakePort final : public tracer::RecorderPort {
   std::map<tracer::Tid, tracer::RecorderLeft> where;         // what the next leave() says
   int entries = 0;
   bool refuse = false;
+  bool not_yet = false;
 
   base::Result<void> enter(tracer::Tid tid) override {
+    if (not_yet) {
+      return base::make_error(base::Errc::not_yet, "the program has no dlopen");
+    }
     if (refuse) {
       return base::make_error(base::Errc::failed, "the program has no dlopen");
     }
@@ -119,4 +123,17 @@ TEST_CASE("inproc: the core's steps, signals, catch syscall and a recorder that 
   CHECK(f.c.wants_step(kTid, 0x1003, 0, true, f.host));
   CHECK(f.c.stepped(kTid, 0x1020, f.host) == tracer::StepVerdict::Stepped);
   CHECK(f.samples().back() == BranchSample{0x1003, 0x1020});
+}
+
+TEST_CASE("inproc: a recorder that cannot come in yet leaves the thread native to its next stop, a gap there",
+          "[inproc]") {
+  Fixture f;
+  f.port.not_yet = true;  // (an exec'd program before libc is loaded)
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));  // runs natively
+  f.host.regs[kTid][ax::kRip] = 0x1003;
+  f.c.thread_stopped(kTid, f.host);
+  CHECK(f.samples() == std::vector<BranchSample>{BranchSample::gap(0x1003)});
+  f.port.not_yet = false;  // libc loaded: the next resume enters
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1003, 0, false, f.host));
+  CHECK(f.port.inside(kTid));
 }
