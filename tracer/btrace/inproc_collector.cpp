@@ -51,29 +51,47 @@ void InprocCollector::thread_stopped(Tid tid, CollectorHost& host) {
   if (s == nullptr || port == nullptr || !port->inside(tid)) {
     return;  // (a step of the collector's reports through stepped())
   }
-  auto left = port->leave(tid);
-  auto taken = port->take(tid);
+  if (!bring_out(tid, *s, *port)) {
+    waiting_.insert(tid);
+    return;
+  }
+  // One that waited for the translation lock this one held can leave now.
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    SoftStepTracer* w = stepper(*it);
+    it = w == nullptr || !port->inside(*it) || bring_out(*it, *w, *port) ? waiting_.erase(it) : std::next(it);
+  }
+}
+
+bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port) {
+  auto left = port.leave(tid);
+  if (!left && left.error().code == base::Errc::not_yet) {
+    base::logf(base::LogCat::ptrace, "thread {}: {}: it leaves the recorder once that one has", tid,
+               left.error().message());
+    return false;
+  }
+  auto taken = port.take(tid);
   if (!taken) {
     base::logf(base::LogCat::ptrace, "thread {}: its recorded branches could not be read: {}", tid,
                taken.error().message());
   } else {
     if (taken->lost != 0 && !taken->samples.empty()) {
-      s->lost_track(taken->samples.front().from);  // the ring went round between two stops
+      s.lost_track(taken->samples.front().from);  // the ring went round between two stops
     }
     for (const BranchSample& b : taken->samples) {
-      s->took(b);
+      s.took(b);
     }
   }
   if (!left) {
     base::logf(base::LogCat::ptrace, "thread {}: could not leave the recorder: {}", tid, left.error().message());
-    return;
+    return true;
   }
   // Native code since it left the cache, past the place it left for (a trap there is not: an
   // int3 traps with pc one past it): what ran there is not known.
   const bool only_trapped = left->exited_at != 0 && (left->pc == left->exited_at || left->pc == left->exited_at + 1);
   if (left->ran_native && !only_trapped) {
-    s->lost_track(left->pc);
+    s.lost_track(left->pc);
   }
+  return true;
 }
 
 }  // namespace tracer

@@ -24,7 +24,10 @@ class InprocCollector final : public SoftStepCollector {
   base::Result<std::unique_ptr<BranchTracer>> make(Tid tid, const BtraceConfig& config) override;
 
  private:
+  // What thread_stopped does for a thread in the cache; false when it cannot leave yet.
+  bool bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port);
   std::set<Tid> native_;  // running natively, unrecorded, until their next stop (a gap there)
+  std::set<Tid> waiting_;  // stopped in the cache, waiting for the translation lock a stopped thread holds
 };
 
 base::Result<std::unique_ptr<Collector>> make_inproc_collector(const CollectorRequest& request);

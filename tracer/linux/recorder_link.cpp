@@ -111,6 +111,7 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
                            {"hs_recorder_ring_of", &link.api_.ring_of},
                            {"hs_recorder_private_stack_top", &link.api_.private_stack_top},
                            {"hs_recorder_stubs", &link.api_.stubs},
+                           {"hs_recorder_translator_slot", &link.api_.translator_slot},
                            {"hs_recorder_app_address", &link.api_.app_address},
                            {"hs_recorder_flush", &link.api_.flush},
                            {"hs_recorder_shutdown", &link.api_.shutdown}}) {
@@ -142,6 +143,11 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
     return stubs.error();
   }
   link.stubs_ = *stubs;
+  auto slot = link.call(caller, link.api_.translator_slot, {});
+  if (!slot) {
+    return slot.error();
+  }
+  link.translator_slot_ = *slot;
   return link;
 }
 
@@ -331,6 +337,21 @@ base::Result<void> RecorderLink::step(Tid tid, std::vector<int>& held) {
   return base::success();
 }
 
+bool RecorderLink::waits_outside(Tid tid, const std::vector<Tid>& batch) {
+  auto it = threads_.find(tid);
+  auto owner = translator_slot_ != 0 && it != threads_.end() ? read_word(translator_slot_) : base::Result<std::uint64_t>(0);
+  if (!owner || *owner == 0 || *owner == it->second.block) {
+    return false;
+  }
+  for (Tid other : batch) {
+    auto o = threads_.find(other);
+    if (o != threads_.end() && o->second.block == *owner) {
+      return false;  // stepped in turn, the holder gets out and lets go
+    }
+  }
+  return true;
+}
+
 base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids) {
   std::vector<int> held;
   for (Tid tid : tids) {
@@ -351,6 +372,16 @@ base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids)
         return out.error();
       }
       if (!*out) {
+        if (round % 64 == 63 && waits_outside(tid, inside)) {
+          // It stays in the dispatcher for now. The flags its pushfq saved (stepped: the trap
+          // flag set) are the first word on its private stack: its popfq must not set it.
+          const Addr saved_flags = threads_[tid].private_stack_top - 8;
+          if (auto flags = read_word(saved_flags)) {
+            (void)write_word(saved_flags, *flags & ~std::uint64_t{0x100});
+          }
+          held_.insert(held_.end(), held.begin(), held.end());
+          return base::make_error(base::Errc::not_yet, "a thread waits for the translation lock another holds");
+        }
         if (auto s = step(tid, held); !s) {
           return s.error();
         }

@@ -55,6 +55,8 @@ class RecorderLink {
   // Moves each of tids back to the program's code, with its %gs as before: one at a safe point
   // at once, the others stepped in turn until they reach one (a thread may be waiting for the
   // translation lock another holds). Signals that came meanwhile are held and returned.
+  // Errc::not_yet: one waits for the translation lock a thread outside tids holds (it can leave
+  // once that one has left); it, and those of tids not out yet, stay in the cache.
   base::Result<std::vector<int>> leave(const std::vector<Tid>& tids);
   // Where tid stood when it last left (after leave()).
   LeftAt left_at(Tid tid) const {
@@ -83,7 +85,7 @@ class RecorderLink {
  private:
   struct Api {
     Addr init = 0, new_thread = 0, thread_entry = 0, resume_slot = 0, exit_slot = 0, ring_of = 0,
-         private_stack_top = 0, stubs = 0, app_address = 0, flush = 0, shutdown = 0;
+         private_stack_top = 0, stubs = 0, translator_slot = 0, app_address = 0, flush = 0, shutdown = 0;
   };
   struct ThreadLink {
     Addr block = 0;
@@ -106,6 +108,8 @@ class RecorderLink {
   // tid moved to the program's code if it stands where it can be (true), else left as it is.
   // stepped: it was single-stepped there, through the dispatcher's pushfq and popfq.
   base::Result<bool> try_leave(Tid tid, bool stepped);
+  // Whether tid, in the dispatcher, waits for the translation lock a thread outside `batch` holds.
+  bool waits_outside(Tid tid, const std::vector<Tid>& batch);
   base::Result<void> step(Tid tid, std::vector<int>& held);
 
   Kernel* kernel_;
@@ -115,6 +119,7 @@ class RecorderLink {
   Api api_;
   Addr entry_ = 0;
   Addr stubs_ = 0;
+  Addr translator_slot_ = 0;
   std::map<Tid, ThreadLink> threads_;
   std::vector<int> held_;  // signals held by inferior calls, not yet handed back
 };

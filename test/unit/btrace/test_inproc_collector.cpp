@@ -26,6 +26,7 @@ class FakePort final : public tracer::RecorderPort {
   int entries = 0;
   bool refuse = false;
   bool not_yet = false;
+  std::map<tracer::Tid, tracer::Tid> waits_for;  // tid -> the thread holding the translation lock
 
   base::Result<void> enter(tracer::Tid tid) override {
     if (not_yet) {
@@ -39,6 +40,9 @@ class FakePort final : public tracer::RecorderPort {
     return base::success();
   }
   base::Result<tracer::RecorderLeft> leave(tracer::Tid tid) override {
+    if (auto w = waits_for.find(tid); w != waits_for.end() && in.contains(w->second)) {
+      return base::make_error(base::Errc::not_yet, "a thread waits for the translation lock another holds");
+    }
     in.erase(tid);
     return where[tid];
   }
@@ -136,4 +140,22 @@ TEST_CASE("inproc: a recorder that cannot come in yet leaves the thread native t
   f.port.not_yet = false;  // libc loaded: the next resume enters
   CHECK_FALSE(f.c.wants_step(kTid, 0x1003, 0, false, f.host));
   CHECK(f.port.inside(kTid));
+}
+
+TEST_CASE("inproc: a thread waiting for the translation lock a stopped thread holds leaves after it", "[inproc]") {
+  Fixture f;
+  constexpr tracer::Tid kHolder = 8;
+  REQUIRE(f.c.start(kHolder, {}).ok());
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  CHECK_FALSE(f.c.wants_step(kHolder, 0x1000, 0, false, f.host));
+  f.port.waits_for[kTid] = kHolder;
+  f.port.recorded[kTid].samples = {{0x1003, 0x1020}};
+  f.port.where[kTid] = {0x1020, false, 0};
+  f.port.where[kHolder] = {0x1000, false, 0};
+  f.c.thread_stopped(kTid, f.host);  // its stop comes first: it cannot get out yet
+  CHECK(f.port.inside(kTid));
+  f.c.thread_stopped(kHolder, f.host);  // the holder's: out, and the waiting one after it
+  CHECK_FALSE(f.port.inside(kHolder));
+  CHECK_FALSE(f.port.inside(kTid));
+  CHECK(f.samples() == std::vector<BranchSample>{{0x1003, 0x1020}});
 }

@@ -61,6 +61,9 @@ struct Recorder {
   ThreadBlock threads[kMaxThreadBlocks]{};
   std::size_t thread_count = 0;
   std::atomic_flag translating;  // one thread translates at a time
+  // The block of the thread holding it (0: none), for the server: a thread stopped waiting for
+  // it cannot step out of the dispatcher until the holder has.
+  std::atomic<std::uint64_t> translating_block;
 };
 Recorder* g_recorder = nullptr;
 
@@ -69,6 +72,7 @@ std::uint64_t translate_for_dispatcher(std::uint64_t target, std::uint64_t link_
   while (rec.translating.test_and_set(std::memory_order_acquire)) {
     __builtin_ia32_pause();
   }
+  rec.translating_block.store(reinterpret_cast<std::uint64_t>(this_thread_block()), std::memory_order_relaxed);
   const std::uint64_t made = rec.translator.translation_of(target);
   if (made == target) {
     this_thread_block()->exited_at = target;  // left for native code (emit_native_exit's note)
@@ -76,6 +80,7 @@ std::uint64_t translate_for_dispatcher(std::uint64_t target, std::uint64_t link_
   if (link_slot != 0) {
     link_exit(link_slot, made, rec.thread_count == 1);
   }
+  rec.translating_block.store(0, std::memory_order_relaxed);
   rec.translating.clear(std::memory_order_release);
   remember(this_thread_block()->lookup, target, made);
   return made;
@@ -186,6 +191,10 @@ ThreadState* new_thread_block() {
 
 std::uint64_t thread_entry() {
   return g_recorder != nullptr ? g_recorder->entry : 0;
+}
+
+std::uint64_t translator_slot() {
+  return g_recorder != nullptr ? reinterpret_cast<std::uint64_t>(&g_recorder->translating_block) : 0;
 }
 
 std::uint64_t stubs() {

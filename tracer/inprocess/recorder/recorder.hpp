@@ -23,6 +23,8 @@ ThreadState* new_thread_block();
 // Where a thread whose block's `resume` is set and whose %gs points at its block enters the
 // cache (the server sets its rip there).
 std::uint64_t thread_entry();
+// Where the block of the thread translating now is (8 bytes; 0: none).
+std::uint64_t translator_slot();
 // The dispatcher and thread entry's first byte (recorder_api.h's HS_RECORDER_STUB_BYTES).
 std::uint64_t stubs();
 // Where the program would be for a thread at pc (stack at sp, its block the caller's %gs):
