@@ -199,11 +199,13 @@ if [[ ${HS_FAST:-0} != 1 ]]; then
     done
     echo "== end-to-end and fault suites against the ASan+UBSan server"
     # The same tests, GDB and programs; only the server is the sanitized one (the dbt
-    # recorder is the regular build's: it runs inside Valgrind, not in the server).
-    export HINDSIGHT_SERVER=$ASAN_DIR/server/hindsight HINDSIGHT_DBT_LIB=$BUILD_DIR/tracer/dbt/lib
+    # recorder is the regular build's: it runs inside Valgrind, not in the server; so is the
+    # in-process recorder: it is loaded into the program, which has no ASan runtime).
+    export HINDSIGHT_SERVER=$ASAN_DIR/server/hindsight HINDSIGHT_DBT_LIB=$BUILD_DIR/tracer/dbt/lib \
+      HINDSIGHT_RECORDER_LIB=$BUILD_DIR/tracer/inprocess/recorder/libhindsight-recorder.so
     run_catch asan:e2e "$BUILD_DIR/test/e2e/e2e_tests"
     run_catch asan:faults "$BUILD_DIR/test/faults/faults_tests"
-    unset HINDSIGHT_SERVER HINDSIGHT_DBT_LIB
+    unset HINDSIGHT_SERVER HINDSIGHT_DBT_LIB HINDSIGHT_RECORDER_LIB
   else
     failed=$((failed + 1)); failed_suites+=("asan-build"); echo "FAIL  asan build ($LOG_DIR/asan-build.log)"
   fi

@@ -34,6 +34,8 @@ std::string help_footer() {
          "  SHELL              starts PROG (with --startup-with-shell, the default)\n"
          "  PATH               finds PROG when its name has no '/'\n"
          "  HINDSIGHT_DBT_LIB  the dbt recorder's folder (a VALGRIND_LIB) instead of the installed one\n"
+         "  HINDSIGHT_RECORDER_LIB\n"
+         "                     the in-process recorder (libhindsight-recorder.so) instead of the installed one\n"
          "\n"
          "Files:\n"
          "  " HINDSIGHT_INSTALL_DBT_LIB "\n"

@@ -33,6 +33,9 @@ Parts parts_for(const std::string& exe) {
   if (const char* dbt_lib = std::getenv("HINDSIGHT_DBT_LIB"); dbt_lib != nullptr) {
     parts.dbt_lib = dbt_lib;
   }
+  if (const char* recorder = std::getenv("HINDSIGHT_RECORDER_LIB"); recorder != nullptr) {
+    parts.recorder = recorder;
+  }
   return parts;
 }
 

@@ -13,7 +13,8 @@ struct Parts {
   std::string recorder;  // libhindsight-recorder.so (--btrace=inproc)
 };
 
-// exe: this binary's path. The environment's HINDSIGHT_DBT_LIB, when set, is the dbt_lib.
+// exe: this binary's path. The environment's HINDSIGHT_DBT_LIB and HINDSIGHT_RECORDER_LIB, when
+// set, are the dbt_lib and the recorder.
 Parts parts_for(const std::string& exe);
 
 // parts_for(/proc/self/exe)
