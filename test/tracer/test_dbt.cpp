@@ -159,18 +159,6 @@ std::vector<BranchSample> between_markers(const std::vector<BranchSample>& all, 
   return {first + 1, last + 1};
 }
 
-// The program's own branches: those from its code, with targets outside it (libc, ld.so, the
-// vDSO, Valgrind's redirections: all at other addresses under Valgrind) written as 0.
-std::vector<BranchSample> own_code(const std::vector<BranchSample>& all, const CodeRange& code) {
-  std::vector<BranchSample> out;
-  for (const auto& s : all) {
-    if (code.contains(s.from)) {
-      out.push_back(BranchSample{s.from, code.contains(s.to) ? s.to : 0});
-    }
-  }
-  return out;
-}
-
 void compare_dbt(const std::string& program, const std::vector<std::string>& args, const std::string& function = {}) {
   INFO(program << (args.empty() ? "" : " " + args[0]));
   const auto code = elf_code_range(program);
@@ -180,6 +168,7 @@ void compare_dbt(const std::string& program, const std::vector<std::string>& arg
   REQUIRE(begin);
   REQUIRE(end);
   const Recording step = record(Backend::Step, program, args);
+  CHECK(step.gaps == 0);
   const DbtRun dbt = record_dbt(program, args);
   CHECK(dbt.lost == 0);
   REQUIRE(step.threads.size() == dbt.threads.size());

@@ -26,6 +26,8 @@ void compare(const std::string& program, std::vector<std::string> args, const Fi
   INFO(program << (args.empty() ? "" : " " + args[0]));
   const Recording step = record(Backend::Step, program, args);
   const Recording soft = record(Backend::Soft, program, args);
+  CHECK(step.gaps == 0);
+  CHECK(soft.gaps == 0);
   REQUIRE(step.threads.size() == soft.threads.size());
   for (std::size_t i = 0; i < step.threads.size(); ++i) {
     INFO("thread #" << i);
@@ -55,7 +57,7 @@ std::size_t count_from(const std::vector<BranchSample>& s, std::uint64_t lo, std
 TEST_CASE("differential: SoftEmulate records what SoftStep records", "[tracer][btrace][differential]") {
   REQUIRE_PTRACE();
   const std::string mode = GENERATE("loops", "recursion", "switch", "fptr", "tailcall", "longjmp", "signal",
-                                    "plt", "smc", "rep");
+                                    "plt", "smc", "jit", "rep");
   compare(corpus("tracer_corpus"), {mode});
 }
 

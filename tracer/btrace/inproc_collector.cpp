@@ -36,6 +36,7 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
                entered.error().message());
     return SoftStepCollector::wants_step(tid, pc, sig, core_steps, host);
   }
+  run_start_[tid] = pc;
   return false;
 }
 
@@ -51,18 +52,18 @@ void InprocCollector::thread_stopped(Tid tid, CollectorHost& host) {
   if (s == nullptr || port == nullptr || !port->inside(tid)) {
     return;  // (a step of the collector's reports through stepped())
   }
-  if (!bring_out(tid, *s, *port)) {
+  if (!bring_out(tid, *s, *port, host)) {
     waiting_.insert(tid);
     return;
   }
   // One that waited for the translation lock this one held can leave now.
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     SoftStepTracer* w = stepper(*it);
-    it = w == nullptr || !port->inside(*it) || bring_out(*it, *w, *port) ? waiting_.erase(it) : std::next(it);
+    it = w == nullptr || !port->inside(*it) || bring_out(*it, *w, *port, host) ? waiting_.erase(it) : std::next(it);
   }
 }
 
-bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port) {
+bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, CollectorHost& host) {
   auto left = port.leave(tid);
   if (!left && left.error().code == base::Errc::not_yet) {
     base::logf(base::LogCat::ptrace, "thread {}: {}: it leaves the recorder once that one has", tid,
@@ -80,6 +81,9 @@ bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port) 
     for (const BranchSample& b : taken->samples) {
       s.took(b);
     }
+    if (!taken->samples.empty()) {
+      run_start_[tid] = taken->samples.back().to;
+    }
   }
   if (!left) {
     base::logf(base::LogCat::ptrace, "thread {}: could not leave the recorder: {}", tid, left.error().message());
@@ -90,8 +94,25 @@ bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port) 
   const bool only_trapped = left->exited_at != 0 && (left->pc == left->exited_at || left->pc == left->exited_at + 1);
   if (left->ran_native && !only_trapped) {
     s.lost_track(left->pc);
+  } else if (auto start = run_start_.find(tid); start != run_start_.end() && !left->ran_native) {
+    ran_up_to(s, start->second, left->pc, host);
   }
   return true;
+}
+
+void InprocCollector::ran_up_to(SoftStepTracer& s, Addr start, Addr pc, CollectorHost& host) {
+  constexpr Addr kLongestRun = 4096;  // (bytes of straight-line code looked through)
+  for (Addr at = start; at < pc && pc - at <= kLongestRun;) {
+    const arch::x86::InstructionInfo* insn = decode_at(at, host);
+    if (insn == nullptr) {
+      return;
+    }
+    if (at + insn->length == pc) {
+      s.ran_through(at);
+      return;
+    }
+    at += insn->length;
+  }
 }
 
 }  // namespace tracer

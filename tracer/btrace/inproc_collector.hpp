@@ -8,6 +8,7 @@
 // see (native code it left the cache for) is a gap.
 #pragma once
 
+#include <map>
 #include <set>
 
 #include "tracer/btrace/soft_step.hpp"
@@ -25,7 +26,11 @@ class InprocCollector final : public SoftStepCollector {
 
  private:
   // What thread_stopped does for a thread in the cache; false when it cannot leave yet.
-  bool bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port);
+  bool bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, CollectorHost& host);
+  // The thread ran from `start` (a branch's target, or where it entered) straight on to `pc`:
+  // the instruction before pc is the last that ran (a signal's delivery branches from there).
+  void ran_up_to(SoftStepTracer& s, Addr start, Addr pc, CollectorHost& host);
+  std::map<Tid, Addr> run_start_;  // where each thread's straight run in the cache began
   std::set<Tid> native_;  // running natively, unrecorded, until their next stop (a gap there)
   std::set<Tid> waiting_;  // stopped in the cache, waiting for the translation lock a stopped thread holds
 };

@@ -42,8 +42,10 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
     translated_with_ = int3_sites();
     base::logf(base::LogCat::ptrace, "process {}: the in-process recorder is in ({})", p_.pid, library_);
   }
-  if (auto sites = int3_sites(); (sites != translated_with_ || code_written_) && !link_->any_inside()) {
-    // The cache holds code as it was (an int3 that is no longer there, none where one is now).
+  if (auto sites = int3_sites();
+      (sites != translated_with_ || code_written_ || link_->cache_stale()) && !link_->any_inside()) {
+    // The cache holds code as it was (an int3 that is no longer there, none where one is now,
+    // a library unmapped, code reprotected and rewritten).
     if (auto flushed = link_->flush(tid); !flushed) {
       return flushed;
     }

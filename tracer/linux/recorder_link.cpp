@@ -213,6 +213,11 @@ bool RecorderLink::note_if_clone(Tid tid, const arch::x86::RawRegisters& regs) {
   return false;
 }
 
+bool RecorderLink::cache_stale() {
+  auto word = translator_slot_ != 0 ? read_word(translator_slot_ + 8) : base::Result<std::uint64_t>(0);
+  return word && *word != 0;
+}
+
 bool RecorderLink::any_inside() const {
   return std::any_of(threads_.begin(), threads_.end(), [](const auto& t) { return t.second.inside; });
 }

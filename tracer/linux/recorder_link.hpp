@@ -69,6 +69,9 @@ class RecorderLink {
   base::Result<TakenSamples> take(Tid tid);
   // Forgets every translation (no thread may be in the cache): the program's code changed.
   base::Result<void> flush(Tid caller);
+  // Whether the recorder found its translations stale while threads could be running them (a
+  // system call unmapped or reprotected translated code): flush before the next entry.
+  bool cache_stale();
   // The thread is gone (its block stays until unload).
   void forget(Tid tid) { threads_.erase(tid); }
   // Unmaps the recorder's memory and unloads the library (no thread may be in the cache).

@@ -2,7 +2,7 @@
 // between diff_begin() and diff_end(), where the test starts and ends recording. SoftEmulate's
 // branches must equal SoftStep's there, record for record. Built -O2 (jump tables, tail calls)
 // and with lazy PLT binding.
-//   corpus loops|recursion|switch|fptr|tailcall|longjmp|signal|threads|vdso|plt|dlopen LIB|smc|rep|fork|restart
+//   corpus loops|recursion|switch|fptr|tailcall|longjmp|signal|threads|vdso|plt|dlopen LIB|smc|jit|rep|fork|restart
 // (fork: the child runs loops() and exits, the parent waits: each has its own history;
 // restart: a signal interrupts a blocked read(), whose handler runs and the read starts again)
 #define _GNU_SOURCE
@@ -93,7 +93,7 @@ NOINLINE static void* worker(void* arg) {
 }
 
 // Code written at run time: mov $imm,%eax; ret, then a version with a loop in it.
-NOINLINE static long run_generated(unsigned char* code, int version) {
+NOINLINE static void write_generated(unsigned char* code, int version) {
   static const unsigned char v1[] = {0xb8, 0x2a, 0x00, 0x00, 0x00, 0xc3};  // mov $42,%eax; ret
   static const unsigned char v2[] = {0x31, 0xc0,                          // xor %eax,%eax
                                      0xb9, 0x05, 0x00, 0x00, 0x00,        // mov $5,%ecx
@@ -106,6 +106,10 @@ NOINLINE static long run_generated(unsigned char* code, int version) {
     memcpy(code, v2, sizeof v2);
   }
   __builtin___clear_cache((char*)code, (char*)code + 16);
+}
+
+NOINLINE static long run_generated(unsigned char* code, int version) {
+  write_generated(code, version);
   return ((long (*)(void))code)();
 }
 
@@ -127,6 +131,8 @@ int main(int argc, char** argv) {
     sigaction(SIGUSR1, &sa, NULL);
   } else if (strcmp(mode, "smc") == 0) {
     code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  } else if (strcmp(mode, "jit") == 0) {
+    code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   }
 
   diff_begin();
@@ -180,6 +186,14 @@ int main(int argc, char** argv) {
     sink += run_generated(code, 1);
     sink += run_generated(code, 2);
     sink += run_generated(code, 1);
+  } else if (strcmp(mode, "jit") == 0) {
+    // A JIT's W^X discipline: written while writable, run while executable, rewritten.
+    for (int version = 1; version <= 2; ++version) {
+      mprotect(code, 4096, PROT_READ | PROT_WRITE);
+      write_generated(code, version);
+      mprotect(code, 4096, PROT_READ | PROT_EXEC);
+      sink += ((long (*)(void))code)();
+    }
   } else if (strcmp(mode, "fork") == 0) {
     pid_t child = fork();
     if (child == 0) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "arch/x86/instruction_length.hpp"
@@ -394,4 +395,111 @@ TEST_CASE("recorder: an instruction that uses %gs is not translated: the program
   for (const auto& s : samples) {
     CHECK(s.to != recorder::exit_point());  // its return ran natively: not recorded
   }
+}
+
+namespace {
+
+// mov eax, value; ret
+void write_returner(std::uint8_t* at, std::uint32_t value) {
+  at[0] = 0xb8;
+  std::memcpy(at + 1, &value, 4);
+  at[5] = 0xc3;
+}
+
+using Generated = std::uint32_t (*)();
+
+struct GeneratedCode {
+  std::uint8_t* page = nullptr;
+  std::uint32_t results[2] = {};
+};
+
+// Code on a page that is writable and executable: written, called, rewritten, called.
+OPAQUE std::uint64_t run_rwx(void* arg) {
+  auto& g = *static_cast<GeneratedCode*>(arg);
+  write_returner(g.page, 1);
+  g.results[0] = reinterpret_cast<Generated>(g.page)();
+  write_returner(g.page, 2);
+  g.results[1] = reinterpret_cast<Generated>(g.page)();
+  return g.results[0] + g.results[1];
+}
+
+// A JIT's W^X discipline: written while writable, run while executable, then rewritten.
+OPAQUE std::uint64_t run_w_xor_x(void* arg) {
+  auto& g = *static_cast<GeneratedCode*>(arg);
+  for (std::uint32_t round = 0; round < 2; ++round) {
+    mprotect(g.page, 4096, PROT_READ | PROT_WRITE);
+    write_returner(g.page, round + 1);
+    mprotect(g.page, 4096, PROT_READ | PROT_EXEC);
+    g.results[round] = reinterpret_cast<Generated>(g.page)();
+  }
+  return g.results[0] + g.results[1];
+}
+
+// Code unmapped, and other code mapped at the same address (dlclose, then another library).
+OPAQUE std::uint64_t run_remapped(void* arg) {
+  auto& g = *static_cast<GeneratedCode*>(arg);
+  for (std::uint32_t round = 0; round < 2; ++round) {
+    void* at = mmap(g.page, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (round ? MAP_FIXED : 0), -1, 0);
+    if (at != g.page) {
+      return 0;
+    }
+    write_returner(g.page, round + 1);
+    mprotect(g.page, 4096, PROT_READ | PROT_EXEC);
+    g.results[round] = reinterpret_cast<Generated>(g.page)();
+    if (round == 0) {
+      munmap(g.page, 4096);
+    }
+  }
+  return g.results[0] + g.results[1];
+}
+
+std::uint8_t* map_page(int prot) {
+  void* p = mmap(nullptr, 4096, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(p != MAP_FAILED);
+  return static_cast<std::uint8_t*>(p);
+}
+
+}  // namespace
+
+TEST_CASE("recorder: code on a writable page runs natively, rewritten or not (a gap, no stale copy)", "[recorder]") {
+  GeneratedCode g{map_page(PROT_READ | PROT_WRITE | PROT_EXEC)};
+  const auto exits = recorder::stats().native_exits;
+  REQUIRE(run_recorded(run_rwx, &g) == 3);
+  CHECK(g.results[0] == 1);
+  CHECK(g.results[1] == 2);
+  CHECK(recorder::stats().native_exits > exits);
+  const auto samples = recorded();
+  CHECK(count_to(samples, reinterpret_cast<std::uint64_t>(g.page)) == 1);  // the call, then native
+  for (const auto& s : samples) {
+    CHECK(s.from != reinterpret_cast<std::uint64_t>(g.page) + 5);  // its ret was never in the cache
+  }
+  munmap(g.page, 4096);
+}
+
+TEST_CASE("recorder: code rewritten under W^X runs as rewritten, both versions recorded", "[recorder]") {
+  GeneratedCode g{map_page(PROT_READ | PROT_WRITE)};
+  REQUIRE(run_recorded(run_w_xor_x, &g) == 3);
+  CHECK(g.results[0] == 1);
+  CHECK(g.results[1] == 2);  // not the first version's translation
+  const auto samples = recorded();
+  // Each version called and returned in the cache (this process has one thread: the recorder
+  // flushed its cache at the mprotect that made the first version writable again).
+  CHECK(count_to(samples, reinterpret_cast<std::uint64_t>(g.page)) == 2);
+  CHECK(std::count_if(samples.begin(), samples.end(), [&](auto& s) {
+          return s.from == reinterpret_cast<std::uint64_t>(g.page) + 5;
+        }) == 2);
+  check_all_branches(samples);
+  munmap(g.page, 4096);
+}
+
+TEST_CASE("recorder: code unmapped and other code mapped at its address runs as mapped", "[recorder]") {
+  GeneratedCode g{map_page(PROT_NONE)};
+  munmap(g.page, 4096);
+  REQUIRE(run_recorded(run_remapped, &g) == 3);
+  CHECK(g.results[0] == 1);
+  CHECK(g.results[1] == 2);
+  const auto samples = recorded();
+  CHECK(count_to(samples, reinterpret_cast<std::uint64_t>(g.page)) == 2);
+  check_all_branches(samples);
+  munmap(g.page, 4096);
 }

@@ -1,5 +1,6 @@
 #include "tracer/inprocess/recorder/block_translator.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "tracer/inprocess/recorder/branch_sequences.hpp"
@@ -119,8 +120,8 @@ bool load_branch_operand(Emitter& e, const ZydisDecodedInstruction& insn, const 
 
 }  // namespace
 
-BlockTranslator::BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points)
-    : cache_(cache), blocks_(blocks), safe_points_(safe_points) {
+BlockTranslator::BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points, CodePages& pages)
+    : cache_(cache), blocks_(blocks), safe_points_(safe_points), pages_(pages) {
   ZydisDecoderInit(&decoder_, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 }
 
@@ -137,6 +138,11 @@ std::uint64_t BlockTranslator::translation_of(std::uint64_t app) {
 }
 
 std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
+  const std::uint64_t end = pages_.readonly_end(start);
+  if (end == 0) {
+    ++stats_.native_exits;  // writable, or no code at all: it runs (or faults) natively
+    return 0;
+  }
   std::uint8_t* at = cache_.reserve(start, kMaxBlockBytes);
   if (at == nullptr) {
     return 0;
@@ -145,13 +151,14 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
   std::uint64_t pc = start;
   for (int n = 0;; ++n) {
     safe_point(e, pc);
-    if (n == kMaxInstructions) {
+    if (n == kMaxInstructions || pc >= end) {
       emit_direct_exit(e, pc, blocks_);  // a long block goes on in the next: not a branch
       break;
     }
     const auto* code = reinterpret_cast<const std::uint8_t*>(pc);
     ZydisDecodedInstruction insn;
-    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder_, nullptr, code, 15, &insn))) {
+    const auto readable = static_cast<ZyanUSize>(std::min<std::uint64_t>(15, end - pc));
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder_, nullptr, code, readable, &insn))) {
       emit_native_exit(e, pc);
       ++stats_.native_exits;
       break;
@@ -172,22 +179,29 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
         }
         break;
       case Kind::Syscall:
+        if (insn.length != 2) {
+          emit_native_exit(e, pc);  // (a prefixed one: the gates know the plain two bytes only)
+          ++stats_.native_exits;
+          break;
+        }
         if (thread_entry_ != 0) {
           emit_sigreturn_return(e, thread_entry_, record_ ? pc : 0);
-          safe_point(e, pc);  // on the syscall itself: the program's registers (but its flags)
         }
+        emit_maps_syscall_check(e, pc);
+        safe_point(e, pc);         // on the syscall itself: the program's registers (but its flags)
         e.raw(code, insn.length);  // runs in place: the kernel sees the same registers
-        ended = false;
+        safe_point(e, next);
+        emit_direct_exit(e, next, blocks_);
         break;
       case Kind::Jmp:
-        if (record_) {
+        if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
           emit_record(e, pc, target);
         }
         safe_point(e, target);
         emit_direct_exit(e, target, blocks_);
         break;
       case Kind::Call:
-        if (record_) {
+        if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
           emit_record(e, pc, target);
         }
         emit_push_return(e, next, false);
@@ -213,7 +227,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
             static_cast<std::uint32_t>(e.address() - (reinterpret_cast<std::uint64_t>(rel_at) + 4));
         std::memcpy(rel_at, &rel, 4);
         safe_point(e, target);
-        if (record_) {
+        if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
           emit_record(e, pc, target);
         }
         safe_point(e, target);
@@ -240,7 +254,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
           emit_push_return(e, next, true);
         }
         if (record_) {
-          emit_record_computed(e, pc);
+          emit_record_computed(e, pc, next);
         }
         emit_lookup(e);
         break;
@@ -259,6 +273,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
   if (!blocks_.insert(start, made)) {
     return 0;
   }
+  pages_.note_translated(start);
   ++stats_.blocks;
   return made;
 }

@@ -3,7 +3,9 @@
 // block's branch becomes a record of (from, to) when taken and a jump to the translated target.
 // A call pushes the program's own return address. What it cannot translate (a trap, a far
 // transfer, xbegin, a rip-relative operand out of reach) leaves the cache: the program runs on
-// natively from that instruction and recording ends there (a gap).
+// natively from that instruction and recording ends there (a gap). So does code outside an
+// executable, non-writable mapping (code_pages.hpp), and a block ends where its mapping does.
+// A block ends after a system call: one that may change the mappings goes through the maps gate.
 //
 // It also notes the safe points of each translation: cache addresses where the thread's
 // registers are the program's own at a known program address (each copied instruction's start,
@@ -17,6 +19,7 @@
 
 #include "tracer/inprocess/recorder/block_map.hpp"
 #include "tracer/inprocess/recorder/code_cache.hpp"
+#include "tracer/inprocess/recorder/code_pages.hpp"
 #include "tracer/inprocess/recorder/emitter.hpp"
 
 namespace recorder {
@@ -28,7 +31,7 @@ struct TranslatorStats {
 
 class BlockTranslator {
  public:
-  BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points);
+  BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points, CodePages& pages);
   // The cache address that runs `app`: translated now if need be; `app` itself when it is a
   // native landing (leave_at) or nothing could be translated.
   std::uint64_t translation_of(std::uint64_t app);
@@ -46,6 +49,7 @@ class BlockTranslator {
   CodeCache& cache_;
   BlockMap& blocks_;
   AddressMap& safe_points_;  // cache address -> program address
+  CodePages& pages_;
   ZydisDecoder decoder_{};
   std::uint64_t native_landing_ = 0;
   std::uint64_t thread_entry_ = 0;

@@ -43,11 +43,22 @@ void emit_save_scratch(Emitter& e) {
   e.store_gs(&ts().save_rdx, kRdx);
 }
 
-void emit_record_computed(Emitter& e, std::uint64_t from) {
+void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next) {
+  std::uint8_t* over = nullptr;
+  if (next != 0) {
+    e.mov_imm64(kRcx, next);
+    e.bytes({0x48, 0xf7, 0xd1});              // not rcx
+    e.bytes({0x48, 0x8d, 0x4c, 0x01, 0x01});  // lea rcx, [rcx+rax+1]: rax - next
+    e.bytes({0xe3, 0});                       // jrcxz over
+    over = e.here() - 1;
+  }
   store_sample_address(e, kRcx, kRdx);
   e.mov_imm64(kRcx, from);
   e.bytes({0x48, 0x89, 0x0a});        // mov [rdx], rcx
   e.bytes({0x48, 0x89, 0x42, 0x08});  // mov [rdx+8], rax
+  if (over != nullptr) {
+    *over = static_cast<std::uint8_t>(e.here() - (over + 1));
+  }
 }
 
 void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved) {
@@ -151,7 +162,7 @@ void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t
   // (rax, rcx and rdx are free: the sigreturn takes every register from the frame)
   e.bytes({0x48, 0x8b, 0x84, 0x24, kSavedRip, 0, 0, 0});  // mov rax, [rsp+rip]
   if (record_from != 0) {
-    emit_record_computed(e, record_from);  // the sigreturn's branch: (syscall, where it returns)
+    emit_record_computed(e, record_from, 0);  // the sigreturn's branch: (syscall, where it returns)
   }
   e.store_gs(&ts().resume, kRax);
   e.mov_imm64(kRcx, thread_entry);
@@ -159,6 +170,33 @@ void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t
   e.bytes({0xb8, 0x0f, 0, 0, 0});                          // mov eax, 15
   e.bytes({0x0f, 0x05});                                  // syscall (rt_sigreturn: no return here)
   *over = static_cast<std::uint8_t>(e.here() - (over + 1));
+}
+
+void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc) {
+  std::uint8_t* to_gate[4];
+  int n = 0;
+  for (std::uint8_t number : {9, 10, 11, 25}) {  // mmap, mprotect, munmap, mremap
+    e.bytes({0x83, 0xf8, number, 0x74, 0});     // cmp eax, number; je gate
+    to_gate[n++] = e.here() - 1;
+  }
+  e.bytes({0x3d, 0x49, 0x01, 0, 0, 0x75, 0});  // cmp eax, 329 (pkey_mprotect); jne copy
+  std::uint8_t* to_copy = e.here() - 1;
+  for (std::uint8_t* rel : to_gate) {
+    *rel = static_cast<std::uint8_t>(e.here() - (rel + 1));
+  }
+  emit_save_scratch(e);
+  const Reg args[] = {kRdi, kRsi, kRdx, kR10, kR8, kR9};
+  for (int i = 0; i < 6; ++i) {
+    e.store_gs(&ts().syscall_args[i], args[i]);
+  }
+  e.mov_imm64(kRax, syscall_pc);
+  e.bytes({0x48, 0xb9});  // mov rcx, the copy's address
+  std::uint8_t* copy_imm = e.here();
+  e.u64(0);
+  e.jmp_gs(&ts().maps_gate);
+  *to_copy = static_cast<std::uint8_t>(e.here() - (to_copy + 1));
+  const std::uint64_t copy = e.address();
+  std::memcpy(copy_imm, &copy, 8);
 }
 
 void emit_dispatcher(Emitter& e, TranslateFn translate) {

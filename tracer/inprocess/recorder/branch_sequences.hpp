@@ -19,8 +19,9 @@ inline constexpr std::size_t kMaxExitBytes = 512;
 void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to);
 // Saves rax, rcx and rdx in the thread's slots (before a computed target is loaded into rax).
 void emit_save_scratch(Emitter& e);
-// Stores (from, rax); rax, rcx, rdx saved by emit_save_scratch.
-void emit_record_computed(Emitter& e, std::uint64_t from);
+// Stores (from, rax) unless rax is `next` (the instruction after the branch: no branch, as
+// SoftStep sees it; 0: always stored); rax, rcx, rdx saved by emit_save_scratch.
+void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next);
 // Pushes the program's own return address. rcx free (saved) or not.
 void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved);
 // Goes to the translation of rax (saved scratch restored): the inline probe, else the dispatcher.
@@ -44,6 +45,12 @@ void emit_native_exit(Emitter& e, std::uint64_t target);
 // record_from: the syscall's program address, recorded as a branch to where the sigreturn goes
 // (0: nothing recorded).
 void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t record_from);
+// Before a copied `syscall` (0f 05) at syscall_pc: a call that may change the program's mappings
+// (eax 9, 10, 11, 25 or 329: code_pages.hpp) goes to the maps gate instead, with rdi..r9 in the
+// block's syscall_args, rax = syscall_pc and rcx = the copy's cache address (emitted right after
+// this sequence); the gate makes the call itself or has it run natively (recorder.cpp). Any other
+// goes straight on to the copy. The flags are not kept, as in emit_sigreturn_return.
+void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc);
 
 // Translates (rdi = program address, rsi = the slot to link or 0) and returns the cache address.
 using TranslateFn = std::uint64_t (*)(std::uint64_t target, std::uint64_t link_slot);

@@ -11,7 +11,7 @@
 namespace recorder {
 
 // x86-64 register numbers as ModRM encodes them.
-enum Reg : std::uint8_t { kRax = 0, kRcx = 1, kRdx = 2, kRsp = 4, kR8 = 8 };
+enum Reg : std::uint8_t { kRax = 0, kRcx = 1, kRdx = 2, kRsp = 4, kRsi = 6, kRdi = 7, kR8 = 8, kR9 = 9, kR10 = 10 };
 
 class Emitter {
  public:

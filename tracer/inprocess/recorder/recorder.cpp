@@ -9,6 +9,7 @@
 #include <new>
 
 #include "tracer/inprocess/recorder/branch_sequences.hpp"
+#include "tracer/inprocess/recorder/proc_self.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/inprocess/recorder/thread_state.hpp"
 
@@ -54,36 +55,113 @@ struct Recorder {
   CodeCache cache;
   BlockMap blocks;
   AddressMap safe_points;
-  BlockTranslator translator{cache, blocks, safe_points};
+  CodePages pages;
+  BlockTranslator translator{cache, blocks, safe_points, pages};
   std::uint8_t* stubs = nullptr;  // the dispatcher, then the thread entry
   std::uint64_t entry = 0;
+  std::uint64_t maps_gate = 0;
   std::size_t xsave = 0;
   ThreadBlock threads[kMaxThreadBlocks]{};
   std::size_t thread_count = 0;
   std::atomic_flag translating;  // one thread translates at a time
-  // The block of the thread holding it (0: none), for the server: a thread stopped waiting for
-  // it cannot step out of the dispatcher until the holder has.
-  std::atomic<std::uint64_t> translating_block;
+  // Two words the server reads (recorder_api.h, hs_recorder_translator_slot), in this order.
+  struct ServerWords {
+    // The block of the thread holding `translating` (0: none): a thread stopped waiting for it
+    // cannot step out of the dispatcher until the holder has.
+    std::atomic<std::uint64_t> translating_block;
+    // Nonzero once a thread left for native code at a system call that made translations stale
+    // while other threads could be running them: the server flushes before the next entry.
+    std::atomic<std::uint64_t> maps_changed;
+  } words;
 };
 Recorder* g_recorder = nullptr;
 
-std::uint64_t translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
-  Recorder& rec = *g_recorder;
+void lock_translator(Recorder& rec) {
   while (rec.translating.test_and_set(std::memory_order_acquire)) {
     __builtin_ia32_pause();
   }
-  rec.translating_block.store(reinterpret_cast<std::uint64_t>(this_thread_block()), std::memory_order_relaxed);
+  rec.words.translating_block.store(reinterpret_cast<std::uint64_t>(this_thread_block()), std::memory_order_relaxed);
+}
+
+void unlock_translator(Recorder& rec) {
+  rec.words.translating_block.store(0, std::memory_order_relaxed);
+  rec.translating.clear(std::memory_order_release);
+}
+
+void forget_translations(Recorder& rec) {
+  rec.cache.clear();
+  rec.blocks.clear();
+  rec.safe_points.clear();
+  rec.pages.clear();
+  for (std::size_t i = 0; i < rec.thread_count; ++i) {
+    clear_lookup_table(rec.threads[i].state->lookup);
+  }
+  rec.words.maps_changed.store(0, std::memory_order_relaxed);
+}
+
+std::uint64_t translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
+  Recorder& rec = *g_recorder;
+  lock_translator(rec);
   const std::uint64_t made = rec.translator.translation_of(target);
   if (made == target) {
-    this_thread_block()->exited_at = target;  // left for native code (emit_native_exit's note)
+    // Left for native code (emit_native_exit's note); not remembered, nor linked: code on a
+    // writable page may be translatable once it is not (code_pages.hpp).
+    this_thread_block()->exited_at = target;
+    unlock_translator(rec);
+    return made;
   }
   if (link_slot != 0) {
     link_exit(link_slot, made, rec.thread_count == 1);
   }
-  rec.translating_block.store(0, std::memory_order_relaxed);
-  rec.translating.clear(std::memory_order_release);
+  unlock_translator(rec);
   remember(this_thread_block()->lookup, target, made);
   return made;
+}
+
+long raw_syscall(std::uint64_t number, const std::uint64_t a[6]) {
+  register std::uint64_t r10 asm("r10") = a[3];
+  register std::uint64_t r8 asm("r8") = a[4];
+  register std::uint64_t r9 asm("r9") = a[5];
+  asm volatile("syscall"
+               : "+a"(number)
+               : "D"(a[0]), "S"(a[1]), "d"(a[2]), "r"(r10), "r"(r8), "r"(r9)
+               : "rcx", "r11", "memory");
+  return static_cast<long>(number);
+}
+
+// The maps gate (emit_maps_syscall_check): the thread's system call may change the mappings.
+// It is made here, under the translation lock, and the thread goes on after it in the cache;
+// when it unmaps or reprotects translated code, the cache is flushed first if this is the
+// process's only thread, else the thread makes the call natively and stays out (a gap) and the
+// server flushes before the next entry. Returns where the thread goes on.
+std::uint64_t maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
+  Recorder& rec = *g_recorder;
+  ThreadState* t = this_thread_block();
+  lock_translator(rec);
+  const ChangedRanges changed = changed_ranges(t->save_rax, t->syscall_args);
+  bool stale = false;
+  for (std::size_t i = 0; i < changed.count; ++i) {
+    stale = stale || rec.pages.touches_translated(changed.lo[i], changed.hi[i]);
+  }
+  if (stale && thread_count() != 1) {
+    rec.words.maps_changed.store(1, std::memory_order_relaxed);
+    t->exited_at = syscall_pc;
+    unlock_translator(rec);
+    return syscall_pc;
+  }
+  t->save_rax = static_cast<std::uint64_t>(raw_syscall(t->save_rax, t->syscall_args));
+  std::uint64_t next = copy + 2;
+  if (stale) {
+    forget_translations(rec);
+    next = rec.translator.translation_of(syscall_pc + 2);
+    if (next == syscall_pc + 2) {
+      t->exited_at = next;
+    }
+  } else if (changed.count != 0) {
+    rec.pages.forget_mappings();
+  }
+  unlock_translator(rec);
+  return next;
 }
 
 std::size_t xsave_size() {
@@ -155,6 +233,8 @@ base::Result<void> init() {
   rec->entry = e.address();
   emit_thread_entry(e);
   rec->translator.set_thread_entry(rec->entry);
+  rec->maps_gate = e.address();
+  emit_dispatcher(e, maps_gate);
   g_recorder = rec;
   return {};
 }
@@ -185,6 +265,7 @@ ThreadState* new_thread_block() {
   t.private_stack_top = reinterpret_cast<std::uint64_t>(stack + kPrivateStack);
   t.xsave_area = area;
   t.dispatch = reinterpret_cast<std::uint64_t>(rec->stubs);
+  t.maps_gate = rec->maps_gate;
   rec->threads[rec->thread_count++] = ThreadBlock{state, rec->xsave};
   return state;
 }
@@ -194,7 +275,7 @@ std::uint64_t thread_entry() {
 }
 
 std::uint64_t translator_slot() {
-  return g_recorder != nullptr ? reinterpret_cast<std::uint64_t>(&g_recorder->translating_block) : 0;
+  return g_recorder != nullptr ? reinterpret_cast<std::uint64_t>(&g_recorder->words) : 0;
 }
 
 std::uint64_t stubs() {
@@ -225,12 +306,7 @@ void flush() {
   if (rec == nullptr) {
     return;
   }
-  rec->cache.clear();
-  rec->blocks.clear();
-  rec->safe_points.clear();
-  for (std::size_t i = 0; i < rec->thread_count; ++i) {
-    clear_lookup_table(rec->threads[i].state->lookup);
-  }
+  forget_translations(*rec);
 }
 
 void shutdown() {

@@ -23,7 +23,8 @@ ThreadState* new_thread_block();
 // Where a thread whose block's `resume` is set and whose %gs points at its block enters the
 // cache (the server sets its rip there).
 std::uint64_t thread_entry();
-// Where the block of the thread translating now is (8 bytes; 0: none).
+// Where the block of the thread translating now is (8 bytes; 0: none), then the word that says
+// the cache went stale under running threads (recorder_api.h).
 std::uint64_t translator_slot();
 // The dispatcher and thread entry's first byte (recorder_api.h's HS_RECORDER_STUB_BYTES).
 std::uint64_t stubs();

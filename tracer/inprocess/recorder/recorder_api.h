@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 3u
+#define HS_RECORDER_ABI_VERSION 4u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -32,7 +32,9 @@ uint64_t hs_recorder_exit_slot(uint64_t block);
 #define HS_RECORDER_STUB_BYTES 4096u
 uint64_t hs_recorder_private_stack_top(uint64_t block);
 uint64_t hs_recorder_stubs(void);
-/* The address of a word that holds the block of the thread translating now (0: none). */
+/* The address of two words: the block of the thread translating now (0: none); then nonzero
+ * when a thread left for native code at a system call that unmapped or reprotected translated
+ * code while other threads could run it (flush before the next entry; a flush clears it). */
 uint64_t hs_recorder_translator_slot(void);
 /* The address of a block's ring (recorder_ring.h). */
 uint64_t hs_recorder_ring_of(uint64_t block);

@@ -29,6 +29,8 @@ struct ThreadState {
   std::uint64_t private_stack_top = 0;  // 16-byte aligned
   std::uint8_t* xsave_area = nullptr;   // 64-byte aligned
   std::uint64_t exited_at = 0;          // the program address it last left the cache for
+  std::uint64_t maps_gate = 0;          // the maps gate's entry (recorder.cpp emits it)
+  std::uint64_t syscall_args[6] = {};   // rdi, rsi, rdx, r10, r8, r9 of a call at the maps gate
 };
 
 // Field addresses of this object stand for their offsets in every thread's block: the

@@ -1,0 +1,112 @@
+// Differential test of the in-process recorder (--btrace=inproc): on the corpus of
+// test_differential.cpp it records exactly the branches SoftStep records, in order, per thread,
+// between diff_begin and diff_end, and the program computes what it computes under SoftStep.
+// Where it cannot follow (code on a writable page) its history is SoftStep's up to there, then
+// a gap, never a branch SoftStep did not see.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "test/support/skip.hpp"
+#include "test/tracer/recording.hpp"
+
+using namespace test_tracer;
+
+namespace {
+
+// Modes whose `sink` does not depend on the clock or the pid.
+bool deterministic(const std::string& mode) {
+  return mode != "vdso" && mode != "plt";
+}
+
+// Which branches to compare: all, those from one function, or those from the program's own code.
+struct Scope {
+  std::string function;
+  bool own_code = false;
+};
+
+void compare_inproc(const std::string& program, std::vector<std::string> args, const Scope& scope = {}) {
+  const std::string mode = args.empty() ? "" : args[0];
+  INFO(program << " " << mode);
+  const Recording step = record(Backend::Step, program, args);
+  const Recording inproc = record(Backend::Inproc, program, args);
+  CHECK(step.gaps == 0);
+  CHECK(inproc.gaps == 0);
+  if (deterministic(mode)) {
+    CHECK(inproc.sink == step.sink);
+  }
+  REQUIRE(step.threads.size() == inproc.threads.size());
+  for (std::size_t i = 0; i < step.threads.size(); ++i) {
+    INFO("thread #" << i);
+    auto a = step.threads[i];
+    auto b = inproc.threads[i];
+    if (!scope.function.empty()) {
+      const auto f = elf_symbol_entry(program, scope.function);
+      REQUIRE(f);
+      a = within(a, f->addr, f->addr + f->size);
+      b = within(b, f->addr, f->addr + f->size);
+    } else if (scope.own_code) {
+      const auto code = elf_code_range(program);
+      REQUIRE(code);
+      a = own_code(a, *code);
+      b = own_code(b, *code);
+      CHECK(!a.empty());
+    } else {
+      CHECK(!a.empty());
+    }
+    check_same(a, b, "step", "inproc");
+  }
+  // Recorded in the cache, not stepped.
+  CHECK(inproc.stepped < step.stepped / 4);
+}
+
+}  // namespace
+
+TEST_CASE("differential: inproc records what SoftStep records", "[tracer][btrace][differential][inproc]") {
+  REQUIRE_PTRACE();
+  const std::string mode = GENERATE("loops", "recursion", "switch", "fptr", "tailcall", "longjmp", "signal",
+                                    "plt", "rep", "jit");
+  compare_inproc(corpus("tracer_corpus"), {mode});
+}
+
+TEST_CASE("differential: inproc, clock_gettime through the vDSO", "[tracer][btrace][differential][inproc]") {
+  REQUIRE_PTRACE();
+  // (the vDSO's retries depend on timing, which stepping changes: the program's own branches)
+  compare_inproc(corpus("tracer_corpus"), {"vdso"}, Scope{"main"});
+}
+
+TEST_CASE("differential: inproc, four threads", "[tracer][btrace][differential][inproc][threads]") {
+  REQUIRE_PTRACE();
+  compare_inproc(corpus("tracer_corpus"), {"threads"}, Scope{"thread_work"});
+}
+
+TEST_CASE("differential: inproc, a library loaded, called and unloaded twice; C++ exceptions",
+          "[tracer][btrace][differential][inproc]") {
+  REQUIRE_PTRACE();
+  // The recorder is one more library in the process: ld.so's walks of its list differ, and the
+  // plugin is mapped elsewhere.
+  compare_inproc(corpus("tracer_corpus"), {"dlopen", corpus("libcorpus_plugin.so")}, Scope{{}, true});
+  // (the unwinder walks the loaded objects too: the program's own branches)
+  compare_inproc(corpus("tracer_corpus_cxx"), {}, Scope{{}, true});
+}
+
+TEST_CASE("differential: inproc, code written at run time on a writable page is a gap, not a stale copy",
+          "[tracer][btrace][differential][inproc]") {
+  REQUIRE_PTRACE();
+  const std::string program = corpus("tracer_corpus");
+  const Recording step = record(Backend::Step, program, {"smc"});
+  const Recording inproc = record(Backend::Inproc, program, {"smc"});
+  CHECK(inproc.sink == step.sink);  // each version ran as written
+  CHECK(inproc.gaps > 0);
+  REQUIRE(inproc.threads.size() == 1);
+  const auto& a = step.threads[0];
+  const auto& b = inproc.threads[0];
+  REQUIRE(b.size() < a.size());
+  REQUIRE(!b.empty());
+  // What it recorded is SoftStep's history up to the first call into the page, that call
+  // included, then the gap (from 0).
+  REQUIRE(b.back().from == 0);
+  const std::vector<BranchSample> recorded(b.begin(), b.end() - 1);
+  const std::vector<BranchSample> prefix(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(recorded.size()));
+  check_same(prefix, recorded, "step", "inproc");
+}
