@@ -463,3 +463,25 @@ TEST_CASE("inproc: a recorded program that execs is recorded again once the new 
   CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+\tmain\n\d+\tsum_squares\n)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
 }
+
+TEST_CASE("inproc: a recorded program that forks or vforks: GDB sees the parent in the program's code, the child "
+          "runs natively",
+          "[e2e][btrace][fork]") {
+  const std::string how = GENERATE("fork", "vfork");
+  auto out = e2e::run_gdb({.program = "forks",
+                           .commands = {"break main", "continue", "record btrace", "catch " + how,
+                                        "break parent_done", "continue", "bt", "continue", "info record",
+                                        "record function-call-history", "record stop", "continue"},
+                           .args = {how, e2e::prog_path("simple")},
+                           .server_flags = collector_flags("inproc")});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Catchpoint \d+ \()" + how + R"(ed process \d+\))"));
+  // At the event the parent stands in libc's fork, called from main: not at a cache address.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n#\d+ +0x[0-9a-f]+ in main \()"));
+  CHECK_THAT(out.gdb, !Contains(" in ?? ()"));
+  CHECK_THAT(out.gdb, Contains("parent_done (status=7)"));  // the child ran to its end (simple exits 7)
+  // The parent's history: no gap for the fork (the child's branches are not in it).
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread 1)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+\tmain\n)"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}

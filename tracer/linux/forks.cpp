@@ -146,6 +146,13 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
     c.code.unplant_all(SiteOwner::Collector);  // its copy of memory keeps GDB's int3s only
     c.code.unplant_all(SiteOwner::Range);
   }
+  if (p.recorder && WIFSTOPPED(status)) {
+    // In the in-process recorder's cache, both: back to the program's code before GDB hears.
+    if (auto moved = p.recorder->out_at_fork(t.tid, child); moved && *moved) {
+      t.regs.forget();
+      t.stop_pc = **moved;
+    }
+  }
   handle_status(child, status);
   if (!report) {
     keep_going(p, t);

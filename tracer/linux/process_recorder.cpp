@@ -1,5 +1,6 @@
 #include "tracer/linux/process_recorder.hpp"
 
+#include "arch/x86/register_layout.hpp"
 #include "base/log.hpp"
 #include "tracer/linux/process.hpp"
 
@@ -66,6 +67,27 @@ base::Result<RecorderLeft> ProcessRecorder::leave(Tid tid) {
   send_again(tid, *held);
   const LeftAt at = link_->left_at(tid);
   return RecorderLeft{at.pc, at.ran_native, at.exited_at};
+}
+
+base::Result<std::optional<Addr>> ProcessRecorder::out_at_fork(Tid parent, Tid child) {
+  if (!link_) {
+    return std::optional<Addr>{};
+  }
+  auto moved = link_->leave_from_syscall(parent);
+  if (!moved || !*moved) {
+    return moved ? std::optional<Addr>{} : base::Result<std::optional<Addr>>(moved.error());
+  }
+  arch::x86::RawRegisters regs;
+  if (auto r = p_.kernel.read_gprs(child, regs); r && regs.gpr[arch::x86::kRip] == (*moved)->from) {
+    regs.gpr[arch::x86::kRip] = (*moved)->to;
+    regs.gpr[arch::x86::kGsBase] = (*moved)->gs_base;
+    if (auto w = p_.kernel.write_registers(child, regs, false); !w) {
+      base::logf(base::LogCat::ptrace, "fork child {}: not moved out of the recorder: {}", child, w.error().message());
+    }
+  } else {
+    base::logf(base::LogCat::ptrace, "fork child {}: not where its parent was in the recorder", child);
+  }
+  return std::optional<Addr>{(*moved)->to};
 }
 
 base::Result<RecordedBranches> ProcessRecorder::take(Tid tid) {

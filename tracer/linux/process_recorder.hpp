@@ -33,6 +33,12 @@ class ProcessRecorder final : public RecorderPort {
       link_->forget(tid);
     }
   }
+  // At a fork or vfork event: `parent`, inside the call in the cache, back in the program's code,
+  // and `child` (stopped at birth on the same instruction of its copy of the cache, or of the
+  // same memory after vfork) too, with the %gs base the parent had before it entered: the child
+  // runs natively, never in the recorder. Where they stand now; nothing if the parent was not
+  // in the cache there.
+  base::Result<std::optional<Addr>> out_at_fork(Tid parent, Tid child);
   // Recording ended: every thread out (they are, at a stop), the recorder unloaded on caller.
   base::Result<void> unload(Tid caller);
 

@@ -324,6 +324,42 @@ base::Result<bool> RecorderLink::try_leave(Tid tid, bool stepped) {
   return true;
 }
 
+base::Result<std::optional<RecorderLink::MovedOut>> RecorderLink::leave_from_syscall(Tid tid) {
+  auto it = threads_.find(tid);
+  if (it == threads_.end() || !it->second.inside) {
+    return std::optional<MovedOut>{};
+  }
+  ThreadLink& link = it->second;
+  auto exited = read_word(link.exit_slot);
+  if (!exited || *exited != 0) {
+    return std::optional<MovedOut>{};  // it ran natively since it entered: pc may be the program's
+  }
+  arch::x86::RawRegisters regs;
+  if (auto r = kernel_->read_gprs(tid, regs); !r) {
+    return r.error();
+  }
+  const Addr pc = regs.gpr[gpr::kRip];
+  auto memory = kernel_->memory(pid_);
+  if (!memory) {
+    return memory.error();
+  }
+  auto marker = (*memory)->read(pc, HS_RECORDER_AFTER_SYSCALL_BYTES);
+  if (!marker || marker->size() != HS_RECORDER_AFTER_SYSCALL_BYTES ||
+      std::memcmp(marker->data(), HS_RECORDER_AFTER_SYSCALL, 2) != 0) {
+    return std::optional<MovedOut>{};
+  }
+  MovedOut out{pc, 0, link.gs_base};
+  std::memcpy(&out.to, marker->data() + 2, sizeof out.to);
+  regs.gpr[gpr::kRip] = out.to;
+  regs.gpr[gpr::kGsBase] = link.gs_base;
+  if (auto w = kernel_->write_registers(tid, regs, false); !w) {
+    return w.error();
+  }
+  link.inside = false;
+  link.left = LeftAt{out.to, false, 0};
+  return std::optional<MovedOut>{out};
+}
+
 base::Result<void> RecorderLink::step(Tid tid, std::vector<int>& held) {
   if (auto r = kernel_->resume(tid, true, 0); !r) {
     return r;

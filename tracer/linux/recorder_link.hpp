@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,15 @@ class RecorderLink {
   // Errc::not_yet: one waits for the translation lock a thread outside tids holds (it can leave
   // once that one has left); it, and those of tids not out yet, stay in the cache.
   base::Result<std::vector<int>> leave(const std::vector<Tid>& tids);
+  // tid, in the cache and stopped inside a system call it made there (a ptrace event, where no
+  // call into the program may run), moved to the program address after the call, which the
+  // marker after the call's copy holds (recorder_api.h), its own %gs base back. Where it stood
+  // in the cache and where it went; nothing when it was not at such a place.
+  struct MovedOut {
+    Addr from = 0, to = 0;
+    std::uint64_t gs_base = 0;
+  };
+  base::Result<std::optional<MovedOut>> leave_from_syscall(Tid tid);
   // Where tid stood when it last left (after leave()).
   LeftAt left_at(Tid tid) const {
     auto it = threads_.find(tid);

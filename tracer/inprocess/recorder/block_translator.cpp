@@ -191,6 +191,8 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
         safe_point(e, pc);         // on the syscall itself: the program's registers (but its flags)
         e.raw(code, insn.length);  // runs in place: the kernel sees the same registers
         safe_point(e, next);
+        emit_after_syscall(e, next);
+        safe_point(e, next);
         emit_direct_exit(e, next, blocks_);
         break;
       case Kind::Jmp:

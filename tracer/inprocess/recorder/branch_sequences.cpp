@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "tracer/inprocess/recorder/recorder_api.h"
+
 namespace recorder {
 namespace {
 
@@ -197,6 +199,12 @@ void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc) {
   *to_copy = static_cast<std::uint8_t>(e.here() - (to_copy + 1));
   const std::uint64_t copy = e.address();
   std::memcpy(copy_imm, &copy, 8);
+}
+
+void emit_after_syscall(Emitter& e, std::uint64_t next) {
+  static_assert(sizeof(HS_RECORDER_AFTER_SYSCALL) - 1 + 8 == HS_RECORDER_AFTER_SYSCALL_BYTES);
+  e.raw(reinterpret_cast<const std::uint8_t*>(HS_RECORDER_AFTER_SYSCALL), 2);
+  e.u64(next);
 }
 
 void emit_dispatcher(Emitter& e, TranslateFn translate) {

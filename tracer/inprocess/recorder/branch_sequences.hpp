@@ -51,6 +51,9 @@ void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t
 // this sequence); the gate makes the call itself or has it run natively (recorder.cpp). Any other
 // goes straight on to the copy. The flags are not kept, as in emit_sigreturn_return.
 void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc);
+// Right after a copied `syscall`: the marker recorder_api.h describes (HS_RECORDER_AFTER_SYSCALL,
+// then `next`, the program address after the call), jumped over.
+void emit_after_syscall(Emitter& e, std::uint64_t next);
 
 // Translates (rdi = program address, rsi = the slot to link or 0) and returns the cache address.
 using TranslateFn = std::uint64_t (*)(std::uint64_t target, std::uint64_t link_slot);

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 4u
+#define HS_RECORDER_ABI_VERSION 5u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -36,6 +36,11 @@ uint64_t hs_recorder_stubs(void);
  * when a thread left for native code at a system call that unmapped or reprotected translated
  * code while other threads could run it (flush before the next entry; a flush clears it). */
 uint64_t hs_recorder_translator_slot(void);
+/* After each system call the cache runs in place comes `jmp .+10` (these two bytes) and the
+ * program address after the call (8 bytes): a thread stopped inside the call (a ptrace event,
+ * where no call into the program may run) can be moved back to the program from there. */
+#define HS_RECORDER_AFTER_SYSCALL "\xeb\x08"
+#define HS_RECORDER_AFTER_SYSCALL_BYTES 10u
 /* The address of a block's ring (recorder_ring.h). */
 uint64_t hs_recorder_ring_of(uint64_t block);
 /* For a thread stopped at pc with its stack at sp (called on that thread): pc outside the
