@@ -11,6 +11,7 @@
 
 #include "arch/x86/register_roles.hpp"
 #include "base/result.hpp"
+#include "tracer/backend.hpp"
 #include "tracer/btrace/branch_tracer.hpp"
 #include "tracer/event_log.hpp"
 #include "tracer/types.hpp"
@@ -355,6 +356,14 @@ class Target {
   // Why the last enable could not use Intel BTS (the kernel's answer and what to do), empty
   // when it could or did not try: with --btrace=auto, why it recorded in software instead.
   virtual std::string bts_problem() const { return {}; }
+  // With --btrace=auto: the backends ahead of the one it records with that it passed over, in its
+  // order, each with why (BTS absent, the in-process recorder unable to come in).
+  virtual std::vector<std::pair<Backend, std::string>> auto_passed_over() const {
+    if (std::string problem = bts_problem(); !problem.empty()) {
+      return {{Backend::Bts, problem}};
+    }
+    return {};
+  }
 };
 
 }  // namespace tracer

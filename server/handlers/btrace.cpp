@@ -134,10 +134,12 @@ std::vector<std::string> btrace_status_lines(Context& cx) {
                   std::to_string(cx.server.btrace_config.bts_size) + " bytes per thread (at most " +
                   std::to_string(cx.options.btrace_max_size) + ")" +
                   (cx.options.btrace_scope_name == "all" ? "" : ", scope " + cx.options.btrace_scope_name));
-  if (std::string problem = cx.target.bts_problem(); !problem.empty()) {
-    lines.push_back(cx.options.btrace_backend == tracer::Backend::Auto
-                        ? "  auto recorded in software (soft): " + problem
-                        : "  Intel BTS: " + problem);
+  if (cx.options.btrace_backend == tracer::Backend::Auto) {
+    for (const auto& [backend, why] : cx.target.auto_passed_over()) {
+      lines.push_back("  auto passed over " + std::string(tracer::backend_name(backend)) + ": " + why);
+    }
+  } else if (std::string problem = cx.target.bts_problem(); !problem.empty()) {
+    lines.push_back("  Intel BTS: " + problem);
   }
   if (!cx.target.has_process()) {
     lines.push_back("  no process");

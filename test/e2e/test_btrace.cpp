@@ -263,21 +263,36 @@ TEST_CASE("monitor btrace shows the backend and what each thread's ring holds", 
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
 
-TEST_CASE("auto takes BTS where the kernel gives it, else SoftEmulate, and says why", "[e2e][btrace]") {
+TEST_CASE("auto takes BTS where the kernel gives it, else the in-process recorder, and says why", "[e2e][btrace]") {
   auto out = e2e::run_gdb({.program = "calls",
                            .commands = {"break outer", "continue", "record btrace", "break done", "continue",
                                         "monitor btrace", "info record"}});
   INFO(out.transcript());
   check_clean(out.gdb);
   CHECK_THAT(out.gdb, Contains("branch tracing: backend auto, buffer 65536 bytes per thread (at most 67108864)\n"));
-  CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: (bts|soft), )"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: (bts|inproc), )"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread 1)"));
-  // Where it fell back, it says so and why (on this VM: no BTS), in the kernel's words.
-  if (out.gdb.find(": soft, ") != std::string::npos) {
-    CHECK_THAT(out.gdb, ContainsRegex(R"(auto recorded in software \(soft\): (Intel BTS is not available on this CPU|Intel BTS via perf_event_open failed: )[^\n]+--btrace=soft\))"));
+  // Where it passed BTS over, it says so and why (on this VM: no BTS), in the kernel's words.
+  if (out.gdb.find(": inproc, ") != std::string::npos) {
+    CHECK_THAT(out.gdb, ContainsRegex(R"(auto passed over bts: (Intel BTS is not available on this CPU|Intel BTS via perf_event_open failed: )[^\n]+--btrace=soft\))"));
   } else {
-    CHECK_THAT(out.gdb, !Contains("auto recorded in software"));
+    CHECK_THAT(out.gdb, !Contains("auto passed over"));
   }
+}
+
+TEST_CASE("auto on a static program: no dlopen to bring the recorder in with, so SoftEmulate, and it says why",
+          "[e2e][btrace]") {
+  auto out = e2e::run_gdb({.program = "tls_static",
+                           .commands = {"break main", "continue", "record btrace", "next", "next",
+                                        "monitor btrace", "info record"}});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  if (out.gdb.find(": bts, ") != std::string::npos) {
+    HS_SKIP("this machine has Intel BTS: auto recorded with it");
+  }
+  CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: soft, )"));
+  CHECK_THAT(out.gdb, Contains("auto passed over inproc: no dlopen to bring it in with: "));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread 1)"));
 }
 
 TEST_CASE("--btrace=bts where the kernel has no BTS: GDB is told why and what to do", "[e2e][btrace]") {

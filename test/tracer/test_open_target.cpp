@@ -95,10 +95,12 @@ bool has(std::span<const Backend> order, Backend backend) {
 
 }  // namespace
 
-TEST_CASE("backends: auto's order in a GDB session: BTS first, then collectors that take a scope", "[backend]") {
+TEST_CASE("backends: auto's order in a GDB session: BTS, else the in-process recorder, then collectors that take a scope",
+          "[backend]") {
   check_auto_order(tracer::kAutoInSession);
-  REQUIRE(std::size(tracer::kAutoInSession) >= 2);
+  REQUIRE(std::size(tracer::kAutoInSession) >= 3);
   CHECK(tracer::kAutoInSession[0] == Backend::Bts);
+  CHECK(tracer::kAutoInSession[1] == Backend::Inproc);  // where BTS is absent, at launch and attach
   // Chosen per process as it starts recording: only backends with a collector.
   for (const Backend backend : tracer::kAutoInSession) {
     INFO(tracer::backend_name(backend));

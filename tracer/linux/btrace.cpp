@@ -1,10 +1,15 @@
 // Qbtrace:bts / Qbtrace:off for LinuxTarget: the collector of a process (one backend per
 // process, chosen at the first enable), and threads born while it records.
+#include <unistd.h>
+
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "base/log.hpp"
 #include "tracer/btrace/bts_decode.hpp"
 #include "tracer/btrace/collector_factories.hpp"
+#include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/linux/linux_target.hpp"
 
 namespace tracer {
@@ -25,6 +30,27 @@ Result<std::unique_ptr<Collector>> LinuxTarget::try_collector(Backend backend, T
   return made;
 }
 
+// Why auto does not choose the in-process recorder for the process of tid (nothing: it may).
+std::optional<std::string> LinuxTarget::recorder_unfit(Tid tid) {
+  const Located at = locate(tid);
+  if (at.process == nullptr) {
+    return "no process";
+  }
+  if (recorder_library_.empty() || ::access(recorder_library_.c_str(), R_OK) != 0) {
+    return std::string(HS_RECORDER_LIBRARY) + " is not installed beside this hindsight";
+  }
+  if (at.process->isa != arch::x86::Isa::Amd64) {
+    return "a 32-bit program: the recorder is 64-bit code";
+  }
+  if (at.process->forked_by != 0) {
+    return "a fork child: its parent's recorder, copied, is in it";
+  }
+  if (auto loader = find_loader_calls(at.process->pid); !loader) {
+    return "no dlopen to bring it in with: " + loader.error().message();
+  }
+  return std::nullopt;
+}
+
 // The backend --btrace asked for, for the process of tid, its first thread to record (the
 // others share the collector); auto: the first of kAutoInSession that works for that thread (a
 // scope passes over a backend that records every branch).
@@ -36,6 +62,13 @@ Result<std::unique_ptr<Collector>> LinuxTarget::make_collector(Tid tid, const Bt
   for (const Backend backend : kAutoInSession) {
     if (!btrace_scope_.all && !backend_row(backend).scoped) {
       continue;
+    }
+    if (backend == Backend::Inproc) {
+      if (auto unfit = recorder_unfit(tid)) {
+        collector_problems_[backend] = *unfit;
+        base::logf(base::LogCat::ptrace, "thread {}: {}; auto passes over inproc", tid, *unfit);
+        continue;
+      }
     }
     auto made = try_collector(backend, tid, config);
     if (made) {

@@ -136,6 +136,15 @@ class LinuxTarget final : public Target {
     auto it = collector_problems_.find(Backend::Bts);
     return it == collector_problems_.end() ? std::string() : it->second;
   }
+  std::vector<std::pair<Backend, std::string>> auto_passed_over() const override {
+    std::vector<std::pair<Backend, std::string>> out;
+    for (const Backend backend : kAutoInSession) {
+      if (auto it = collector_problems_.find(backend); it != collector_problems_.end()) {
+        out.emplace_back(backend, it->second);
+      }
+    }
+    return out;
+  }
   // --btrace-scope: which objects SoftEmulate records (auto then prefers it to BTS).
   void set_btrace_scope(BtraceScope scope) { btrace_scope_ = std::move(scope); }
   // libhindsight-recorder.so, for --btrace=inproc.
@@ -303,6 +312,7 @@ class LinuxTarget final : public Target {
   // --- branch tracing (btrace.cpp) ---
   Result<std::unique_ptr<Collector>> make_collector(Tid tid, const BtraceConfig& config);
   Result<std::unique_ptr<Collector>> try_collector(Backend backend, Tid tid, const BtraceConfig& config);
+  std::optional<std::string> recorder_unfit(Tid tid);
   void collector_thread_born(Process& p, LinuxThread& t);
   void take_recorder_out(Process& p);
 

@@ -94,8 +94,8 @@ TEST_CASE("enable errors reach GDB as text; monitor btrace reports", "[btrace]")
     text += line;
   }
   CHECK(text.find("thread 101: fake, 0 of 2730 branches kept") != std::string::npos);
-  // The backend's failure stays visible: auto says it recorded in software, and why.
-  CHECK(text.find("auto recorded in software (soft): fake backend unavailable: no such device") !=
+  // The backend's failure stays visible: auto says what it passed over, and why.
+  CHECK(text.find("auto passed over bts: fake backend unavailable: no such device") !=
         std::string::npos);
   CHECK(text.find("thread 100: not traced") != std::string::npos);
   f.send("Hgp64.99");
