@@ -21,7 +21,7 @@ std::string help_footer() {
          "interface; 0.0.0.0 for all), '-' to talk to GDB over stdin/stdout, 'unix:PATH' for a\n"
          "unix socket to create, or a serial device such as /dev/ttyS0.\n"
          "\n" +
-         collectors_help("Intel BTS where the kernel gives it for a thread, else soft") +
+         collectors_help("Intel BTS where the kernel gives it for a thread, else inproc, else soft") +
          "\n"
          "Exit status:\n"
          "  0      the server is done: the program ended, or GDB detached from or killed it\n"
