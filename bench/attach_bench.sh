@@ -32,8 +32,10 @@ attached() {  # COLLECTOR: "BEFORE WHILE" sorts/s of one running sorter
   t1=$(clock)
   local before
   before=$(rate "$out" "$t0" "$t1")
-  # Ctrl-C (SIGINT) ends the continue after RECORDED seconds; the session then detaches.
-  timeout -s INT $((RECORDED + 3)) "$GDB" -batch -nx -ex "target remote | $HINDSIGHT --btrace=$1 --attach - $pid" \
+  # Ctrl-C (SIGINT) ends the continue after RECORDED seconds; the session then detaches. To GDB
+  # alone (--foreground): timeout would also signal its process group, where the server that
+  # `target remote |` started is, and a server ends on SIGINT.
+  timeout --foreground -s INT $((RECORDED + 3)) "$GDB" -batch -nx -ex "target remote | $HINDSIGHT --btrace=$1 --attach - $pid" \
     -ex "record btrace" -ex "python import time; print('BENCH-RECORDING %.3f' % time.monotonic())" \
     -ex "continue" -ex "record stop" -ex "detach" > "$WORK/gdb-$1.txt" 2>&1
   local from

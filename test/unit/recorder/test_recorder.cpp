@@ -303,8 +303,11 @@ TEST_CASE("recorder: a switch through a jump table", "[recorder]") {
     }
   }
   INFO("the compiler must have made a jump table of step()'s switch");
-  REQUIRE(table_jumps == static_cast<std::size_t>(n));
+  // Each case runs n/10 times. A case that starts right after the jmp (some builds place one
+  // there) is no branch, as SoftStep sees it: its jumps are not recorded.
   REQUIRE(cases.size() >= 8);
+  REQUIRE(table_jumps == cases.size() * static_cast<std::size_t>(n / 10));
+  REQUIRE(table_jumps >= static_cast<std::size_t>(n - n / 10));
   check_calls_and_returns(samples);
 }
 
