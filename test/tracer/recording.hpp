@@ -145,4 +145,37 @@ inline void check_same(const std::vector<BranchSample>& a, const std::vector<Bra
   }
 }
 
+// Which branches two recordings compare: all, those from one function, or those from the
+// program's own code (own_code above).
+struct Scope {
+  std::string function;
+  bool own_code = false;
+};
+
+// Thread by thread, `a` and `b` recorded the same branches of `program` within `scope`.
+inline void check_same_threads(const std::string& program, const Recording& a, const Recording& b, const char* name_a,
+                               const char* name_b, const Scope& scope = {}) {
+  REQUIRE(a.threads.size() == b.threads.size());
+  for (std::size_t i = 0; i < a.threads.size(); ++i) {
+    INFO("thread #" << i);
+    auto x = a.threads[i];
+    auto y = b.threads[i];
+    if (!scope.function.empty()) {
+      const auto f = elf_symbol_entry(program, scope.function);
+      REQUIRE(f);
+      x = within(x, f->addr, f->addr + f->size);
+      y = within(y, f->addr, f->addr + f->size);
+    } else {
+      if (scope.own_code) {
+        const auto code = elf_code_range(program);
+        REQUIRE(code);
+        x = own_code(x, *code);
+        y = own_code(y, *code);
+      }
+      CHECK(!x.empty());
+    }
+    check_same(x, y, name_a, name_b);
+  }
+}
+
 }  // namespace test_tracer

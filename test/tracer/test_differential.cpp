@@ -17,32 +17,13 @@ using namespace test_tracer;
 
 namespace {
 
-// Which branches to compare: all of them, or only those from one function.
-struct Filter {
-  std::string function;  // empty: all
-};
-
-void compare(const std::string& program, std::vector<std::string> args, const Filter& filter = {}) {
+void compare(const std::string& program, std::vector<std::string> args, const Scope& scope = {}) {
   INFO(program << (args.empty() ? "" : " " + args[0]));
   const Recording step = record(Backend::Step, program, args);
   const Recording soft = record(Backend::Soft, program, args);
   CHECK(step.gaps == 0);
   CHECK(soft.gaps == 0);
-  REQUIRE(step.threads.size() == soft.threads.size());
-  for (std::size_t i = 0; i < step.threads.size(); ++i) {
-    INFO("thread #" << i);
-    auto a = step.threads[i];
-    auto b = soft.threads[i];
-    if (!filter.function.empty()) {
-      const auto f = elf_symbol_entry(program, filter.function);
-      REQUIRE(f);
-      a = within(a, f->addr, f->addr + f->size);
-      b = within(b, f->addr, f->addr + f->size);
-    } else {
-      CHECK(!a.empty());
-    }
-    check_same(a, b, "step", "soft");
-  }
+  check_same_threads(program, step, soft, "step", "soft", scope);
   // SoftEmulate performed branches itself; only what it could not was stepped.
   CHECK(soft.emulated > 0);
   CHECK(soft.stepped < step.stepped / 4);
@@ -65,7 +46,7 @@ TEST_CASE("differential: four threads, each its own history", "[tracer][btrace][
   REQUIRE_PTRACE();
   // How far each thread got into the barriers when the test stops them depends on timing:
   // the branches of their own work are compared.
-  compare(corpus("tracer_corpus"), {"threads"}, Filter{"thread_work"});
+  compare(corpus("tracer_corpus"), {"threads"}, Scope{"thread_work"});
 }
 
 TEST_CASE("differential: clock_gettime through the vDSO", "[tracer][btrace][differential]") {
@@ -74,7 +55,7 @@ TEST_CASE("differential: clock_gettime through the vDSO", "[tracer][btrace][diff
   // makes likelier: the program's own branches are compared (into and out of libc and the
   // vDSO), and SoftEmulate must have performed the vDSO's branches without a gap.
   const std::string program = corpus("tracer_corpus");
-  compare(program, {"vdso"}, Filter{"main"});
+  compare(program, {"vdso"}, Scope{"main"});
   const Recording soft = record(Backend::Soft, program, {"vdso"});
   REQUIRE(soft.vdso_hi > soft.vdso_lo);
   CHECK(count_from(soft.threads[0], soft.vdso_lo, soft.vdso_hi) > 0);

@@ -19,12 +19,6 @@ bool deterministic(const std::string& mode) {
   return mode != "vdso" && mode != "plt";
 }
 
-// Which branches to compare: all, those from one function, or those from the program's own code.
-struct Scope {
-  std::string function;
-  bool own_code = false;
-};
-
 void compare_inproc(const std::string& program, std::vector<std::string> args, const Scope& scope = {}) {
   const std::string mode = args.empty() ? "" : args[0];
   INFO(program << " " << mode);
@@ -35,27 +29,7 @@ void compare_inproc(const std::string& program, std::vector<std::string> args, c
   if (deterministic(mode)) {
     CHECK(inproc.sink == step.sink);
   }
-  REQUIRE(step.threads.size() == inproc.threads.size());
-  for (std::size_t i = 0; i < step.threads.size(); ++i) {
-    INFO("thread #" << i);
-    auto a = step.threads[i];
-    auto b = inproc.threads[i];
-    if (!scope.function.empty()) {
-      const auto f = elf_symbol_entry(program, scope.function);
-      REQUIRE(f);
-      a = within(a, f->addr, f->addr + f->size);
-      b = within(b, f->addr, f->addr + f->size);
-    } else if (scope.own_code) {
-      const auto code = elf_code_range(program);
-      REQUIRE(code);
-      a = own_code(a, *code);
-      b = own_code(b, *code);
-      CHECK(!a.empty());
-    } else {
-      CHECK(!a.empty());
-    }
-    check_same(a, b, "step", "inproc");
-  }
+  check_same_threads(program, step, inproc, "step", "inproc", scope);
   // Recorded in the cache, not stepped.
   CHECK(inproc.stepped < step.stepped / 4);
 }
