@@ -74,8 +74,11 @@ base::Result<std::optional<Addr>> ProcessRecorder::out_at_fork(Tid parent, Tid c
     return std::optional<Addr>{};
   }
   auto moved = link_->leave_from_syscall(parent);
-  if (!moved || !*moved) {
-    return moved ? std::optional<Addr>{} : base::Result<std::optional<Addr>>(moved.error());
+  if (!moved) {
+    return moved.error();
+  }
+  if (!*moved) {
+    return std::optional<Addr>{};
   }
   arch::x86::RawRegisters regs;
   if (auto r = p_.kernel.read_gprs(child, regs); r && regs.gpr[arch::x86::kRip] == (*moved)->from) {
