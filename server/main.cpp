@@ -90,7 +90,7 @@ void leave_processes(tracer::Target& target) {
 int main(int argc, char** argv) {
   const server::Parts parts = server::this_binary_parts();
   if (argc > 1 && std::string(argv[1]) == "triage") {
-    return server::triage_main(std::vector<std::string>(argv + 2, argv + argc), parts.dbt_lib);
+    return server::triage_main(std::vector<std::string>(argv + 2, argv + argc), parts);
   }
   auto cl = server::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
   if (!cl) {

@@ -199,7 +199,7 @@ int serve(triage::Recorded& run, const triage::Options& o, const triage::Ending&
 
 }  // namespace
 
-int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib) {
+int triage_main(const std::vector<std::string>& args, const Parts& parts) {
   auto options = triage::parse_options(args);
   if (!options) {
     std::fprintf(stderr, "hindsight triage: %s\nTry 'hindsight triage --help' for more information.\n",
@@ -224,7 +224,7 @@ int triage_main(const std::vector<std::string>& args, const std::string& dbt_lib
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   tracer::EventLog log;
-  auto run = triage::start_recorded(*options, dbt_lib, log);
+  auto run = triage::start_recorded(*options, parts, log);
   if (!run) {
     return fail(run.error().message());
   }

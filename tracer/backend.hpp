@@ -45,7 +45,6 @@ struct BackendRow {
   bool stop_per_branch = false;  // a ptrace stop per branch or instruction: a long run says how it goes
   bool under_another = false;    // the program runs under another program, which /proc names instead
   bool ring_files = false;       // its rings are files (dbt_ring.h) that triage can keep (--keep-rings)
-  bool session_only = false;     // records in a GDB session, not yet for triage
   // Why a GDB session cannot follow forks with it (empty: it can).
   std::string_view no_fork_following = {};
   // What a GDB session records with when this backend cannot run the program (none: the error stands).
@@ -92,7 +91,6 @@ inline constexpr BackendRow kBackends[] = {
              "each taken branch (about 2x slower than native; at attach too)",
      .cost = "inproc: the program ran in the in-process recorder's code cache, about 2x slower than native",
      .needs = Needs::Recorder,
-     .session_only = true,
      .no_fork_following = "the in-process recorder does not follow forks yet"},
 };
 
@@ -103,7 +101,8 @@ inline constexpr BackendRow kBackends[] = {
 // static program, a fork child: LinuxTarget::recorder_unfit).
 inline constexpr Backend kAutoInSession[] = {Backend::Bts, Backend::Inproc, Backend::Soft};
 // Triage (unattended) chooses as the program starts (open_target): a launch_only row only when it
-// starts one. bts only when asked for (docs/triage.md).
+// starts one. bts only when asked for (docs/triage.md). inproc, faster here (bench/triage_bench.sh),
+// only when asked for until a shell's wait that can hang under it is fixed (docs/btrace.md).
 inline constexpr Backend kAutoUnattended[] = {Backend::Dbt, Backend::Soft, Backend::Step};
 
 // The row of a backend (every enumerator has one).

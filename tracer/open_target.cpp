@@ -121,10 +121,6 @@ Result<BackendChain> backend_chain(const TargetRequest& request) {
     return base::make_error(base::Errc::unsupported,
                             "the " + std::string(row.name) + " recorder records only a program it starts");
   }
-  if (row.session_only && request.unattended) {
-    return base::make_error(base::Errc::unsupported,
-                            "--btrace=" + std::string(row.name) + " records in a GDB session only (not yet for triage)");
-  }
   chain.tries = {request.backend};
   if (!request.unattended && row.session_fallback) {
     chain.tries.push_back(*row.session_fallback);  // a GDB session still wants history

@@ -42,7 +42,11 @@ base::Result<Options> parse_options(const std::vector<std::string>& args) {
   app.add_option("--keep-rings", o.keep_rings,
                  "dbt: keep every process's branch rings (tracer/btrace/dbt_ring.h) in DIR, new or empty, after "
                  "the run (default: each process's go when it ends)");
-  app.footer(collectors_help("the fastest that can run PROG: dbt, else soft, else step") +
+  std::string order;
+  for (const tracer::Backend backend : tracer::kAutoUnattended) {
+    order += (order.empty() ? "" : ", else ") + std::string(tracer::backend_name(backend));
+  }
+  app.footer(collectors_help("the fastest that can run PROG: " + order) +
              "\n"
              "Exit status:\n"
              "  N      PROG's own, when it exits\n"

@@ -63,7 +63,7 @@ struct ThreadReport {
 };
 
 struct TracerReport {
-  std::string backend;                // dbt, soft, step, bts
+  std::string backend;                // inproc, dbt, soft, step, bts
   std::vector<std::string> not_used;  // "dbt: why", for each faster backend that did not run
   std::uint64_t branches_recorded = 0;
   std::uint64_t branches_kept = 0;

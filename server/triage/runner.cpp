@@ -448,14 +448,15 @@ void StopLoop::stopped(const tracer::StopEvent& ev) {
 
 }  // namespace
 
-base::Result<Recorded> start_recorded(const Options& o, const std::string& dbt_lib, tracer::EventLog& log) {
+base::Result<Recorded> start_recorded(const Options& o, const Parts& parts, tracer::EventLog& log) {
   tracer::TargetRequest request;
   request.backend = o.btrace;
   request.unattended = true;
   request.follow_forks = o.follow_fork;
   request.launch = launch_spec(o);
   request.ring_bytes = o.ring_bytes;
-  request.dbt_lib = dbt_lib;
+  request.dbt_lib = parts.dbt_lib;
+  request.recorder_lib = parts.recorder;
   request.keep_rings_in = o.keep_rings;
   request.log = &log;
   auto opened = tracer::open_target(request);

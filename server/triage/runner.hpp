@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "server/parts.hpp"
 #include "server/triage/options.hpp"
 #include "server/triage/report.hpp"
 #include "tracer/backend.hpp"
@@ -27,8 +28,8 @@ struct Recorded {
 };
 
 // Starts options.program stopped at its first instruction with every thread recorded.
-// dbt_lib: the recorder's VALGRIND_LIB (empty: not built).
-base::Result<Recorded> start_recorded(const Options& options, const std::string& dbt_lib, tracer::EventLog& log);
+// parts: where the dbt and in-process recorders are (the dbt folder empty: not built).
+base::Result<Recorded> start_recorded(const Options& options, const Parts& parts, tracer::EventLog& log);
 
 struct Ending {
   Outcome outcome;

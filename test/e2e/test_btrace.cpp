@@ -472,11 +472,34 @@ TEST_CASE("inproc: a recorded program that execs is recorded again once the new 
                            .server_flags = collector_flags("inproc")});
   INFO(out.transcript());
   CHECK_THAT(out.gdb, Contains("Breakpoint 2, sum_squares (n=4)"));
-  // The exec and ld.so's start before libc are gaps (the recorder comes back at main's stop);
-  // from main on, the new program's branches are recorded.
+  // The exec and ld.so's start before libc are a gap (the recorder comes back once libc is in, at
+  // the program's entry at the latest); the new program's branches are recorded.
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(\d+ gaps\) for thread 1)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+\tmain\n\d+\tsum_squares\n)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
+}
+
+TEST_CASE("record btrace at a program's first instruction: auto records with inproc from the program's entry, "
+          "the dynamic linker's start a gap",
+          "[e2e][btrace]") {
+  auto out = e2e::run_gdb({.program = "calls",
+                           .commands = {"record btrace", "break main", "continue", "monitor btrace", "info record",
+                                        "record function-call-history 1,100", "record stop", "continue"}});
+  INFO(out.transcript());
+  if (out.gdb.find(": bts, ") != std::string::npos) {
+    HS_SKIP("this machine has Intel BTS: auto recorded with it");
+  }
+  CHECK_THAT(out.gdb, ContainsRegex(R"(thread \d+: inproc, )"));
+  // (GDB's steps over its breakpoint at the dynamic linker's library events are recorded, as
+  // under step; the native runs between them are gaps.)
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(\d gaps\) for thread 1)"));
+  // From the program's entry through libc's start to main, with nothing lost.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+\t_start\n\d+\t__libc_start_main[^\n]*\n[\s\S]*\n\d+\tmain\n)"));
+  if (const auto start = out.gdb.find("\t_start\n"); start != std::string::npos) {
+    const auto after_start = out.gdb.substr(start);
+    CHECK_THAT(after_start.substr(0, after_start.find("\tmain\n")), !Contains("decode error"));
+  }
+  CHECK_THAT(out.gdb, Contains("exited normally"));
 }
 
 TEST_CASE("inproc: a recorded program that forks or vforks: GDB sees the parent in the program's code, the child "

@@ -185,7 +185,7 @@ void check_call_times(const Triage& t, const std::string& end_event = "signal") 
 // has it (where not, one case below is skipped with the reason, not each of them).
 const std::vector<std::string>& collectors() {
   static const std::vector<std::string> all = [] {
-    std::vector<std::string> out{"step", "soft", "dbt"};
+    std::vector<std::string> out{"step", "soft", "dbt", "inproc"};
     if (is_hindsight() && bts_problem().empty()) {
       out.push_back("bts");
     }
@@ -431,7 +431,7 @@ TEST_CASE("triage follows children by itself (auto: dbt, the whole tree); --no-f
     forked = forked || (e["kind"] == "fork" && e["number"] == followed.report["program"]["pid"]);
   }
   CHECK(forked);
-  for (const std::string collector : {"soft", "dbt"}) {
+  for (const std::string collector : {"soft", "dbt", "inproc"}) {
     auto alone = run_triage({"--btrace=" + collector, "--no-follow-fork"}, "triage_cases", {"fork"});
     INFO(alone.transcript());
     CHECK(alone.status == 0);
@@ -459,7 +459,7 @@ TEST_CASE("triage: a forked child's crash under each collector", "[e2e][triage]"
 TEST_CASE("triage --follow-fork: a vfork child that execs runs as it does natively", "[e2e][triage]") {
   // The child returns from vfork through the code its parent returns to, in the same memory:
   // an int3 a collector planted there would kill it with SIGTRAP (it did, under soft).
-  const std::string collector = GENERATE(as<std::string>{}, "soft", "step", "dbt");
+  const std::string collector = GENERATE(as<std::string>{}, "soft", "step", "dbt", "inproc");
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   // (A race: the child passes there before or after the int3 is planted. Before the fix about
@@ -628,6 +628,15 @@ TEST_CASE("triage: a driver running five test binaries, the third crashing in a 
   CHECK(calls.back() == "consume");
   CHECK(std::find(calls.begin(), calls.end(), "prepare") != calls.end());  // the cause, long returned
   CHECK_THAT(t.err, Contains("process tree: sh "));
+}
+
+TEST_CASE("triage --btrace=inproc on a static program: the recorder cannot come in, said in plain words",
+          "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("inproc"));
+  auto t = run_triage({"--btrace=inproc"}, "tls_static", {});
+  INFO(t.transcript());
+  CHECK(t.status != 0);
+  CHECK_THAT(t.err, Contains("the in-process recorder cannot come in: no dlopen to bring it in with"));
 }
 
 TEST_CASE("triage: python3 running a crashing child (subprocess), under auto: done in seconds", "[e2e][triage]") {

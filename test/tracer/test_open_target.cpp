@@ -154,11 +154,11 @@ TEST_CASE("backend chain: triage", "[backend]") {
   auto refused = tracer::backend_chain(request(Backend::Dbt, false, true, true));
   REQUIRE_FALSE(refused);
   CHECK_THAT(refused.error().message(), Catch::Contains("--follow-fork needs a ptrace collector (soft or step)"));
-  // The in-process recorder: a GDB session's, not yet triage's, nor one that follows forks.
+  // The in-process recorder: a GDB session's and triage's (a tree too), not a session's that
+  // follows forks.
   CHECK(tries(request(Backend::Inproc, false)) == std::vector{Backend::Inproc});
-  auto unattended = tracer::backend_chain(request(Backend::Inproc, true));
-  REQUIRE_FALSE(unattended);
-  CHECK_THAT(unattended.error().message(), Catch::Contains("--btrace=inproc records in a GDB session only"));
+  CHECK(tries(request(Backend::Inproc, true)) == std::vector{Backend::Inproc});
+  CHECK(tries(request(Backend::Inproc, true, true, true)) == std::vector{Backend::Inproc});
   REQUIRE_FALSE(tracer::backend_chain(request(Backend::Inproc, false, true, true)));
 }
 

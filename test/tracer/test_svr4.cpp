@@ -80,7 +80,9 @@ FakeMemory program_image(Addr dt_debug) {
   return mem;
 }
 
-const Bytes kAuxv = auxv_of({{AT_PHDR, kBias + 0x40}, {AT_PHENT, sizeof(Elf64_Phdr)}, {AT_PHNUM, 2}});
+const Bytes kAuxv =
+    auxv_of({{AT_PHDR, kBias + 0x40}, {AT_PHENT, sizeof(Elf64_Phdr)}, {AT_PHNUM, 2}, {AT_ENTRY, kBias + 0x1040},
+             {AT_BASE, 0x7f0000000000}});
 
 }  // namespace
 
@@ -138,6 +140,9 @@ TEST_CASE("svr4: the pure parsers", "[svr4]") {
   auto info = tracer::svr4::parse_auxv(kAuxv);
   CHECK(info.phdr == kBias + 0x40);
   CHECK(info.phnum == 2);
+  CHECK(info.entry == kBias + 0x1040);
+  CHECK(info.interpreter == 0x7f0000000000);
+  CHECK(tracer::svr4::parse_auxv(auxv_of({})).interpreter == 0);  // a static program
   Bytes dyn(16, 0);  // DT_NULL only
   CHECK(tracer::svr4::find_dt_debug(dyn) == 0);
   auto rd = tracer::svr4::parse_r_debug(Bytes(8));

@@ -35,7 +35,9 @@ std::vector<BtraceBlock> blocks_from_samples(std::span<const BranchSample> older
         add(BtraceBlock{s.to, end}, first_index + i);
       }
       if (s.is_gap()) {
-        add(kGapBlock, kNoSample);
+        if (end_known) {  // (two gaps in a row are one: nothing known ran between them)
+          add(kGapBlock, kNoSample);
+        }
         end_known = false;
         continue;
       }

@@ -1,5 +1,7 @@
 #include "tracer/btrace/inproc_collector.hpp"
 
+#include <csignal>
+
 #include "base/log.hpp"
 
 namespace tracer {
@@ -27,8 +29,13 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
   }
   if (auto entered = port->enter(tid); !entered) {
     if (entered.error().code == base::Errc::not_yet) {
-      // (after an exec, before libc is loaded) Faster run natively to the next stop, a gap
-      // there, than stepped: the recorder is asked again at the next resume.
+      // (after an exec, before libc is loaded; a fork child before its exec) Faster run natively
+      // to the next stop, a gap there, than stepped: the recorder is asked again at the next
+      // resume, at the program's entry point at the latest (the dynamic linker's start-up is
+      // the gap).
+      if (auto entry = port->comes_in_at(); entry && *entry != pc && host.plant(*entry, *entry, {})) {
+        entry_site_ = *entry;
+      }
       native_.insert(tid);
       return false;
     }
@@ -44,8 +51,9 @@ void InprocCollector::thread_stopped(Tid tid, CollectorHost& host) {
   SoftStepTracer* s = stepper(tid);
   RecorderPort* port = host.recorder();
   if (s != nullptr && native_.erase(tid) != 0) {
-    if (auto pc = host.pc(tid)) {
-      s->lost_track(*pc);  // what it ran natively is not known
+    if (auto at = native_stop(tid, host); at && s->stats().recorded != 0) {
+      s->lost_track(*at);  // what it ran natively is not known
+      // (Before it first recorded there is nothing to connect to: its history starts here.)
     }
     return;
   }
@@ -61,6 +69,20 @@ void InprocCollector::thread_stopped(Tid tid, CollectorHost& host) {
     SoftStepTracer* w = stepper(*it);
     it = w == nullptr || !port->inside(*it) || bring_out(*it, *w, *port, host) ? waiting_.erase(it) : std::next(it);
   }
+}
+
+std::optional<Addr> InprocCollector::native_stop(Tid tid, CollectorHost& host) {
+  auto pc = host.pc(tid);
+  if (!pc) {
+    return std::nullopt;
+  }
+  // Trapped on an int3 (GDB's breakpoint, the one at the entry): it stands on the int3's address.
+  const Addr int3 = *pc - 1;
+  if (auto code = host.stop_si_code(tid); code && (*code == SI_KERNEL || *code == TRAP_BRKPT) &&
+                                          (host.is_breakpoint_site(int3) || int3 == entry_site_)) {
+    return int3;
+  }
+  return *pc;
 }
 
 bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, CollectorHost& host) {
@@ -81,6 +103,7 @@ bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, 
     for (const BranchSample& b : taken->samples) {
       s.took(b);
     }
+    s.read_clock();  // (their times: spread between this stop and the one before)
     if (!taken->samples.empty()) {
       run_start_[tid] = taken->samples.back().to;
     }

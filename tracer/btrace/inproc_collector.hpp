@@ -9,6 +9,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "tracer/btrace/soft_step.hpp"
@@ -27,11 +28,14 @@ class InprocCollector final : public SoftStepCollector {
  private:
   // What thread_stopped does for a thread in the cache; false when it cannot leave yet.
   bool bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, CollectorHost& host);
+  // Where a thread that ran natively stopped.
+  std::optional<Addr> native_stop(Tid tid, CollectorHost& host);
   // The thread ran from `start` (a branch's target, or where it entered) straight on to `pc`:
   // the instruction before pc is the last that ran (a signal's delivery branches from there).
   void ran_up_to(SoftStepTracer& s, Addr start, Addr pc, CollectorHost& host);
   std::map<Tid, Addr> run_start_;  // where each thread's straight run in the cache began
   std::set<Tid> native_;  // running natively, unrecorded, until their next stop (a gap there)
+  std::optional<Addr> entry_site_;  // the int3 at the program's entry they run natively to at most
   std::set<Tid> waiting_;  // stopped in the cache, waiting for the translation lock a stopped thread holds
 };
 

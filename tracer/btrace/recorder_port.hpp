@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "base/result.hpp"
@@ -33,9 +34,13 @@ class RecorderPort {
  public:
   virtual ~RecorderPort() = default;
   // Moves stopped tid into the cache: it records from where it stands when it runs. Errc::not_yet:
-  // the recorder cannot come in yet (the program has not loaded its dlopen: after an exec);
-  // another error: it never will.
+  // the recorder cannot come in yet (the program has not loaded its dlopen: after an exec; a
+  // fork child until its exec); another error: it never will.
   virtual base::Result<void> enter(Tid tid) = 0;
+  // Where a thread can enter when enter() says not yet: after an exec, the program's entry
+  // point (the dynamic linker has loaded and started libc by then). Nothing: not before the
+  // next exec.
+  virtual std::optional<Addr> comes_in_at() = 0;
   // Moves stopped tid back to the program's code, when it is in the cache.
   virtual base::Result<RecorderLeft> leave(Tid tid) = 0;
   virtual bool inside(Tid tid) const = 0;

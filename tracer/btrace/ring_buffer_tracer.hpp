@@ -19,6 +19,9 @@ class RingBufferTracer final : public BranchTracer {
   // BTS would, but never shows up in a block. Each is stamped with the clock (a vDSO read,
   // nothing beside the ptrace stop a software collector pays per branch).
   void record(const BranchSample& sample);
+  // One recorded by another, with no clock reading beside it (read_clock() brackets a batch).
+  void record_unclocked(const BranchSample& sample) { ring_.push(sample); }
+  void read_clock() { ring_.mark_time(monotonic_ns()); }
 
   base::Result<BtraceData> read(BtraceRead kind, Addr current_pc) override;
   // The requested size (at least one sample), as gdbserver reports the buffer it obtained.

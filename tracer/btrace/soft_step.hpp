@@ -48,14 +48,16 @@ class SoftStepTracer final : public BranchTracer {
     last_ran_ = last;
     last_was_branch_ = false;
   }
-  // A taken branch the thread made out of the collector's sight (the in-process recorder's).
+  // A taken branch the thread made out of the collector's sight (the in-process recorder's),
+  // with no clock reading of its own: read_clock() after a batch dates it.
   void took(const BranchSample& branch) {
     if (recording_) {
-      ring_.record(branch);
+      ring_.record_unclocked(branch);
     }
     last_ran_ = branch.from;
     last_was_branch_ = true;
   }
+  void read_clock() { ring_.read_clock(); }
   // The path from the last record is unknown; the thread was found again at `found_at`.
   void lost_track(Addr found_at);
   // SoftEmulate's scope: while off, steps and performed branches keep the bookkeeping but

@@ -16,6 +16,12 @@ namespace tracer {
 
 // One backend's collector for the process of tid, its problem noted for `monitor btrace`.
 Result<std::unique_ptr<Collector>> LinuxTarget::try_collector(Backend backend, Tid tid, const BtraceConfig& config) {
+  if (backend == Backend::Inproc) {
+    if (auto unfit = recorder_unfit(tid)) {
+      collector_problems_[backend] = *unfit;
+      return base::make_error(base::Errc::unsupported, "the in-process recorder cannot come in: " + *unfit);
+    }
+  }
   const CollectorFactory make = collector_factory(backend);
   if (make == nullptr) {
     return base::make_error(base::Errc::unsupported, "--btrace=" + std::string(backend_name(backend)) +
@@ -42,10 +48,7 @@ std::optional<std::string> LinuxTarget::recorder_unfit(Tid tid) {
   if (at.process->isa != arch::x86::Isa::Amd64) {
     return "a 32-bit program: the recorder is 64-bit code";
   }
-  if (at.process->forked_by != 0) {
-    return "a fork child: its parent's recorder, copied, is in it";
-  }
-  if (auto loader = find_loader_calls(at.process->pid); !loader) {
+  if (auto loader = find_loader_calls(at.process->pid); !loader && !libc_to_come(kernel_, at.process->pid)) {
     return "no dlopen to bring it in with: " + loader.error().message();
   }
   return std::nullopt;
@@ -62,13 +65,6 @@ Result<std::unique_ptr<Collector>> LinuxTarget::make_collector(Tid tid, const Bt
   for (const Backend backend : kAutoInSession) {
     if (!btrace_scope_.all && !backend_row(backend).scoped) {
       continue;
-    }
-    if (backend == Backend::Inproc) {
-      if (auto unfit = recorder_unfit(tid)) {
-        collector_problems_[backend] = *unfit;
-        base::logf(base::LogCat::ptrace, "thread {}: {}; auto passes over inproc", tid, *unfit);
-        continue;
-      }
     }
     auto made = try_collector(backend, tid, config);
     if (made) {
@@ -106,7 +102,9 @@ Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& requested) 
       return std::move(made).error();
     }
     p.collector = std::move(*made);
-    p.recorder = std::make_unique<ProcessRecorder>(p, recorder_library_);  // used by inproc only
+    if (!p.recorder) {  // (a fork child's holds its copy of its parent's)
+      p.recorder = std::make_unique<ProcessRecorder>(p, recorder_library_);  // used by inproc only
+    }
   }
   if (auto ok = p.collector->start(tid, config); !ok) {
     return ok;

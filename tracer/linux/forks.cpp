@@ -152,6 +152,12 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
       t.regs.forget();
       t.stop_pc = **moved;
     }
+    if (!vfork) {
+      // Its copy of the recorder is what it records with, if it records (a vfork child does
+      // from its exec: until then the recorder it would use is its parent's).
+      c.recorder = std::make_unique<ProcessRecorder>(c, recorder_library_);
+      c.recorder->inherit(*p.recorder);
+    }
   }
   handle_status(child, status);
   if (!report) {

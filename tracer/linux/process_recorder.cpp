@@ -3,13 +3,19 @@
 #include "arch/x86/register_layout.hpp"
 #include "base/log.hpp"
 #include "tracer/linux/process.hpp"
+#include "tracer/linux/procfs.hpp"
+#include "tracer/linux/svr4_libraries.hpp"
 
 namespace tracer {
 
 std::vector<Addr> ProcessRecorder::int3_sites() const {
   std::vector<Addr> out;
   for (const auto& [addr, site] : p_.code.sites()) {
-    out.push_back(addr);
+    // (Not the collector's own at the program's entry, which only a native run needs: its
+    // coming and going makes no translation stale.)
+    if (site.owners != static_cast<std::uint8_t>(SiteOwner::Collector)) {
+      out.push_back(addr);
+    }
   }
   return out;
 }
@@ -23,6 +29,29 @@ void ProcessRecorder::send_again(Tid tid, const std::vector<int>& signals) {
 base::Result<void> ProcessRecorder::enter(Tid tid) {
   if (load_failed_) {
     return *load_failed_;
+  }
+  if (!handed_over(tid)) {
+    // The dynamic linker is still at work (mapping and relocating libraries): a dlopen of ours
+    // now would come in the middle of it.
+    return base::make_error(base::Errc::not_yet, "the dynamic linker has not handed over to the program yet");
+  }
+  const bool no_calls = inside_syscall(p_.kernel, tid);
+  auto no_calls_now = [&] {
+    return base::make_error(base::Errc::not_yet, "stopped inside a system call, where no call into the program may run");
+  };
+  if ((!link_ || !link_->knows(tid)) && no_calls) {
+    return no_calls_now();  // (the recorder to load or settle, the thread's block to make)
+  }
+  if (!link_ && inherited_) {
+    if (auto settled = inherited_->settle_in_fork_child(tid); !settled) {
+      load_failed_ = settled.error();
+      base::logf(base::LogCat::ptrace, "fork child {}: its copy of the in-process recorder cannot record: {}", p_.pid,
+                 settled.error().message());
+      return settled;
+    }
+    link_ = std::move(inherited_);
+    inherited_.reset();
+    translated_with_ = int3_sites();
   }
   if (!link_) {
     auto loader = find_loader_calls(p_.pid);
@@ -45,6 +74,9 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
   }
   if (auto sites = int3_sites();
       (sites != translated_with_ || code_written_ || link_->cache_stale()) && !link_->any_inside()) {
+    if (no_calls) {
+      return no_calls_now();
+    }
     // The cache holds code as it was (an int3 that is no longer there, none where one is now,
     // a library unmapped, code reprotected and rewritten).
     if (auto flushed = link_->flush(tid); !flushed) {
@@ -54,6 +86,48 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
     code_written_ = false;
   }
   return link_->enter(tid);
+}
+
+void ProcessRecorder::inherit(const ProcessRecorder& parent) {
+  if (parent.link_) {
+    inherited_.emplace(parent.link_->for_fork_child(p_.pid));
+  }
+}
+
+std::optional<Addr> ProcessRecorder::comes_in_at() {
+  return handover_ahead() ? handover_->entry : std::optional<Addr>{};
+}
+
+bool ProcessRecorder::handover_ahead() {
+  if (!handover_) {
+    handover_.emplace();
+    if (libc_to_come(p_.kernel, p_.pid)) {  // (set up right after an exec)
+      if (auto auxv = p_.kernel.auxv(p_.pid)) {
+        const svr4::AuxvInfo info = svr4::parse_auxv(*auxv);
+        handover_->entry = info.entry;
+        if (auto linker = procfs::mapping_at(p_.pid, info.interpreter)) {
+          handover_->linker = linker->path;
+        }
+      }
+    }
+  }
+  return handover_->entry != 0;
+}
+
+bool ProcessRecorder::handed_over(Tid tid) {
+  if (!handover_ahead()) {
+    return true;
+  }
+  arch::x86::RawRegisters regs;
+  if (!p_.kernel.read_gprs(tid, regs)) {
+    return false;
+  }
+  auto at = procfs::mapping_at(p_.pid, regs.gpr[arch::x86::kRip]);
+  if (!at || at->path == handover_->linker) {
+    return false;
+  }
+  handover_->entry = 0;  // (once past it, for good)
+  return true;
 }
 
 base::Result<RecorderLeft> ProcessRecorder::leave(Tid tid) {

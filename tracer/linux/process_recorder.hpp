@@ -21,6 +21,7 @@ class ProcessRecorder final : public RecorderPort {
   ProcessRecorder(Process& p, std::string library) : p_(p), library_(std::move(library)) {}
 
   base::Result<void> enter(Tid tid) override;
+  std::optional<Addr> comes_in_at() override;
   base::Result<RecorderLeft> leave(Tid tid) override;
   // (A thread the link does not know may be a clone made in the cache, on its parent's block.)
   bool inside(Tid tid) const override { return link_ && (link_->recording(tid) || !link_->knows(tid)); }
@@ -39,19 +40,31 @@ class ProcessRecorder final : public RecorderPort {
   // runs natively, never in the recorder. Where they stand now; nothing if the parent was not
   // in the cache there.
   base::Result<std::optional<Addr>> out_at_fork(Tid parent, Tid child);
+  // A fork child's, which records with its copy of the parent's recorder, if the parent has one in.
+  void inherit(const ProcessRecorder& parent);
   // Recording ended: every thread out (they are, at a stop), the recorder unloaded on caller.
   base::Result<void> unload(Tid caller);
 
  private:
   std::vector<Addr> int3_sites() const;
+  // Right after an exec the dynamic linker runs first: whether it has yet to hand over to the
+  // program (asked once, at the first entry), and whether tid stands past it now.
+  bool handover_ahead();
+  bool handed_over(Tid tid);
   void send_again(Tid tid, const std::vector<int>& signals);
 
   Process& p_;
   std::string library_;
   std::optional<RecorderLink> link_;
+  std::optional<RecorderLink> inherited_;  // a fork child's, until its first entry settles it
   std::optional<base::Error> load_failed_;  // once: every later entry would fail the same way
   std::vector<Addr> translated_with_;       // the core's int3s when the translations began
   bool code_written_ = false;
+  struct Handover {
+    Addr entry = 0;      // the program's (0: handed over, or no dynamic linker to wait for)
+    std::string linker;  // the dynamic linker's file, whose code runs until then
+  };
+  std::optional<Handover> handover_;
 };
 
 }  // namespace tracer

@@ -5,12 +5,15 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "arch/x86/register_layout.hpp"
 #include "base/log.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/linux/inferior_call.hpp"
+#include "tracer/linux/procfs.hpp"
+#include "tracer/linux/svr4_libraries.hpp"
 #include "tracer/symbols/symbolizer.hpp"
 
 namespace tracer {
@@ -66,6 +69,29 @@ base::Result<LoaderCalls> find_loader_calls(Pid pid) {
     }
   }
   return base::make_error(base::Errc::unsupported, "the program has no dlopen (neither its libc nor a libdl has one)");
+}
+
+bool libc_to_come(Kernel& kernel, Pid pid) {
+  auto auxv = kernel.auxv(pid);
+  if (!auxv || svr4::parse_auxv(*auxv).interpreter == 0) {
+    return false;
+  }
+  for (const MappedObject& m : procfs::mappings(pid)) {
+    if (m.path.find("/libc.so") != std::string::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool inside_syscall(Kernel& kernel, Tid tid) {
+  arch::x86::RawRegisters regs;
+  if (!kernel.read_gprs(tid, regs)) {
+    return false;
+  }
+  // (rax holds -ENOSYS from the call's entry until the call returns)
+  return static_cast<std::int64_t>(regs.gpr[gpr::kOrigRax]) >= 0 &&
+         static_cast<std::int64_t>(regs.gpr[gpr::kRax]) == -ENOSYS;
 }
 
 base::Result<std::uint64_t> RecorderLink::call(Tid tid, Addr function, std::vector<std::uint64_t> args) {
@@ -511,6 +537,25 @@ base::Result<TakenSamples> RecorderLink::take(Tid tid) {
   out.samples = std::move(*read);
   link.taken = header.head;
   return out;
+}
+
+RecorderLink RecorderLink::for_fork_child(Pid child) const {
+  RecorderLink link(*kernel_, child, loader_);
+  link.handle_ = handle_;
+  link.api_ = api_;
+  link.entry_ = entry_;
+  link.stubs_ = stubs_;
+  link.translator_slot_ = translator_slot_;
+  return link;
+}
+
+base::Result<void> RecorderLink::settle_in_fork_child(Tid caller) {
+  for (Addr word : {translator_slot_, translator_slot_ + 8}) {  // (the translator; maps changed)
+    if (auto w = write_word(word, 0); !w) {
+      return w;
+    }
+  }
+  return flush(caller);
 }
 
 base::Result<void> RecorderLink::flush(Tid caller) {

@@ -27,6 +27,12 @@ struct LoaderCalls {
 
 // Finds them in pid's libraries (libc.so, else libdl.so of an older glibc).
 base::Result<LoaderCalls> find_loader_calls(Pid pid);
+// pid has a dynamic linker (auxv: AT_BASE) that has not mapped libc yet: right after an exec,
+// its dlopen is still to come.
+bool libc_to_come(Kernel& kernel, Pid pid);
+// Stopped tid is inside a system call (a ptrace event stop: the call goes on when it resumes).
+// A call into the program there would run the rest of the system call and lose its result.
+bool inside_syscall(Kernel& kernel, Tid tid);
 
 // Where a thread stood when it left the cache.
 struct LeftAt {
@@ -47,6 +53,14 @@ class RecorderLink {
   // Loads `library` into pid with calls on `caller` and sets the recorder up.
   static base::Result<RecorderLink> load(Kernel& kernel, Pid pid, Tid caller, const LoaderCalls& loader,
                                          const std::string& library);
+
+  // The link of a fork child of this process to its copy of the recorder: the same library at
+  // the same addresses, none of this process's threads. settle_in_fork_child() before its first
+  // entry.
+  RecorderLink for_fork_child(Pid child) const;
+  // In a fork child, on its one thread: no translator (a copy of the lock a thread of the parent
+  // may have held) and no translations (the copy may be half made). Then it records as here.
+  base::Result<void> settle_in_fork_child(Tid caller);
 
   // Moves tid into the cache (its block made on its first entry): it records from where it is
   // stopped. A syscall it was stopped in restarts there, as it would have. A thread that a

@@ -102,6 +102,10 @@ AuxvInfo parse_auxv(const Bytes& auxv, unsigned word) {
       info.phnum = value;
     } else if (type == AT_PHENT) {
       info.phent = value;
+    } else if (type == AT_ENTRY) {
+      info.entry = value;
+    } else if (type == AT_BASE) {
+      info.interpreter = value;
     }
   }
   return info;

@@ -20,6 +20,8 @@ struct AuxvInfo {
   Addr phdr = 0;   // AT_PHDR
   Addr phnum = 0;  // AT_PHNUM
   Addr phent = 0;  // AT_PHENT
+  Addr entry = 0;  // AT_ENTRY: where the program starts once the dynamic linker has done
+  Addr interpreter = 0;  // AT_BASE: where its dynamic linker is loaded (0: none, a static program)
 };
 // (type, value) records of two words up to AT_NULL.
 AuxvInfo parse_auxv(const Bytes& auxv, unsigned word = 8);

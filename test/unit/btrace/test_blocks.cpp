@@ -89,6 +89,16 @@ TEST_CASE("blocks_from_samples: a gap becomes GDB's gap block, never a branch", 
   CHECK(kGapBlock.end < kGapBlock.begin);  // what GDB's BTS decoder takes for a gap
 }
 
+TEST_CASE("blocks_from_samples: two gaps in a row are one", "[blocks][gap]") {
+  using tracer::kGapBlock;
+  // (a thread run natively to one stop and then to another before the in-process recorder came in)
+  std::vector<BranchSample> s = {{0x1000, 0x2000}, BranchSample::gap(0x3000), BranchSample::gap(0x3800),
+                                 {0x3808, 0x4000}};
+  CHECK(blocks_from_samples(s, 0x4004, false) == Blocks{{0x4000, 0x4004}, {0x3800, 0x3808}, kGapBlock});
+  std::vector<BranchSample> first = {BranchSample::gap(0x3000), BranchSample::gap(0x3800), {0x3808, 0x4000}};
+  CHECK(blocks_from_samples(first, 0x4004, false) == Blocks{{0x4000, 0x4004}, {0x3800, 0x3808}});
+}
+
 TEST_CASE("blocks_from_samples: samples in two pieces (a wrapped ring) read as one list", "[blocks][gap]") {
   const std::vector<BranchSample> s = {{0x1010, 0x2000}, BranchSample::gap(0x2800), {0x2810, 0x3000},
                                        {0xffffffff81000000, 0x3004}, {0x3008, 0x4000}};

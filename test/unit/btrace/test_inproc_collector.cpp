@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "test/support/fake_collector_host.hpp"
@@ -26,6 +27,7 @@ class FakePort final : public tracer::RecorderPort {
   int entries = 0;
   bool refuse = false;
   bool not_yet = false;
+  std::optional<tracer::Addr> entry;  // comes_in_at()
   std::map<tracer::Tid, tracer::Tid> waits_for;  // tid -> the thread holding the translation lock
 
   base::Result<void> enter(tracer::Tid tid) override {
@@ -46,6 +48,7 @@ class FakePort final : public tracer::RecorderPort {
     in.erase(tid);
     return where[tid];
   }
+  std::optional<tracer::Addr> comes_in_at() override { return entry; }
   bool inside(tracer::Tid tid) const override { return in.contains(tid); }
   base::Result<tracer::RecordedBranches> take(tracer::Tid tid) override {
     return std::exchange(recorded[tid], tracer::RecordedBranches{});
@@ -136,10 +139,41 @@ TEST_CASE("inproc: a recorder that cannot come in yet leaves the thread native t
   CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));  // runs natively
   f.host.regs[kTid][ax::kRip] = 0x1003;
   f.c.thread_stopped(kTid, f.host);
-  CHECK(f.samples() == std::vector<BranchSample>{BranchSample::gap(0x1003)});
+  CHECK(f.samples().empty());  // nothing recorded before it: its history starts here
+  // GDB steps the call: recorded as SoftStep records it; then natively again, to GDB's breakpoint.
+  CHECK(f.c.wants_step(kTid, 0x1003, 0, true, f.host));
+  f.host.regs[kTid][ax::kRip] = 0x1020;
+  f.host.si_codes[kTid] = 2;  // TRAP_TRACE
+  CHECK(f.c.stepped(kTid, 0x1020, f.host) == tracer::StepVerdict::Stepped);
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1020, 0, false, f.host));
+  f.host.planted.insert(0x1000);
+  f.host.regs[kTid][ax::kRip] = 0x1001;  // trapped on it
+  f.host.si_codes[kTid] = 0x80;          // SI_KERNEL
+  f.c.thread_stopped(kTid, f.host);
+  CHECK(f.samples() == std::vector<BranchSample>{{0x1003, 0x1020}, BranchSample::gap(0x1000)});
   f.port.not_yet = false;  // libc loaded: the next resume enters
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  CHECK(f.port.inside(kTid));
+}
+
+TEST_CASE("inproc: after an exec the thread runs natively to the program's entry, and enters there", "[inproc]") {
+  Fixture f;
+  f.port.not_yet = true;  // (the dynamic linker has not loaded libc yet)
+  f.port.entry = 0x1003;
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));  // runs natively ...
+  CHECK(f.host.planted == std::set<tracer::Addr>{0x1003});     // ... to an int3 at the entry
+  f.host.regs[kTid][ax::kRip] = 0x1004;                        // trapped on it
+  f.host.si_codes[kTid] = 0x80;                                // SI_KERNEL
+  f.c.thread_stopped(kTid, f.host);
+  CHECK(f.samples().empty());  // (nothing recorded before: its history starts there)
+  f.port.not_yet = false;
   CHECK_FALSE(f.c.wants_step(kTid, 0x1003, 0, false, f.host));
   CHECK(f.port.inside(kTid));
+  // A fork child before its exec has no entry to wait at: natively to its next stop.
+  Fixture child;
+  child.port.not_yet = true;
+  CHECK_FALSE(child.c.wants_step(kTid, 0x1000, 0, false, child.host));
+  CHECK(child.host.planted.empty());
 }
 
 TEST_CASE("inproc: a thread waiting for the translation lock a stopped thread holds leaves after it", "[inproc]") {
