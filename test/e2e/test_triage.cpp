@@ -799,6 +799,9 @@ TEST_CASE("triage: a test that `timeout -s TERM` ends is terminated by SIGTERM f
   const std::string collector = GENERATE(from_range(fast_collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
+  if (collector == "inproc") {
+    HS_SKIP("inproc: a shell's wait for a child it signalled can hang now and then (known: issue 43)");
+  }
   const std::string page = temp_path("term.html");
   auto t = run_triage({"--btrace=" + collector, "--github-annotations", "--html=" + page}, "/usr/bin/timeout",
                       {"-s", "TERM", "2", e2e::prog_path("sleeper"), "60"});
@@ -1100,6 +1103,10 @@ TEST_CASE("triage: a program killed from outside (SIGKILL): each thread's histor
   const std::string collector = GENERATE(from_range(collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
+  if (collector == "inproc") {
+    HS_SKIP("inproc: the rings are in the program's memory, which SIGKILL takes with it: the history ends at "
+            "its last stop (rings shared with the server: issue 43)");
+  }
   const std::string json_path = temp_path("killed.json");
   const std::string page = temp_path("killed.html");
   e2e::Child child({.argv = {e2e::server_path(), "triage", "--btrace=" + collector, "--json=" + json_path,

@@ -540,12 +540,10 @@ base::Result<TakenSamples> RecorderLink::take(Tid tid) {
 }
 
 RecorderLink RecorderLink::for_fork_child(Pid child) const {
-  RecorderLink link(*kernel_, child, loader_);
-  link.handle_ = handle_;
-  link.api_ = api_;
-  link.entry_ = entry_;
-  link.stubs_ = stubs_;
-  link.translator_slot_ = translator_slot_;
+  RecorderLink link = *this;  // (the library's addresses)
+  link.pid_ = child;
+  link.threads_.clear();
+  link.held_.clear();
   return link;
 }
 
