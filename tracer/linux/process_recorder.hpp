@@ -16,6 +16,12 @@ namespace tracer {
 
 struct Process;
 
+// After an exec: where the dynamic linker hands over to the program.
+struct RecorderHandover {
+  Addr entry = 0;      // the program's entry (0: handed over, or no dynamic linker to wait for)
+  std::string linker;  // the dynamic linker's file, whose code runs until then
+};
+
 class ProcessRecorder final : public RecorderPort {
  public:
   ProcessRecorder(Process& p, std::string library) : p_(p), library_(std::move(library)) {}
@@ -60,11 +66,7 @@ class ProcessRecorder final : public RecorderPort {
   std::optional<base::Error> load_failed_;  // once: every later entry would fail the same way
   std::vector<Addr> translated_with_;       // the core's int3s when the translations began
   bool code_written_ = false;
-  struct Handover {
-    Addr entry = 0;      // the program's (0: handed over, or no dynamic linker to wait for)
-    std::string linker;  // the dynamic linker's file, whose code runs until then
-  };
-  std::optional<Handover> handover_;
+  std::optional<RecorderHandover> handover_;
 };
 
 }  // namespace tracer
