@@ -29,7 +29,7 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
   }
   if (auto entered = port->enter(tid); !entered) {
     if (entered.error().code == base::Errc::not_yet) {
-      // (after an exec, before libc is loaded; a fork child before its exec) Faster run natively
+      // (after an exec, before the dynamic linker has handed over; inside a syscall) Faster run natively
       // to the next stop, a gap there, than stepped: the recorder is asked again at the next
       // resume, at the program's entry point at the latest (the dynamic linker's start-up is
       // the gap).

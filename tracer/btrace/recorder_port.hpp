@@ -34,8 +34,8 @@ class RecorderPort {
  public:
   virtual ~RecorderPort() = default;
   // Moves stopped tid into the cache: it records from where it stands when it runs. Errc::not_yet:
-  // the recorder cannot come in yet (the program has not loaded its dlopen: after an exec; a
-  // fork child until its exec); another error: it never will.
+  // the recorder cannot come in yet (after an exec, until the dynamic linker has handed over;
+  // a thread stopped inside a system call); another error: it never will.
   virtual base::Result<void> enter(Tid tid) = 0;
   // Where a thread can enter when enter() says not yet: after an exec, the program's entry
   // point (the dynamic linker has loaded and started libc by then). Nothing: not before the

@@ -35,11 +35,12 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
     // now would come in the middle of it.
     return base::make_error(base::Errc::not_yet, "the dynamic linker has not handed over to the program yet");
   }
-  const bool no_calls = inside_syscall(p_.kernel, tid);
+  // (Asked only where a call would be needed: not on every entry.)
+  auto no_calls = [&] { return inside_syscall(p_.kernel, tid); };
   auto no_calls_now = [&] {
     return base::make_error(base::Errc::not_yet, "stopped inside a system call, where no call into the program may run");
   };
-  if ((!link_ || !link_->knows(tid)) && no_calls) {
+  if ((!link_ || !link_->knows(tid)) && no_calls()) {
     return no_calls_now();  // (the recorder to load or settle, the thread's block to make)
   }
   if (!link_ && inherited_) {
@@ -74,7 +75,7 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
   }
   if (auto sites = int3_sites();
       (sites != translated_with_ || code_written_ || link_->cache_stale()) && !link_->any_inside()) {
-    if (no_calls) {
+    if (no_calls()) {
       return no_calls_now();
     }
     // The cache holds code as it was (an int3 that is no longer there, none where one is now,
