@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # triage_bench.sh - what `hindsight triage` costs: wall time of a C test program and of a
 # Python test run, native and under triage with each history collector, in one run (medians
-# of $RUNS; the slow collectors run once, capped at $CAP seconds).
+# of $RUNS for native, inproc and dbt; the slow collectors run once, capped at $CAP seconds).
+# A run that did not end as the program does natively (status 0) shows as "failed".
 #   C:      bench/progs/qsort.c sorting $N ints (a test binary doing real work)
 #   Python: python3 -m unittest bench/progs/test_sample.py
 # Process trees (triage follows every descendant), each beside Valgrind's own floor
@@ -12,37 +13,43 @@
 #           in the recorder's directory (sampled every 0.1 s)
 #
 #   bench/triage_bench.sh [PATH_TO_HINDSIGHT]      (default: build/server/hindsight)
-# Environment: N (20000), RUNS (3), CAP (300), COLLECTORS ("dbt soft step"),
-# WORKLOADS ("c python driver spawn many"), DRIVER (200), MANY (2000), TREE_COLLECTORS ("dbt").
+# Environment: N (20000), RUNS (3), CAP (300), COLLECTORS ("inproc dbt soft step"),
+# WORKLOADS ("c python driver spawn many"), DRIVER (200), MANY (2000), TREE_COLLECTORS ("inproc dbt").
 set -u
 source "$(dirname "$0")/common.sh"
 N=${N:-20000}
 RUNS=${RUNS:-3}
 CAP=${CAP:-300}
-COLLECTORS=${COLLECTORS:-dbt soft step}
+COLLECTORS=${COLLECTORS:-inproc dbt soft step}
 WORKLOADS=${WORKLOADS:-c python driver spawn many}
 DRIVER=${DRIVER:-200}
 MANY=${MANY:-2000}
-TREE_COLLECTORS=${TREE_COLLECTORS:-dbt}
+TREE_COLLECTORS=${TREE_COLLECTORS:-inproc dbt}
 
 WORK=$(mktemp -d /tmp/hindsight-triage-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cc -O2 -g -o "$WORK/qsort" "$HERE/progs/qsort.c" || exit 1
 
-seconds() {  # CMD...: wall seconds of one run ("cap" when it ran out of time)
+seconds() {  # CMD...: wall seconds of one run ("cap" when it ran out of time, "failed" if not status 0)
   local start end
   start=$(date +%s.%N)
   timeout "$CAP" "$@" >/dev/null 2>&1
   local rc=$?
   end=$(date +%s.%N)
   if [ "$rc" = 124 ]; then echo cap; return; fi
+  if [ "$rc" != 0 ]; then echo failed; return; fi
   awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }'
 }
 
-median_of() {  # RUNS CMD...: median seconds
+median_of() {  # RUNS CMD...: median seconds (or "cap"/"failed" if any run was)
   local runs=$1
   shift
-  for _ in $(seq "$runs"); do seconds "$@"; echo; done | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+  local all
+  all=$(for _ in $(seq "$runs"); do seconds "$@"; echo; done | grep .)
+  for word in failed cap; do
+    if grep -qx "$word" <<<"$all"; then echo "$word"; return; fi
+  done
+  sort -g <<<"$all" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
 row() {  # LABEL CMD...
@@ -53,10 +60,12 @@ row() {  # LABEL CMD...
   printf "%-34s %10s s\n" "$label: native" "$native"
   for c in $COLLECTORS; do
     local runs=$RUNS t
-    [ "$c" = dbt ] || runs=1
+    case "$c" in inproc | dbt) ;; *) runs=1 ;; esac
     t=$(median_of "$runs" "$HINDSIGHT" triage --btrace="$c" -- "$@")
     if [ "$t" = cap ]; then
       printf "%-34s %10s   (not done in %s s)\n" "$label: triage --btrace=$c" ">$CAP" "$CAP"
+    elif [ "$t" = failed ]; then
+      printf "%-34s %10s\n" "$label: triage --btrace=$c" "failed"
     else
       printf "%-34s %10s s  %8.1fx native\n" "$label: triage --btrace=$c" "$t" "$(awk -v a="$t" -v b="$native" 'BEGIN { print a / b }')"
     fi
@@ -82,6 +91,8 @@ tree_row() {  # LABEL CMD...: native, Valgrind's floor, triage under each tree c
     t=$(median_of "$RUNS" "$HINDSIGHT" triage --btrace="$c" -- "$@")
     if [ "$t" = cap ]; then
       printf "%-40s %10s   (not done in %s s)\n" "$label: triage --btrace=$c" ">$CAP" "$CAP"
+    elif [ "$t" = failed ]; then
+      printf "%-40s %10s\n" "$label: triage --btrace=$c" "failed"
     else
       printf "%-40s %10s s  %8sx native  %6sx the floor\n" "$label: triage --btrace=$c" "$t" "$(ratio "$t" "$native")" \
         "$(ratio "$t" "$floor")"

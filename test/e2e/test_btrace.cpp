@@ -202,6 +202,27 @@ TEST_CASE("tracing across a signal handler keeps the history whole", "[e2e][btra
   CHECK_THAT(out.gdb, ContainsRegex(R"(\t\s*handler\n\d+\t\s+leaf\n\d+\t\s+handler\n\d+\t\s+__restore_rt\n)"));
 }
 
+TEST_CASE(
+    "a program waiting for its children as a shell does (sigsuspend, SIGCHLD) wakes at each child's end",
+    "[e2e][btrace][signals]") {
+  const std::string collector = GENERATE("soft", "dbt", "inproc");
+  INFO("collector " << collector);
+  SKIP_IF_NOT_BUILT(collector);
+  auto out = e2e::run_gdb({.program = "waiter",
+                           .commands = {"break main", "continue", "record btrace", "break on_child",
+                                        "continue", "record function-call-history", "delete", "continue"},
+                           .args = {"3"},
+                           .server_flags = collector_flags(collector)});
+  INFO(out.transcript());
+  check_clean(out.gdb);
+  CHECK_THAT(out.server_out, Contains("round 1: the child exited with 1\nround 2: the child exited with 2\n"
+                                      "round 3: the child was killed by signal 9\nwaited for every child\n"));
+  CHECK_THAT(out.gdb, Contains("Breakpoint 2, on_child ("));
+  // The signal came in sigsuspend, and the handler ran recorded.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+\t\w*sigsuspend\n\d+\ton_child\n)"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
 TEST_CASE("record stop ends tracing; the program runs on untraced", "[e2e][btrace]") {
   const std::string collector = GENERATE("step", "soft", "dbt", "inproc");
   INFO("collector " << collector);

@@ -794,14 +794,11 @@ TEST_CASE("triage | head: its stdout closing does not end triage: the program's 
   std::filesystem::remove(json_path);
 }
 
-TEST_CASE("triage: a test that `timeout -s TERM` ends is terminated by SIGTERM from timeout, no crash (soft, dbt)",
+TEST_CASE("triage: a test that `timeout -s TERM` ends is terminated by SIGTERM from timeout, no crash",
           "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(fast_collectors()));
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
-  if (collector == "inproc") {
-    HS_SKIP("inproc: a shell's wait for a child it signalled can hang now and then (known: issue 43)");
-  }
   const std::string page = temp_path("term.html");
   auto t = run_triage({"--btrace=" + collector, "--github-annotations", "--html=" + page}, "/usr/bin/timeout",
                       {"-s", "TERM", "2", e2e::prog_path("sleeper"), "60"});

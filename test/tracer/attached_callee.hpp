@@ -20,11 +20,12 @@
 namespace test_tracer {
 
 // tracer_callee started with `rounds` sleeps of 100 ms (and `workers` threads doing the same),
-// every thread attached once it said "ready" (so each is stopped inside nanosleep), and
-// detached and waited for by finish().
+// every thread attached once it said "ready" (so each is stopped inside nanosleep, or in
+// sigsuspend with then = "suspend"), and detached and waited for by finish(). then: what it
+// does after (callee.c).
 class AttachedCallee {
  public:
-  explicit AttachedCallee(int rounds, int workers = 0) {
+  explicit AttachedCallee(int rounds, int workers = 0, const std::string& then = "") {
     int fds[2];
     REQUIRE(::pipe(fds) == 0);
     pid_ = ::fork();
@@ -35,13 +36,13 @@ class AttachedCallee {
       const std::string path = prog("callee");
       const std::string n = std::to_string(rounds);
       const std::string w = std::to_string(workers);
-      ::execl(path.c_str(), path.c_str(), n.c_str(), w.c_str(), static_cast<char*>(nullptr));
+      ::execl(path.c_str(), path.c_str(), n.c_str(), w.c_str(), then.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
     ::close(fds[1]);
     out_ = fds[0];
     REQUIRE(read_some().find("ready") != std::string::npos);
-    ::usleep(20 * 1000);  // inside its first nanosleep
+    ::usleep(20 * 1000);  // inside its first nanosleep (or its sigsuspend)
     tids_ = tracer::procfs::task_ids(pid_);
     REQUIRE(tids_.size() == static_cast<std::size_t>(workers) + 1);
     for (tracer::Tid tid : tids_) {

@@ -2,6 +2,7 @@
 // it slept in nanosleep: the result, the thread's registers exactly as before, the sleep
 // restarted, a fault or a hang abandoned, a signal held, and a library loaded with dlopen.
 #include <dlfcn.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "arch/x86/register_layout.hpp"
 #include "test/support/skip.hpp"
 #include "test/tracer/attached_callee.hpp"
 #include "test/tracer/live_support.hpp"
@@ -89,6 +91,54 @@ TEST_CASE("a signal that comes during an inferior call is held and named, not de
   CHECK(outcome.held_signals[0] == SIGUSR1);
   // Not sent again here: SIGUSR1 would end the program.
   callee.check_ends_with("ticks=2 calls=1 cut=0\n");
+}
+
+TEST_CASE("an inferior call at a fork's event stop lets the fork end first: the program gets the child's pid",
+          "[tracer][inferior_call]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(1, 0, "fork");
+  auto& kernel = callee.kernel();
+  const tracer::Pid pid = callee.pid();
+  REQUIRE(kernel.set_options(pid, PTRACE_O_TRACEFORK).ok());
+  REQUIRE(kernel.resume(pid, false, 0).ok());
+  auto st = kernel.wait_for(pid);
+  REQUIRE(st.ok());
+  REQUIRE(WIFSTOPPED(*st));
+  REQUIRE((*st >> 16) == PTRACE_EVENT_FORK);  // inside fork: rax is not its result yet
+  auto child = kernel.event_message(pid);
+  REQUIRE(child.ok());
+  auto child_start = kernel.wait_for(static_cast<tracer::Tid>(*child));
+  REQUIRE(child_start.ok());
+  REQUIRE(kernel.detach(static_cast<tracer::Tid>(*child), 0).ok());
+
+  InferiorCall add{symbol("callee", "callee_add"),
+                   {CallArg::of(40), CallArg::of(2), CallArg::data_at(0)},
+                   text_bytes("hello")};
+  auto outcome = tracer::call_function(kernel, pid, pid, add);
+  REQUIRE(outcome.result.ok());
+  CHECK(*outcome.result == 47);
+  CHECK(registers_of(kernel, pid).gpr[arch::x86::kRax] == *child);  // fork's own result, kept
+  // (A call that took the result's place: fork would say -ENOSYS, "fork=lost".)
+  callee.check_ends_with("ticks=1 calls=0 cut=0 fork=child\n");  // (calls was printed before the fork)
+}
+
+TEST_CASE(
+    "no inferior call runs on a thread waiting in sigsuspend: the program's mask would come back too early",
+    "[tracer][inferior_call]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(0, 0, "suspend");
+  auto& kernel = callee.kernel();
+  auto why = tracer::call_refused(kernel, callee.pid());
+  REQUIRE(why.has_value());
+  CHECK_THAT(*why, Catch::Contains("waits under its own signal mask"));
+  InferiorCall add{
+      symbol("callee", "callee_add"), {CallArg::of(1), CallArg::of(2), CallArg::data_at(0)}, text_bytes("")};
+  auto outcome = tracer::call_function(kernel, callee.pid(), callee.pid(), add);
+  REQUIRE_FALSE(outcome.result.ok());
+  CHECK(outcome.result.error().code == base::Errc::not_yet);
+  // Untouched: its handler ends sigsuspend, which gives it back its own mask.
+  REQUIRE(::kill(callee.pid(), SIGUSR1) == 0);
+  callee.check_ends_with("sigsuspend=EINTR usr1=blocked\n");
 }
 
 TEST_CASE("an inferior call to the program's dlopen loads a library into the running program",

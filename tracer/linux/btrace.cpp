@@ -10,6 +10,7 @@
 #include "tracer/btrace/bts_decode.hpp"
 #include "tracer/btrace/collector_factories.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
+#include "tracer/linux/inferior_call.hpp"
 #include "tracer/linux/linux_target.hpp"
 
 namespace tracer {
@@ -141,12 +142,16 @@ void LinuxTarget::take_recorder_out(Process& p) {
   if (!p.recorder) {
     return;
   }
-  Tid caller = 0;
+  Tid caller = 0;  // a stopped thread: one where a call may run, if there is one
   for (const auto& [tid, t] : p.threads) {
-    if (t.stopped()) {
+    if (!t.stopped()) {
+      continue;
+    }
+    if (!call_refused(kernel_, tid)) {
       caller = tid;
       break;
     }
+    caller = caller != 0 ? caller : tid;
   }
   if (auto out = caller != 0 ? p.recorder->unload(caller) : base::Result<void>(base::make_error(base::Errc::invalid, "no stopped thread"));
       !out) {

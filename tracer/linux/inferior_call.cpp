@@ -4,11 +4,13 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <thread>
 
 #include "arch/x86/register_layout.hpp"
 #include "base/log.hpp"
+#include "tracer/linux/syscall_restart.hpp"
 
 namespace tracer {
 namespace {
@@ -21,6 +23,39 @@ constexpr std::uint64_t kReturnAddress = 0;  // the call's return faults there: 
 constexpr std::uint64_t kDirectionFlag = 1u << 10;
 constexpr std::uint64_t kTrapFlag = 1u << 8;
 constexpr int kArgRegisters[] = {gpr::kRdi, gpr::kRsi, gpr::kRdx, gpr::kRcx, gpr::kR8, gpr::kR9};
+
+constexpr std::uint64_t kCs32 = 0x23;  // the code segment of a 32-bit program
+
+// The system calls that wait under a mask of their own and put the program's back only once a
+// handler has run, or at the next return to the program (x86-64 and i386 numbers).
+bool waits_under_own_mask(std::int64_t nr, bool i386) {
+  // rt_sigsuspend, pselect6, ppoll, epoll_pwait, io_pgetevents, epoll_pwait2; i386 adds
+  // sigsuspend and the _time64 forms.
+  static constexpr std::int64_t k64[] = {130, 270, 271, 281, 333, 441};
+  static constexpr std::int64_t k32[] = {72, 179, 308, 309, 319, 385, 413, 414, 416, 441};
+  return i386 ? std::find(std::begin(k32), std::end(k32), nr) != std::end(k32)
+              : std::find(std::begin(k64), std::end(k64), nr) != std::end(k64);
+}
+
+// Stopped inside a system call (rax holds -ENOSYS until the call returns), at an event after
+// which it can go on to its end: its result is known once it has.
+enum class InsideSyscall { no, finishes, cannot_finish };
+
+InsideSyscall inside_syscall(Kernel& kernel, Tid tid, const RawRegisters& regs) {
+  if (static_cast<std::int64_t>(regs.gpr[gpr::kOrigRax]) < 0 ||
+      static_cast<std::int64_t>(regs.gpr[gpr::kRax]) != -ENOSYS) {
+    return InsideSyscall::no;
+  }
+  auto si = kernel.get_siginfo(tid);
+  const int event = si && si->si_signo == SIGTRAP ? si->si_code >> 8 : 0;
+  switch (event) {
+    case PTRACE_EVENT_CLONE:
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_EXEC:
+    case PTRACE_EVENT_VFORK_DONE: return InsideSyscall::finishes;
+    default: return InsideSyscall::cannot_finish;  // (vfork, exit, a syscall stop)
+  }
+}
 
 Bytes le64(std::uint64_t v) {
   Bytes out(8);
@@ -138,10 +173,49 @@ base::Result<std::uint64_t> run_call(Kernel& kernel, Pid pid, Tid tid, const Inf
   }
 }
 
+// Runs the rest of the system call tid is stopped in; its result in the registers.
+base::Result<void> finish_syscall(Kernel& kernel, Pid pid, Tid tid, RawRegisters& regs,
+                                  std::vector<int>& held) {
+  Frame to_end{regs, regs.gpr[gpr::kRsp] - 8};  // (its return lands on the call's own end)
+  to_end.regs.gpr[gpr::kRip] = kReturnAddress;
+  if (auto w = kernel.write_registers(tid, to_end.regs, false); !w) {
+    return w;
+  }
+  auto result = run_call(kernel, pid, tid, InferiorCall{}, to_end, held);
+  if (!result) {
+    return result.error();
+  }
+  regs.gpr[gpr::kRax] = *result;
+  regs.gpr[gpr::kOrigRax] = static_cast<std::uint64_t>(-1);  // (done: nothing to restart)
+  return base::success();
+}
+
 }  // namespace
+
+std::optional<std::string> call_refused(Kernel& kernel, Tid tid) {
+  RawRegisters regs;
+  if (!kernel.read_gprs(tid, regs)) {
+    return std::nullopt;  // (the call says why)
+  }
+  if (inside_syscall(kernel, tid, regs) == InsideSyscall::cannot_finish) {
+    return "stopped inside a system call that cannot go on to its end now (a vfork waiting for its child, an "
+           "exit)";
+  }
+  if (interrupted_syscall(regs) &&
+      waits_under_own_mask(static_cast<std::int64_t>(regs.gpr[gpr::kOrigRax]), regs.gpr[gpr::kCs] == kCs32)) {
+    return "stopped in a system call that waits under its own signal mask (sigsuspend, ppoll, pselect): a "
+           "call "
+           "would put the program's mask back before its handler ran";
+  }
+  return std::nullopt;
+}
 
 CallOutcome call_function(Kernel& kernel, Pid pid, Tid tid, const InferiorCall& call) {
   CallOutcome outcome;
+  if (auto why = call_refused(kernel, tid)) {
+    outcome.result = base::Error{base::Errc::not_yet, 0, *why};
+    return outcome;
+  }
   RawRegisters saved;
   if (auto r = kernel.read_gprs(tid, saved); !r) {
     outcome.result = r.error();
@@ -151,7 +225,14 @@ CallOutcome call_function(Kernel& kernel, Pid pid, Tid tid, const InferiorCall& 
     outcome.result = r.error();
     return outcome;
   }
-  auto siginfo = kernel.get_siginfo(tid);  // none in an event stop: nothing to restore then
+  auto siginfo = kernel.get_siginfo(tid);
+  if (inside_syscall(kernel, tid, saved) == InsideSyscall::finishes) {
+    if (auto done = finish_syscall(kernel, pid, tid, saved, outcome.held_signals); !done) {
+      (void)kernel.write_registers(tid, saved, true);
+      outcome.result = done.error();
+      return outcome;
+    }
+  }
   auto memory = kernel.memory(pid);
   if (!memory) {
     outcome.result = memory.error();

@@ -5,12 +5,16 @@
 //
 // Only the calling thread runs; the caller has every thread of the process stopped. The thread's
 // registers (the extended state too) are as before the call afterwards, whatever happened, and a
-// syscall the thread was stopped in restarts as it would have. Signals that came for it during
-// the call are not delivered then: the outcome lists them, and the caller sends them again.
+// syscall the thread was stopped in restarts as it would have. A thread stopped inside a system
+// call (a clone, fork, exec or vfork-done event) first finishes it, its result kept: a call from
+// there would take the result's place. Signals that came for it during the call are not delivered
+// then: the outcome lists them, and the caller sends them again.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "base/result.hpp"
@@ -43,8 +47,14 @@ struct CallOutcome {
   std::vector<int> held_signals;  // came for the thread during the call, not delivered
 };
 
-// Runs `call` on `tid` of `pid` (in a signal-delivery or event stop, not a syscall stop) and
-// stops it again where it was. The core's int3s must be out of the way: a trap on one ends the
+// Why no call may run on stopped `tid` now, or nothing. It stands in a system call that cannot
+// finish yet (a vfork waiting for its child, an exit, a syscall stop), or in one that waits under
+// a signal mask of its own (sigsuspend, ppoll, pselect, epoll_pwait): resumed for a call, the
+// kernel would put the program's mask back before its handler ran.
+std::optional<std::string> call_refused(Kernel& kernel, Tid tid);
+
+// Runs `call` on `tid` of `pid` and stops it again where it was (Errc::not_yet where
+// call_refused says why not). The core's int3s must be out of the way: a trap on one ends the
 // call half done (a dlopen holding the loader's lock).
 CallOutcome call_function(Kernel& kernel, Pid pid, Tid tid, const InferiorCall& call);
 

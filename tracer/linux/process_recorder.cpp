@@ -2,6 +2,7 @@
 
 #include "arch/x86/register_layout.hpp"
 #include "base/log.hpp"
+#include "tracer/linux/inferior_call.hpp"
 #include "tracer/linux/process.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
@@ -36,12 +37,16 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
     return base::make_error(base::Errc::not_yet, "the dynamic linker has not handed over to the program yet");
   }
   // (Asked only where a call would be needed: not on every entry.)
-  auto no_calls = [&] { return inside_syscall(p_.kernel, tid); };
-  auto no_calls_now = [&] {
-    return base::make_error(base::Errc::not_yet, "stopped inside a system call, where no call into the program may run");
+  auto calls_refused = [&]() -> base::Result<void> {
+    if (auto why = call_refused(p_.kernel, tid)) {
+      return base::make_error(base::Errc::not_yet, *why);
+    }
+    return base::success();
   };
-  if ((!link_ || !link_->knows(tid)) && no_calls()) {
-    return no_calls_now();  // (the recorder to load or settle, the thread's block to make)
+  if (!link_ || !link_->knows(tid)) {
+    if (auto ok = calls_refused(); !ok) {
+      return ok;  // (the recorder to load or settle, the thread's block to make)
+    }
   }
   if (!link_ && inherited_) {
     if (auto settled = inherited_->settle_in_fork_child(tid); !settled) {
@@ -75,8 +80,8 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
   }
   if (auto sites = int3_sites();
       (sites != translated_with_ || code_written_ || link_->cache_stale()) && !link_->any_inside()) {
-    if (no_calls()) {
-      return no_calls_now();
+    if (auto ok = calls_refused(); !ok) {
+      return ok;
     }
     // The cache holds code as it was (an int3 that is no longer there, none where one is now,
     // a library unmapped, code reprotected and rewritten).

@@ -1,11 +1,9 @@
 #include "tracer/linux/recorder_link.hpp"
 
 #include <dlfcn.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 
 #include "arch/x86/register_layout.hpp"
@@ -14,6 +12,7 @@
 #include "tracer/linux/inferior_call.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
+#include "tracer/linux/syscall_restart.hpp"
 #include "tracer/symbols/symbolizer.hpp"
 
 namespace tracer {
@@ -21,36 +20,12 @@ namespace {
 
 namespace gpr = arch::x86;
 
-// The kernel's "restart me" results (include/linux/errno.h), left in rax of a thread stopped in
-// an interrupted syscall; its restart rewinds rip over the 2-byte syscall instruction.
-constexpr std::int64_t kRestartSys = -512, kRestartNoIntr = -513, kRestartNoHand = -514,
-                       kRestartBlock = -516;
 constexpr int kMaxSteps = 200000;  // out of the dispatcher's translation at worst
 
 Bytes text_bytes(const std::string& text) {
   Bytes out(text.begin(), text.end());
   out.push_back(0);
   return out;
-}
-
-// Does for a thread about to be moved what the kernel would do at its resume: a syscall it was
-// stopped in is set to run again (rip back on the syscall instruction), and orig_rax = -1 keeps
-// the kernel from doing it a second time.
-void restart_syscall_here(arch::x86::RawRegisters& regs) {
-  auto& r = regs.gpr;
-  const auto orig = static_cast<std::int64_t>(r[gpr::kOrigRax]);
-  const auto result = static_cast<std::int64_t>(r[gpr::kRax]);
-  if (orig < 0) {
-    return;
-  }
-  if (result == kRestartSys || result == kRestartNoIntr || result == kRestartNoHand) {
-    r[gpr::kRax] = static_cast<std::uint64_t>(orig);
-    r[gpr::kRip] -= 2;
-  } else if (result == kRestartBlock) {
-    r[gpr::kRax] = SYS_restart_syscall;
-    r[gpr::kRip] -= 2;
-  }
-  r[gpr::kOrigRax] = static_cast<std::uint64_t>(-1);
 }
 
 }  // namespace
@@ -82,16 +57,6 @@ bool libc_to_come(Kernel& kernel, Pid pid) {
     }
   }
   return true;
-}
-
-bool inside_syscall(Kernel& kernel, Tid tid) {
-  arch::x86::RawRegisters regs;
-  if (!kernel.read_gprs(tid, regs)) {
-    return false;
-  }
-  // (rax holds -ENOSYS from the call's entry until the call returns)
-  return static_cast<std::int64_t>(regs.gpr[gpr::kOrigRax]) >= 0 &&
-         static_cast<std::int64_t>(regs.gpr[gpr::kRax]) == -ENOSYS;
 }
 
 base::Result<std::uint64_t> RecorderLink::call(Tid tid, Addr function, std::vector<std::uint64_t> args) {
@@ -314,6 +279,10 @@ base::Result<bool> RecorderLink::try_leave(Tid tid, bool stepped) {
     app = link.resume;  // not run since enter(): where it stood (its syscall rewound)
   } else if (translating || (pc >= stubs_ && pc < stubs_ + HS_RECORDER_STUB_BYTES)) {
     return false;  // in the dispatcher: steps on (without a call for each step)
+  } else if (auto to = after_syscall(link, pc)) {
+    // Right after a syscall (stopped in it, maybe in one no call may disturb): the cache says
+    // where, no call needed.
+    app = *to;
   } else {
     auto mapped = call(tid, api_.app_address, {pc, regs.gpr[gpr::kRsp]});
     if (!mapped) {
@@ -350,32 +319,41 @@ base::Result<bool> RecorderLink::try_leave(Tid tid, bool stepped) {
   return true;
 }
 
+std::optional<Addr> RecorderLink::after_syscall(const ThreadLink& link, Addr pc) {
+  auto exited = read_word(link.exit_slot);
+  if (!exited || *exited != 0) {
+    return std::nullopt;  // it ran natively since it entered: pc may be the program's
+  }
+  auto memory = kernel_->memory(pid_);
+  if (!memory) {
+    return std::nullopt;
+  }
+  auto marker = (*memory)->read(pc, HS_RECORDER_AFTER_SYSCALL_BYTES);
+  if (!marker || marker->size() != HS_RECORDER_AFTER_SYSCALL_BYTES ||
+      std::memcmp(marker->data(), HS_RECORDER_AFTER_SYSCALL, 2) != 0) {
+    return std::nullopt;
+  }
+  Addr to = 0;
+  std::memcpy(&to, marker->data() + 2, sizeof to);
+  return to;
+}
+
 base::Result<std::optional<RecorderLink::MovedOut>> RecorderLink::leave_from_syscall(Tid tid) {
   auto it = threads_.find(tid);
   if (it == threads_.end() || !it->second.inside) {
     return std::optional<MovedOut>{};
   }
   ThreadLink& link = it->second;
-  auto exited = read_word(link.exit_slot);
-  if (!exited || *exited != 0) {
-    return std::optional<MovedOut>{};  // it ran natively since it entered: pc may be the program's
-  }
   arch::x86::RawRegisters regs;
   if (auto r = kernel_->read_gprs(tid, regs); !r) {
     return r.error();
   }
   const Addr pc = regs.gpr[gpr::kRip];
-  auto memory = kernel_->memory(pid_);
-  if (!memory) {
-    return memory.error();
-  }
-  auto marker = (*memory)->read(pc, HS_RECORDER_AFTER_SYSCALL_BYTES);
-  if (!marker || marker->size() != HS_RECORDER_AFTER_SYSCALL_BYTES ||
-      std::memcmp(marker->data(), HS_RECORDER_AFTER_SYSCALL, 2) != 0) {
+  auto to = after_syscall(link, pc);
+  if (!to) {
     return std::optional<MovedOut>{};
   }
-  MovedOut out{pc, 0, link.gs_base};
-  std::memcpy(&out.to, marker->data() + 2, sizeof out.to);
+  MovedOut out{pc, *to, link.gs_base};
   regs.gpr[gpr::kRip] = out.to;
   regs.gpr[gpr::kGsBase] = link.gs_base;
   if (auto w = kernel_->write_registers(tid, regs, false); !w) {

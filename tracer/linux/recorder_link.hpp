@@ -30,9 +30,6 @@ base::Result<LoaderCalls> find_loader_calls(Pid pid);
 // pid has a dynamic linker (auxv: AT_BASE) that has not mapped libc yet: right after an exec,
 // its dlopen is still to come.
 bool libc_to_come(Kernel& kernel, Pid pid);
-// Stopped tid is inside a system call (a ptrace event stop: the call goes on when it resumes).
-// A call into the program there would run the rest of the system call and lose its result.
-bool inside_syscall(Kernel& kernel, Tid tid);
 
 // Where a thread stood when it left the cache.
 struct LeftAt {
@@ -73,10 +70,10 @@ class RecorderLink {
   // Errc::not_yet: one waits for the translation lock a thread outside tids holds (it can leave
   // once that one has left); it, and those of tids not out yet, stay in the cache.
   base::Result<std::vector<int>> leave(const std::vector<Tid>& tids);
-  // tid, in the cache and stopped inside a system call it made there (a ptrace event, where no
-  // call into the program may run), moved to the program address after the call, which the
-  // marker after the call's copy holds (recorder_api.h), its own %gs base back. Where it stood
-  // in the cache and where it went; nothing when it was not at such a place.
+  // tid, in the cache and stopped inside a system call it made there (a fork's event: the child
+  // stands at the same place of its copy), moved to the program address after the call, which
+  // the marker after the call's copy holds (recorder_api.h), its own %gs base back. Where it
+  // stood in the cache and where it went; nothing when it was not at such a place.
   struct MovedOut {
     Addr from = 0, to = 0;
     std::uint64_t gs_base = 0;
@@ -135,6 +132,9 @@ class RecorderLink {
   // tid moved to the program's code if it stands where it can be (true), else left as it is.
   // stepped: it was single-stepped there, through the dispatcher's pushfq and popfq.
   base::Result<bool> try_leave(Tid tid, bool stepped);
+  // Where in the program a thread of the cache standing at pc, right after a copied syscall, goes
+  // on (the marker there says), or nothing.
+  std::optional<Addr> after_syscall(const ThreadLink& link, Addr pc);
   // Whether tid, in the dispatcher, waits for the translation lock a thread outside `batch` holds.
   bool waits_outside(Tid tid, const std::vector<Tid>& batch);
   base::Result<void> step(Tid tid, std::vector<int>& held);

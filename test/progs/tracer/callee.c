@@ -2,13 +2,19 @@
  * and a main that sleeps in a syscall meanwhile: `callee N [W]` sleeps N times 100 ms (and so
  * do W worker threads of its own), then says how many ticks it counted and how many sleeps
  * were cut short (none, if a syscall the call interrupted restarts). It prints "ready" first,
- * once its workers run. */
+ * once its workers run. `callee N 0 fork` then forks and says whether fork's result was the
+ * child's pid; `callee 0 0 suspend` instead waits in sigsuspend until a SIGUSR1 and says how
+ * sigsuspend ended. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 volatile long calls;
 
@@ -57,9 +63,47 @@ static void* worker(void* arg) {
   return 0;
 }
 
+static void on_usr1(int sig) {
+  (void)sig;
+}
+
+/* Waits under sigsuspend's mask for SIGUSR1, blocked otherwise: EINTR once its handler ran. */
+static void suspend_for_usr1(void) {
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_usr1;
+  sigaction(SIGUSR1, &action, 0);
+  sigset_t usr1, nothing;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigemptyset(&nothing);
+  sigprocmask(SIG_BLOCK, &usr1, 0);
+  printf("ready\n");
+  fflush(stdout);
+  const int r = sigsuspend(&nothing);
+  sigset_t now;
+  sigprocmask(SIG_BLOCK, 0, &now);
+  printf("sigsuspend=%s usr1=%s\n", r == -1 && errno == EINTR ? "EINTR" : "other",
+         sigismember(&now, SIGUSR1) ? "blocked" : "unblocked");
+}
+
+/* Forks a child that exits at once: whether the parent's fork said the child's pid. */
+static void fork_and_tell(void) {
+  const pid_t child = fork();
+  if (child == 0) {
+    _exit(0);
+  }
+  printf(" fork=%s", child > 0 && waitpid(child, 0, 0) == child ? "child" : "lost");
+}
+
 int main(int argc, char** argv) {
   rounds = argc > 1 ? atoi(argv[1]) : 50;
   const int workers = argc > 2 ? atoi(argv[2]) : 0;
+  const char* then = argc > 3 ? argv[3] : "";
+  if (strcmp(then, "suspend") == 0) {
+    suspend_for_usr1();
+    return 0;
+  }
   pthread_t threads[8];
   for (int i = 0; i < workers && i < 8; ++i) {
     pthread_create(&threads[i], 0, worker, 0);
@@ -77,6 +121,9 @@ int main(int argc, char** argv) {
   printf("ticks=%ld calls=%ld cut=%ld", ticks, calls, cut);
   if (workers > 0) {
     printf(" worker_ticks=%ld worker_cut=%ld", worker_ticks, worker_cut);
+  }
+  if (strcmp(then, "fork") == 0) {
+    fork_and_tell();
   }
   printf("\n");
   return 0;
