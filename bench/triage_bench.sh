@@ -4,11 +4,11 @@
 # of $RUNS for native, inproc and dbt; the slow collectors run once, capped at $CAP seconds).
 # A run that did not end as the program does natively (status 0) shows as "failed".
 #   C:      bench/progs/qsort.c sorting $N ints (a test binary doing real work)
-#   Python: python3 -m unittest bench/progs/test_sample.py
+#   Python: python3 -m unittest (discover) bench/progs/test_sample.py
 # Process trees (triage follows every descendant), each beside Valgrind's own floor
 # (valgrind --tool=none --trace-children=yes: the start-up every process under Valgrind pays):
 #   driver: a shell running $DRIVER short test binaries (qsort of 1000 ints) one after another
-#   spawn:  python3 -m unittest bench/progs/test_spawning.py (tests that start programs)
+#   spawn:  python3 -m unittest (discover) bench/progs/test_spawning.py (tests that start programs)
 #   many:   a shell running $MANY short binaries: wall time, and the peak space the rings take
 #           in the recorder's directory (sampled every 0.1 s)
 #
@@ -74,7 +74,7 @@ row() {  # LABEL CMD...
 
 echo "triage_bench: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 [[ " $WORKLOADS " == *" c "* ]] && row "C qsort of $N ints" "$WORK/qsort" "$N"
-[[ " $WORKLOADS " == *" python "* ]] && row "python3 -m unittest (3 tests)" /usr/bin/python3 -m unittest "$HERE/progs/test_sample.py"
+[[ " $WORKLOADS " == *" python "* ]] && row "python3 -m unittest (3 tests)" /usr/bin/python3 -m unittest discover -s "$HERE/progs" -p test_sample.py
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }'; }
 
@@ -127,7 +127,7 @@ fi
 [[ " $WORKLOADS " == *" driver "* ]] &&
   tree_row "driver of $DRIVER test binaries" /bin/sh -c "for i in \$(seq $DRIVER); do $WORK/unit 1000 >/dev/null || exit 1; done"
 [[ " $WORKLOADS " == *" spawn "* ]] &&
-  SPAWN_PROG="$WORK/unit" tree_row "python3 -m unittest (spawning tests)" /usr/bin/python3 -m unittest "$HERE/progs/test_spawning.py"
+  SPAWN_PROG="$WORK/unit" tree_row "python3 -m unittest (spawning tests)" /usr/bin/python3 -m unittest discover -s "$HERE/progs" -p test_spawning.py
 if [[ " $WORKLOADS " == *" many "* ]]; then
   many=(/bin/sh -c "for i in \$(seq $MANY); do $WORK/unit 100 >/dev/null || { echo \$i > $WORK/failed; exit 1; }; done")
   native=$(seconds "${many[@]}")
