@@ -38,15 +38,14 @@ bool waits_under_own_mask(std::int64_t nr, bool i386) {
 }
 
 // Stopped inside a system call (rax holds -ENOSYS until the call returns), at an event after
-// which it can go on to its end: its result is known once it has.
+// which it can go on to its end (its result is known once it has), or at one where it cannot.
 enum class InsideSyscall { no, finishes, cannot_finish };
 
-InsideSyscall inside_syscall(Kernel& kernel, Tid tid, const RawRegisters& regs) {
+InsideSyscall inside_syscall(const RawRegisters& regs, const base::Result<siginfo_t>& si) {
   if (static_cast<std::int64_t>(regs.gpr[gpr::kOrigRax]) < 0 ||
       static_cast<std::int64_t>(regs.gpr[gpr::kRax]) != -ENOSYS) {
     return InsideSyscall::no;
   }
-  auto si = kernel.get_siginfo(tid);
   const int event = si && si->si_signo == SIGTRAP ? si->si_code >> 8 : 0;
   switch (event) {
     case PTRACE_EVENT_CLONE:
@@ -55,6 +54,20 @@ InsideSyscall inside_syscall(Kernel& kernel, Tid tid, const RawRegisters& regs) 
     case PTRACE_EVENT_VFORK_DONE: return InsideSyscall::finishes;
     default: return InsideSyscall::cannot_finish;  // (vfork, exit, a syscall stop)
   }
+}
+
+// call_refused's answer for a thread stopped with these registers.
+std::optional<std::string> refusal(const RawRegisters& regs, InsideSyscall inside) {
+  if (inside == InsideSyscall::cannot_finish) {
+    return "stopped inside a system call that cannot go on to its end now (a vfork waiting for its child, "
+           "an exit)";
+  }
+  if (interrupted_syscall(regs) &&
+      waits_under_own_mask(static_cast<std::int64_t>(regs.gpr[gpr::kOrigRax]), regs.gpr[gpr::kCs] == kCs32)) {
+    return "stopped in a system call that waits under its own signal mask (sigsuspend, ppoll, pselect): "
+           "a call would put the program's mask back before its handler ran";
+  }
+  return std::nullopt;
 }
 
 Bytes le64(std::uint64_t v) {
@@ -197,36 +210,27 @@ std::optional<std::string> call_refused(Kernel& kernel, Tid tid) {
   if (!kernel.read_gprs(tid, regs)) {
     return std::nullopt;  // (the call says why)
   }
-  if (inside_syscall(kernel, tid, regs) == InsideSyscall::cannot_finish) {
-    return "stopped inside a system call that cannot go on to its end now (a vfork waiting for its child, an "
-           "exit)";
-  }
-  if (interrupted_syscall(regs) &&
-      waits_under_own_mask(static_cast<std::int64_t>(regs.gpr[gpr::kOrigRax]), regs.gpr[gpr::kCs] == kCs32)) {
-    return "stopped in a system call that waits under its own signal mask (sigsuspend, ppoll, pselect): a "
-           "call "
-           "would put the program's mask back before its handler ran";
-  }
-  return std::nullopt;
+  return refusal(regs, inside_syscall(regs, kernel.get_siginfo(tid)));
 }
 
 CallOutcome call_function(Kernel& kernel, Pid pid, Tid tid, const InferiorCall& call) {
   CallOutcome outcome;
-  if (auto why = call_refused(kernel, tid)) {
-    outcome.result = base::Error{base::Errc::not_yet, 0, *why};
-    return outcome;
-  }
   RawRegisters saved;
   if (auto r = kernel.read_gprs(tid, saved); !r) {
     outcome.result = r.error();
+    return outcome;
+  }
+  auto siginfo = kernel.get_siginfo(tid);
+  const InsideSyscall inside = inside_syscall(saved, siginfo);
+  if (auto why = refusal(saved, inside)) {
+    outcome.result = base::Error{base::Errc::not_yet, 0, *why};
     return outcome;
   }
   if (auto r = kernel.read_xstate(tid, saved); !r) {
     outcome.result = r.error();
     return outcome;
   }
-  auto siginfo = kernel.get_siginfo(tid);
-  if (inside_syscall(kernel, tid, saved) == InsideSyscall::finishes) {
+  if (inside == InsideSyscall::finishes) {
     if (auto done = finish_syscall(kernel, pid, tid, saved, outcome.held_signals); !done) {
       (void)kernel.write_registers(tid, saved, true);
       outcome.result = done.error();
