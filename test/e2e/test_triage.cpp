@@ -681,7 +681,9 @@ TEST_CASE("triage under dbt: a setuid program in the tree runs natively, as it m
 }
 
 TEST_CASE("triage: a descendant killed from outside (SIGKILL): reported with what it recorded", "[e2e][triage]") {
-  const std::string collector = GENERATE(as<std::string>{}, "dbt", "soft");
+  // (inproc: what the child recorded up to the tree's last stop, `sleep`'s end; the shell's
+  // wait for it, in sigsuspend, once hung there.)
+  const std::string collector = GENERATE(as<std::string>{}, "dbt", "soft", "inproc");
   INFO("collector " << collector);
   SKIP_UNLESS_COLLECTOR(collector);
   const std::string script = e2e::prog_path("sleeper") + " > /dev/null & p=$!; sleep 2; kill -9 $p; wait $p; echo \"child $?\"";

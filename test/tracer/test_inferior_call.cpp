@@ -138,7 +138,7 @@ TEST_CASE(
   CHECK(outcome.result.error().code == base::Errc::not_yet);
   // Untouched: its handler ends sigsuspend, which gives it back its own mask.
   REQUIRE(::kill(callee.pid(), SIGUSR1) == 0);
-  callee.check_ends_with("sigsuspend=EINTR usr1=blocked\n");
+  callee.check_ends_with("sigsuspend=EINTR usr1=blocked handled=1\n");
 }
 
 TEST_CASE("an inferior call to the program's dlopen loads a library into the running program",

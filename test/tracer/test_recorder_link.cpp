@@ -3,10 +3,12 @@
 // (inside nanosleep), its branches recorded with no stop, moved back out to the program's own
 // code, and the library taken out, the program running on to its normal end.
 #include <dlfcn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <span>
 #include <string>
 
@@ -17,6 +19,7 @@
 #include "test/tracer/elf_symbols.hpp"
 #include "test/tracer/live_support.hpp"
 #include "tracer/linux/recorder_link.hpp"
+#include "tracer/linux/syscall_restart.hpp"
 
 using namespace test_tracer;
 
@@ -188,4 +191,101 @@ TEST_CASE("recorder link: every thread of an attached program records into its o
   REQUIRE(link->unload(pid).ok());
   CHECK_FALSE(maps_mention(pid, "libhindsight-recorder.so"));
   callee.check_ends_with("ticks=8 calls=0 cut=0 worker_ticks=16 worker_cut=0\n");
+}
+
+TEST_CASE("recorder link: a thread stopped in the dispatcher runs on to its leave trap, with no step",
+          "[tracer][recorder_link]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(4);
+  auto& kernel = callee.kernel();
+  const pid_t pid = callee.pid();
+  auto link = tracer::RecorderLink::load(kernel, pid, pid, loader_of(kernel, pid), RECORDER_LIB);
+  INFO((link ? std::string("loaded") : link.error().message()));
+  REQUIRE(link.ok());
+  arch::x86::RawRegisters before;
+  REQUIRE(kernel.read_gprs(pid, before).ok());
+  REQUIRE(link->enter(pid).ok());
+  // Stepped through the thread entry and the dispatcher's saves into the translator, which
+  // translates where the thread stood (its nanosleep, rewound to run again).
+  for (int i = 0; i < 40; ++i) {
+    REQUIRE(kernel.resume(pid, true, 0).ok());
+    auto st = kernel.wait_for(pid);
+    REQUIRE(st.ok());
+    REQUIRE(WIFSTOPPED(*st));
+  }
+  auto held = link->leave({pid});
+  INFO((held ? std::string("left") : held.error().message()));
+  REQUIRE(held.ok());
+  CHECK(held->empty());
+  CHECK(link->left_at(pid).steps == 0);  // stepped, the translation took thousands
+  arch::x86::RawRegisters after;
+  REQUIRE(kernel.read_gprs(pid, after).ok());
+  const std::uint64_t stood = before.gpr[arch::x86::kRip] - (tracer::interrupted_syscall(before) ? 2 : 0);
+  CHECK(after.gpr[arch::x86::kRip] == stood);
+  CHECK(after.gpr[arch::x86::kGsBase] == before.gpr[arch::x86::kGsBase]);
+  CHECK((after.gpr[arch::x86::kEflags] & 0x100) == 0);  // no trap flag left from the steps
+  REQUIRE(link->unload(pid).ok());
+  callee.check_ends_with("ticks=4 calls=0 cut=0\n");
+}
+
+namespace {
+
+// Waits (5 s at most) until tid sits in the system call `number` (/proc's syscall file).
+bool waits_in_syscall(pid_t pid, tracer::Tid tid, int number) {
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/syscall");
+    std::string first;
+    if (file >> first && first == std::to_string(number)) {
+      return true;
+    }
+    ::usleep(10 * 1000);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("recorder link: a thread in sigsuspend, moved into the cache and signalled before it ran, "
+          "leaves as the kernel left it: the handler ends sigsuspend",
+          "[tracer][recorder_link]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(2, 0, "suspend");  // two sleeps, then sigsuspend until SIGUSR1
+  auto& kernel = callee.kernel();
+  const pid_t pid = callee.pid();
+  auto link = tracer::RecorderLink::load(kernel, pid, pid, loader_of(kernel, pid), RECORDER_LIB);
+  INFO((link ? std::string("loaded") : link.error().message()));
+  REQUIRE(link.ok());
+  REQUIRE(link->enter(pid).ok());
+  REQUIRE(kernel.resume(pid, false, 0).ok());
+  // In sigsuspend, in the cache, it is stopped, and out, then in again (sigsuspend rewound to
+  // run again there), as the server moves a thread at each stop and resume.
+  REQUIRE(waits_in_syscall(pid, pid, SYS_rt_sigsuspend));
+  REQUIRE(kernel.tgkill(pid, pid, SIGSTOP).ok());
+  auto st = kernel.wait_for(pid);
+  REQUIRE(st.ok());
+  REQUIRE(WIFSTOPPED(*st));
+  REQUIRE(link->leave({pid}).ok());
+  arch::x86::RawRegisters stopped;
+  REQUIRE(kernel.read_gprs(pid, stopped).ok());
+  REQUIRE(tracer::interrupted_syscall(stopped));
+  REQUIRE(link->enter(pid).ok());
+  // SIGUSR1 comes before it ran again: its stop finds it at the cache's entry.
+  REQUIRE(kernel.tgkill(pid, pid, SIGUSR1).ok());
+  REQUIRE(kernel.resume(pid, false, 0).ok());
+  st = kernel.wait_for(pid);
+  REQUIRE(st.ok());
+  REQUIRE(WIFSTOPPED(*st));
+  REQUIRE(WSTOPSIG(*st) == SIGUSR1);
+  REQUIRE(link->leave({pid}).ok());
+  // As the kernel left it, so that the handler makes sigsuspend fail with EINTR (rewound, it
+  // would run again after the handler and wait for ever).
+  arch::x86::RawRegisters after;
+  REQUIRE(kernel.read_gprs(pid, after).ok());
+  REQUIRE(after.gpr[arch::x86::kRip] == stopped.gpr[arch::x86::kRip]);
+  REQUIRE(after.gpr[arch::x86::kRax] == stopped.gpr[arch::x86::kRax]);
+  REQUIRE(after.gpr[arch::x86::kOrigRax] == stopped.gpr[arch::x86::kOrigRax]);
+  // The signal, queued again, is its handler's once detached. (The recorder stays: no call may
+  // run on a thread in sigsuspend.)
+  REQUIRE(kernel.tgkill(pid, pid, SIGUSR1).ok());
+  callee.check_ends_with("sigsuspend=EINTR usr1=blocked handled=1\n");
 }

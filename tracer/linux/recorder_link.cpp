@@ -20,7 +20,9 @@ namespace {
 
 namespace gpr = arch::x86;
 
-constexpr int kMaxSteps = 200000;  // out of the dispatcher's translation at worst
+constexpr int kMaxSteps = 200000;               // to a safe point of the cache at worst
+constexpr int kMaxSignalsWhileLeaving = 1000;  // held while a thread runs to the leave trap
+constexpr std::uint64_t kTrapFlag = 0x100;
 
 Bytes text_bytes(const std::string& text) {
   Bytes out(text.begin(), text.end());
@@ -102,6 +104,7 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
                            {"hs_recorder_ring_of", &link.api_.ring_of},
                            {"hs_recorder_private_stack_top", &link.api_.private_stack_top},
                            {"hs_recorder_stubs", &link.api_.stubs},
+                           {"hs_recorder_leave_slots", &link.api_.leave_slots},
                            {"hs_recorder_translator_slot", &link.api_.translator_slot},
                            {"hs_recorder_app_address", &link.api_.app_address},
                            {"hs_recorder_flush", &link.api_.flush},
@@ -178,9 +181,11 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link) {
   auto exit = resume ? call(tid, api_.exit_slot, {*block}) : resume;
   auto ring = exit ? call(tid, api_.ring_of, {*block}) : exit;
   auto stack = ring ? call(tid, api_.private_stack_top, {*block}) : ring;
-  if (!stack) {
-    return stack.error();
+  auto leave_slots = stack ? call(tid, api_.leave_slots, {*block}) : stack;
+  if (!leave_slots) {
+    return leave_slots.error();
   }
+  link.leave_slots = *leave_slots;
   link.private_stack_top = *stack;
   link.block = *block;
   link.resume_slot = *resume;
@@ -239,7 +244,12 @@ base::Result<void> RecorderLink::enter(Tid tid) {
   if (auto r = kernel_->read_gprs(tid, regs); !r) {
     return r;
   }
+  link.rewound.reset();
+  if (interrupted_syscall(regs)) {
+    link.rewound = ThreadLink::Interrupted{regs.gpr[gpr::kRip], regs.gpr[gpr::kRax], regs.gpr[gpr::kOrigRax]};
+  }
   restart_syscall_here(regs);
+  link.resume = regs.gpr[gpr::kRip];
   if (auto w = write_word(link.resume_slot, regs.gpr[gpr::kRip]); !w) {
     return w;
   }
@@ -247,7 +257,6 @@ base::Result<void> RecorderLink::enter(Tid tid) {
     return w;
   }
   link.gs_base = regs.gpr[gpr::kGsBase];
-  link.resume = regs.gpr[gpr::kRip];
   link.left = LeftAt{};
   regs.gpr[gpr::kGsBase] = link.block;
   regs.gpr[gpr::kRip] = entry_;
@@ -258,16 +267,17 @@ base::Result<void> RecorderLink::enter(Tid tid) {
   return base::success();
 }
 
-base::Result<bool> RecorderLink::try_leave(Tid tid, bool stepped) {
+base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
   auto it = threads_.find(tid);
   if (it == threads_.end() || !it->second.inside) {
-    return true;
+    return Way::out;
   }
   ThreadLink& link = it->second;
   arch::x86::RawRegisters regs;
   if (auto r = kernel_->read_gprs(tid, regs); !r) {
     return r.error();
   }
+  const Addr leave_trap = stubs_ + HS_RECORDER_LEAVE_TRAP_OFFSET;
   std::uint64_t app = 0;
   const Addr pc = regs.gpr[gpr::kRip];
   const Addr sp = regs.gpr[gpr::kRsp];
@@ -276,9 +286,30 @@ base::Result<bool> RecorderLink::try_leave(Tid tid, bool stepped) {
   if (pc == 0) {
     app = 0;  // a jump to 0 faulted there: the program's own address too
   } else if (pc == entry_) {
-    app = link.resume;  // not run since enter(): where it stood (its syscall rewound)
+    // Not run since enter(), or back from a handler's sigreturn: its resume slot says where to.
+    auto resume = read_word(link.resume_slot);
+    if (!resume) {
+      return resume.error();
+    }
+    app = *resume;
+    if (app == link.resume && link.rewound) {
+      // Where it stood, as it stood: its interrupted syscall is the kernel's to restart again.
+      app = link.rewound->rip;
+      regs.gpr[gpr::kRax] = link.rewound->rax;
+      regs.gpr[gpr::kOrigRax] = link.rewound->orig_rax;
+    }
+  } else if (pc == leave_trap + 1) {
+    // Stopped by the leave trap's int3: the program's registers, bound for the target's address.
+    auto to = read_word(link.leave_slots + 8);
+    if (!to) {
+      return to.error();
+    }
+    if (auto w = write_word(link.leave_slots + 16, 0); !w) {
+      return w.error();
+    }
+    app = *to;
   } else if (translating || (pc >= stubs_ && pc < stubs_ + HS_RECORDER_STUB_BYTES)) {
-    return false;  // in the dispatcher: steps on (without a call for each step)
+    return Way::dispatcher;
   } else if (auto to = after_syscall(link, pc)) {
     // Right after a syscall (stopped in it, maybe in one no call may disturb): the cache says
     // where, no call needed.
@@ -294,7 +325,7 @@ base::Result<bool> RecorderLink::try_leave(Tid tid, bool stepped) {
     if (!stepped) {
       base::logf(base::LogCat::ptrace, "thread {}: at {:#x} in the recorder: steps to a way out", tid, pc);
     }
-    return false;
+    return Way::step;
   }
   LeftAt left{app, app == pc && pc != entry_, 0};
   if (link.exit_slot != 0) {
@@ -309,14 +340,14 @@ base::Result<bool> RecorderLink::try_leave(Tid tid, bool stepped) {
   if (stepped) {
     // A pushfq stepped saved the trap flag, and its popfq, stepped too, set it for good: the
     // program would trap after its next instruction.
-    regs.gpr[gpr::kEflags] &= ~std::uint64_t{0x100};
+    regs.gpr[gpr::kEflags] &= ~kTrapFlag;
   }
   if (auto w = kernel_->write_registers(tid, regs, false); !w) {
     return w.error();
   }
   link.inside = false;
   link.left = left;
-  return true;
+  return Way::out;
 }
 
 std::optional<Addr> RecorderLink::after_syscall(const ThreadLink& link, Addr pc) {
@@ -382,6 +413,79 @@ base::Result<void> RecorderLink::step(Tid tid, std::vector<int>& held) {
   return base::success();
 }
 
+base::Result<void> RecorderLink::run_to_leave_trap(const std::vector<Tid>& tids, std::vector<int>& held) {
+  const Addr leave_trap = stubs_ + HS_RECORDER_LEAVE_TRAP_OFFSET;
+  for (Tid tid : tids) {
+    // Asked, and sent to the trap should the dispatcher have read the request already.
+    const ThreadLink& link = threads_[tid];
+    if (auto w = write_word(link.leave_slots + 16, 1); !w) {
+      return w;
+    }
+    if (auto w = write_word(link.leave_slots, leave_trap); !w) {
+      return w;
+    }
+    // Stepped into the dispatcher (by a test, say), the flags its pushfq saved on its private
+    // stack, or its own past the popfq, hold the trap flag: it would trap at every instruction.
+    const Addr saved_flags = link.private_stack_top - 8;
+    if (auto flags = read_word(saved_flags); flags && (*flags & kTrapFlag) != 0) {
+      (void)write_word(saved_flags, *flags & ~kTrapFlag);
+    }
+    arch::x86::RawRegisters regs;
+    if (kernel_->read_gprs(tid, regs) && (regs.gpr[gpr::kEflags] & kTrapFlag) != 0) {
+      regs.gpr[gpr::kEflags] &= ~kTrapFlag;
+      (void)kernel_->write_registers(tid, regs, false);
+    }
+  }
+  std::optional<base::Error> failed;
+  std::vector<Tid> running;
+  for (Tid tid : tids) {
+    if (auto r = kernel_->resume(tid, false, 0); !r) {
+      failed = r.error();
+    } else {
+      running.push_back(tid);
+    }
+  }
+  // Each is waited for, even after one failed: none is left running.
+  for (Tid tid : running) {
+    for (int stops = 0;; ++stops) {
+      auto st = kernel_->wait_for(tid);
+      if (!st) {
+        failed = st.error();
+        break;
+      }
+      if (!WIFSTOPPED(*st)) {
+        threads_.erase(tid);
+        failed = base::make_error(base::Errc::no_thread, "a thread ended while it left the recorder");
+        break;
+      }
+      arch::x86::RawRegisters regs;
+      if (WSTOPSIG(*st) == SIGTRAP && kernel_->read_gprs(tid, regs) && regs.gpr[gpr::kRip] == leave_trap + 1) {
+        break;
+      }
+      if (WSTOPSIG(*st) != SIGTRAP) {
+        held.push_back(WSTOPSIG(*st));
+      }
+      // A fault of the recorder's own would come back at once, for ever.
+      const bool fault = WSTOPSIG(*st) == SIGSEGV || WSTOPSIG(*st) == SIGBUS || WSTOPSIG(*st) == SIGILL ||
+                         WSTOPSIG(*st) == SIGFPE;
+      if (fault || stops == kMaxSignalsWhileLeaving) {
+        failed = base::make_error(base::Errc::failed,
+                                  fmt::format("thread {} stopped by signal {} in the recorder's dispatcher", tid,
+                                              WSTOPSIG(*st)));
+        break;
+      }
+      if (auto r = kernel_->resume(tid, false, 0); !r) {
+        failed = r.error();
+        break;
+      }
+    }
+  }
+  if (failed) {
+    return *failed;
+  }
+  return base::success();
+}
+
 bool RecorderLink::waits_outside(Tid tid, const std::vector<Tid>& batch) {
   auto it = threads_.find(tid);
   auto owner = translator_slot_ != 0 && it != threads_.end() ? read_word(translator_slot_) : base::Result<std::uint64_t>(0);
@@ -406,36 +510,43 @@ base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids)
     }
   }
   std::vector<Tid> inside(tids);
+  std::map<Tid, unsigned> steps;
   for (int round = 0; !inside.empty(); ++round) {
     if (round == kMaxSteps) {
       return base::make_error(base::Errc::timed_out, "a thread did not reach a way out of the recorder");
     }
-    std::vector<Tid> still;
+    std::vector<Tid> stepping, dispatching;
     for (Tid tid : inside) {
-      auto out = try_leave(tid, round > 0);
-      if (!out) {
-        return out.error();
+      auto way = try_leave(tid, round > 0);
+      if (!way) {
+        return way.error();
       }
-      if (!*out) {
-        if (round % 64 == 63 && waits_outside(tid, inside)) {
-          // It stays in the dispatcher for now. The flags its pushfq saved (stepped: the trap
-          // flag set) are the first word on its private stack: its popfq must not set it.
-          const Addr saved_flags = threads_[tid].private_stack_top - 8;
-          if (auto flags = read_word(saved_flags)) {
-            (void)write_word(saved_flags, *flags & ~std::uint64_t{0x100});
-          }
-          held_.insert(held_.end(), held.begin(), held.end());
-          return base::make_error(base::Errc::not_yet, "a thread waits for the translation lock another holds");
-        }
-        if (auto s = step(tid, held); !s) {
-          return s.error();
-        }
-        still.push_back(tid);
+      if (*way != Way::out) {
+        (*way == Way::dispatcher ? dispatching : stepping).push_back(tid);
       }
     }
-    inside = std::move(still);
-    if (inside.empty() && round > 0) {
-      base::logf(base::LogCat::ptrace, "out of the recorder after {} steps", round + 1);
+    for (Tid tid : dispatching) {
+      if (waits_outside(tid, dispatching)) {
+        // It stays in the dispatcher for now.
+        held_.insert(held_.end(), held.begin(), held.end());
+        return base::make_error(base::Errc::not_yet, "a thread waits for the translation lock another holds");
+      }
+    }
+    if (auto r = run_to_leave_trap(dispatching, held); !r) {
+      return r.error();
+    }
+    for (Tid tid : stepping) {
+      if (auto s = step(tid, held); !s) {
+        return s.error();
+      }
+      ++steps[tid];
+    }
+    inside = std::move(stepping);
+    inside.insert(inside.end(), dispatching.begin(), dispatching.end());
+  }
+  for (auto [tid, n] : steps) {
+    if (auto it = threads_.find(tid); it != threads_.end()) {
+      it->second.left.steps = n;
     }
   }
   held.insert(held.end(), held_.begin(), held_.end());

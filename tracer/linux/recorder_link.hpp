@@ -37,6 +37,7 @@ struct LeftAt {
   bool ran_native = false;  // it was running the program's code natively (a way out of the cache
                             // or a run the recorder never saw), not in the cache
   Addr exited_at = 0;       // where it last left the cache for native code (0: never)
+  unsigned steps = 0;       // single-steps it took to a safe point of the cache
 };
 
 // What take() found new in a thread's ring.
@@ -65,8 +66,9 @@ class RecorderLink {
   // parent's double.
   base::Result<void> enter(Tid tid);
   // Moves each of tids back to the program's code, with its %gs as before: one at a safe point
-  // at once, the others stepped in turn until they reach one (a thread may be waiting for the
-  // translation lock another holds). Signals that came meanwhile are held and returned.
+  // at once, those in the dispatcher run on to its leave trap together (one may be waiting for
+  // the translation lock another holds), the others stepped to a safe point. Signals that came
+  // meanwhile are held and returned.
   // Errc::not_yet: one waits for the translation lock a thread outside tids holds (it can leave
   // once that one has left); it, and those of tids not out yet, stay in the cache.
   base::Result<std::vector<int>> leave(const std::vector<Tid>& tids);
@@ -109,14 +111,24 @@ class RecorderLink {
  private:
   struct Api {
     Addr init = 0, new_thread = 0, thread_entry = 0, resume_slot = 0, exit_slot = 0, ring_of = 0,
-         private_stack_top = 0, stubs = 0, translator_slot = 0, app_address = 0, flush = 0, shutdown = 0;
+         private_stack_top = 0, stubs = 0, leave_slots = 0, translator_slot = 0, app_address = 0, flush = 0,
+         shutdown = 0;
   };
   struct ThreadLink {
     Addr block = 0;
     Addr resume_slot = 0, exit_slot = 0, ring = 0;  // in its block
+    Addr leave_slots = 0;  // target, target_app, leave_request (recorder_api.h)
     Addr private_stack_top = 0;
     std::uint64_t gs_base = 0;  // the thread's own, given back when it leaves
-    Addr resume = 0;            // where it stood at enter(), as its block's resume slot says
+    Addr resume = 0;  // where enter() sent it, as it wrote in its block's resume slot
+    // At enter(), an interrupted syscall it rewound to run again, as it stood before (rip, rax,
+    // orig_rax): a thread that leaves without having run gets them back, so that the kernel
+    // still decides the syscall's fate (EINTR for a signal's handler, a restart otherwise).
+    struct Interrupted {
+      Addr rip = 0;
+      std::uint64_t rax = 0, orig_rax = 0;
+    };
+    std::optional<Interrupted> rewound;
     bool inside = false;
     std::uint64_t taken = 0;  // samples of its ring taken so far
     LeftAt left;
@@ -129,15 +141,21 @@ class RecorderLink {
   bool note_if_clone(Tid tid, const arch::x86::RawRegisters& regs);
   base::Result<std::uint64_t> read_word(Addr addr);
   base::Result<void> write_word(Addr addr, std::uint64_t value);
-  // tid moved to the program's code if it stands where it can be (true), else left as it is.
-  // stepped: it was single-stepped there, through the dispatcher's pushfq and popfq.
-  base::Result<bool> try_leave(Tid tid, bool stepped);
+  // Where a thread of the cache stands: moved out already, in the dispatcher (it runs on to the
+  // leave trap), or where it must step on to a safe point.
+  enum class Way { out, dispatcher, step };
+  // tid moved to the program's code if it stands where it can be, else left as it is.
+  // stepped: it was single-stepped there (through a pushfq and popfq, maybe).
+  base::Result<Way> try_leave(Tid tid, bool stepped);
   // Where in the program a thread of the cache standing at pc, right after a copied syscall, goes
   // on (the marker there says), or nothing.
   std::optional<Addr> after_syscall(const ThreadLink& link, Addr pc);
   // Whether tid, in the dispatcher, waits for the translation lock a thread outside `batch` holds.
   bool waits_outside(Tid tid, const std::vector<Tid>& batch);
   base::Result<void> step(Tid tid, std::vector<int>& held);
+  // tids, in the dispatcher, run on to its leave trap (they may wait for each other's
+  // translation lock): no step. Signals that came meanwhile are held.
+  base::Result<void> run_to_leave_trap(const std::vector<Tid>& tids, std::vector<int>& held);
 
   Kernel* kernel_;
   Pid pid_;

@@ -3,8 +3,8 @@
  * do W worker threads of its own), then says how many ticks it counted and how many sleeps
  * were cut short (none, if a syscall the call interrupted restarts). It prints "ready" first,
  * once its workers run. `callee N 0 fork` then forks and says whether fork's result was the
- * child's pid; `callee 0 0 suspend` instead waits in sigsuspend until a SIGUSR1 and says how
- * sigsuspend ended. */
+ * child's pid; `callee N W suspend` instead, after its sleeps, waits in sigsuspend until a
+ * SIGUSR1 and says only how sigsuspend ended and how often the handler ran. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -63,28 +63,34 @@ static void* worker(void* arg) {
   return 0;
 }
 
+static volatile int usr1_handled;
+
 static void on_usr1(int sig) {
   (void)sig;
+  ++usr1_handled;
 }
 
-/* Waits under sigsuspend's mask for SIGUSR1, blocked otherwise: EINTR once its handler ran. */
-static void suspend_for_usr1(void) {
+/* SIGUSR1 handled, and blocked but while waiting for it. */
+static void block_usr1(void) {
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_handler = on_usr1;
   sigaction(SIGUSR1, &action, 0);
-  sigset_t usr1, nothing;
+  sigset_t usr1;
   sigemptyset(&usr1);
   sigaddset(&usr1, SIGUSR1);
-  sigemptyset(&nothing);
   sigprocmask(SIG_BLOCK, &usr1, 0);
-  printf("ready\n");
-  fflush(stdout);
+}
+
+/* Waits under sigsuspend's mask for SIGUSR1: EINTR once its handler ran. */
+static void suspend_for_usr1(void) {
+  sigset_t nothing;
+  sigemptyset(&nothing);
   const int r = sigsuspend(&nothing);
   sigset_t now;
   sigprocmask(SIG_BLOCK, 0, &now);
-  printf("sigsuspend=%s usr1=%s\n", r == -1 && errno == EINTR ? "EINTR" : "other",
-         sigismember(&now, SIGUSR1) ? "blocked" : "unblocked");
+  printf("sigsuspend=%s usr1=%s handled=%d\n", r == -1 && errno == EINTR ? "EINTR" : "other",
+         sigismember(&now, SIGUSR1) ? "blocked" : "unblocked", usr1_handled);
 }
 
 /* Forks a child that exits at once: whether the parent's fork said the child's pid. */
@@ -100,9 +106,9 @@ int main(int argc, char** argv) {
   rounds = argc > 1 ? atoi(argv[1]) : 50;
   const int workers = argc > 2 ? atoi(argv[2]) : 0;
   const char* then = argc > 3 ? argv[3] : "";
-  if (strcmp(then, "suspend") == 0) {
-    suspend_for_usr1();
-    return 0;
+  const int suspend = strcmp(then, "suspend") == 0;
+  if (suspend) {
+    block_usr1();
   }
   pthread_t threads[8];
   for (int i = 0; i < workers && i < 8; ++i) {
@@ -117,6 +123,10 @@ int main(int argc, char** argv) {
   }
   for (int i = 0; i < workers && i < 8; ++i) {
     pthread_join(threads[i], 0);
+  }
+  if (suspend) {
+    suspend_for_usr1();
+    return 0;
   }
   printf("ticks=%ld calls=%ld cut=%ld", ticks, calls, cut);
   if (workers > 0) {

@@ -207,7 +207,7 @@ void emit_after_syscall(Emitter& e, std::uint64_t next) {
   e.u64(next);
 }
 
-void emit_dispatcher(Emitter& e, TranslateFn translate) {
+void emit_dispatcher(Emitter& e, TranslateFn translate, std::uint64_t leave_trap) {
   e.store_gs(&ts().save_rsp, kRsp);
   e.load_gs(kRsp, &ts().private_stack_top);
   e.bytes({0x9c, 0xfc});                          // pushfq; cld (the ABI's direction)
@@ -219,8 +219,14 @@ void emit_dispatcher(Emitter& e, TranslateFn translate) {
   e.load_gs(kR8, &ts().xsave_area);
   e.bytes({0x49, 0x0f, 0xae, 0x20});  // xsave64 [r8]: every enabled component
   e.mov_imm64(kRax, reinterpret_cast<std::uint64_t>(translate));
-  e.bytes({0xff, 0xd0});  // call rax
+  e.bytes({0xff, 0xd0});  // call rax (it sets the block's target)
+  // Asked to leave: to the trap instead (the flags are the pushfq's until the popfq below).
+  e.load_gs(kRax, &ts().leave_request);
+  e.bytes({0x48, 0x85, 0xc0, 0x74, 0});  // test rax, rax; jz over
+  std::uint8_t* over = e.here() - 1;
+  e.mov_imm64(kRax, leave_trap);
   e.store_gs(&ts().target, kRax);
+  *over = static_cast<std::uint8_t>(e.here() - (over + 1));
   e.bytes({0xb8, 0xff, 0xff, 0xff, 0xff, 0xba, 0xff, 0xff, 0xff, 0xff});
   e.load_gs(kR8, &ts().xsave_area);
   e.bytes({0x49, 0x0f, 0xae, 0x28});                                      // xrstor64 [r8]

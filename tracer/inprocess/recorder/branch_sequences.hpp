@@ -55,10 +55,12 @@ void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc);
 // then `next`, the program address after the call), jumped over.
 void emit_after_syscall(Emitter& e, std::uint64_t next);
 
-// Translates (rdi = program address, rsi = the slot to link or 0) and returns the cache address.
-using TranslateFn = std::uint64_t (*)(std::uint64_t target, std::uint64_t link_slot);
+// Translates (rdi = program address, rsi = the slot to link or 0) and sets the block's target
+// (and target_app) to where the thread goes on.
+using TranslateFn = void (*)(std::uint64_t target, std::uint64_t link_slot);
 // The dispatcher: entered with rax = target, rcx = slot or 0, scratch saved; runs translate on
-// the thread's own stack with every register, the flags and the extended state kept.
-void emit_dispatcher(Emitter& e, TranslateFn translate);
+// the thread's own stack with every register, the flags and the extended state kept. Then to
+// the block's target, or to leave_trap when the block's leave request is set.
+void emit_dispatcher(Emitter& e, TranslateFn translate, std::uint64_t leave_trap);
 
 }  // namespace recorder

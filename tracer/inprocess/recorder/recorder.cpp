@@ -57,7 +57,8 @@ struct Recorder {
   AddressMap safe_points;
   CodePages pages;
   BlockTranslator translator{cache, blocks, safe_points, pages};
-  std::uint8_t* stubs = nullptr;  // the dispatcher, then the thread entry
+  std::uint8_t* stubs = nullptr;  // the leave trap, the dispatcher, the thread entry, the maps gate
+  std::uint64_t dispatch = 0;
   std::uint64_t entry = 0;
   std::uint64_t maps_gate = 0;
   std::size_t xsave = 0;
@@ -99,23 +100,32 @@ void forget_translations(Recorder& rec) {
   rec.words.maps_changed.store(0, std::memory_order_relaxed);
 }
 
-std::uint64_t translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
+// The dispatcher's way on: to `to` (a cache address, or the program's own), which stands for the
+// program address `app` (the dispatcher goes to the leave trap instead when the server asked).
+void go_on(ThreadState& t, std::uint64_t to, std::uint64_t app) {
+  t.target_app = app;
+  t.target = to;
+}
+
+void translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
   Recorder& rec = *g_recorder;
+  ThreadState& t = *this_thread_block();
   lock_translator(rec);
   const std::uint64_t made = rec.translator.translation_of(target);
   if (made == target) {
     // Left for native code (emit_native_exit's note); not remembered, nor linked: code on a
     // writable page may be translatable once it is not (code_pages.hpp).
-    this_thread_block()->exited_at = target;
+    t.exited_at = target;
     unlock_translator(rec);
-    return made;
+    go_on(t, made, target);
+    return;
   }
   if (link_slot != 0) {
     link_exit(link_slot, made, rec.thread_count == 1);
   }
   unlock_translator(rec);
-  remember(this_thread_block()->lookup, target, made);
-  return made;
+  remember(t.lookup, target, made);
+  go_on(t, made, target);
 }
 
 long raw_syscall(std::uint64_t number, const std::uint64_t a[6]) {
@@ -133,8 +143,8 @@ long raw_syscall(std::uint64_t number, const std::uint64_t a[6]) {
 // It is made here, under the translation lock, and the thread goes on after it in the cache;
 // when it unmaps or reprotects translated code, the cache is flushed first if this is the
 // process's only thread, else the thread makes the call natively and stays out (a gap) and the
-// server flushes before the next entry. Returns where the thread goes on.
-std::uint64_t maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
+// server flushes before the next entry. Sets where the thread goes on.
+void maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
   Recorder& rec = *g_recorder;
   ThreadState* t = this_thread_block();
   lock_translator(rec);
@@ -147,7 +157,8 @@ std::uint64_t maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
     rec.words.maps_changed.store(1, std::memory_order_relaxed);
     t->exited_at = syscall_pc;
     unlock_translator(rec);
-    return syscall_pc;
+    go_on(*t, syscall_pc, syscall_pc);
+    return;
   }
   t->save_rax = static_cast<std::uint64_t>(raw_syscall(t->save_rax, t->syscall_args));
   std::uint64_t next = copy + 2;
@@ -161,7 +172,7 @@ std::uint64_t maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
     rec.pages.forget_mappings();
   }
   unlock_translator(rec);
-  return next;
+  go_on(*t, next, syscall_pc + 2);
 }
 
 std::size_t xsave_size() {
@@ -229,12 +240,16 @@ base::Result<void> init() {
   rec->xsave = xsave;
   rec->stubs = stubs;
   Emitter e(stubs);
-  emit_dispatcher(e, translate_for_dispatcher);
+  static_assert(HS_RECORDER_LEAVE_TRAP_OFFSET == 0);
+  e.bytes({0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,  // the leave trap (then padding)
+           0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc});
+  rec->dispatch = e.address();
+  emit_dispatcher(e, translate_for_dispatcher, reinterpret_cast<std::uint64_t>(stubs) + HS_RECORDER_LEAVE_TRAP_OFFSET);
   rec->entry = e.address();
   emit_thread_entry(e);
   rec->translator.set_thread_entry(rec->entry);
   rec->maps_gate = e.address();
-  emit_dispatcher(e, maps_gate);
+  emit_dispatcher(e, maps_gate, reinterpret_cast<std::uint64_t>(stubs) + HS_RECORDER_LEAVE_TRAP_OFFSET);
   g_recorder = rec;
   return {};
 }
@@ -264,7 +279,7 @@ ThreadState* new_thread_block() {
   t.lookup = lookup;
   t.private_stack_top = reinterpret_cast<std::uint64_t>(stack + kPrivateStack);
   t.xsave_area = area;
-  t.dispatch = reinterpret_cast<std::uint64_t>(rec->stubs);
+  t.dispatch = rec->dispatch;
   t.maps_gate = rec->maps_gate;
   rec->threads[rec->thread_count++] = ThreadBlock{state, rec->xsave};
   return state;

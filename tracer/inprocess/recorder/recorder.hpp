@@ -26,7 +26,7 @@ std::uint64_t thread_entry();
 // Where the block of the thread translating now is (8 bytes; 0: none), then the word that says
 // the cache went stale under running threads (recorder_api.h).
 std::uint64_t translator_slot();
-// The dispatcher and thread entry's first byte (recorder_api.h's HS_RECORDER_STUB_BYTES).
+// The first byte of the leave trap, dispatcher and thread entry (recorder_api.h's HS_RECORDER_STUB_BYTES).
 std::uint64_t stubs();
 // Where the program would be for a thread at pc (stack at sp, its block the caller's %gs):
 // pc itself outside the recorder's code, the program address at a safe point of the cache,

@@ -34,6 +34,9 @@ extern "C" uint64_t hs_recorder_exit_slot(uint64_t block) {
 extern "C" uint64_t hs_recorder_private_stack_top(uint64_t block) {
   return block_at(block)->private_stack_top;
 }
+extern "C" uint64_t hs_recorder_leave_slots(uint64_t block) {
+  return reinterpret_cast<uint64_t>(&block_at(block)->target);
+}
 extern "C" uint64_t hs_recorder_translator_slot(void) {
   return recorder::translator_slot();
 }

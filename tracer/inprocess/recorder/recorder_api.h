@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 5u
+#define HS_RECORDER_ABI_VERSION 6u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -26,12 +26,19 @@ uint64_t hs_recorder_resume_slot(uint64_t block);
 /* The address of a block's exited_at: the program address the thread last left the cache for. */
 uint64_t hs_recorder_exit_slot(uint64_t block);
 /* The top of a block's private stack (HS_RECORDER_PRIVATE_STACK_BYTES below it), on which the
- * dispatcher translates; and the first byte of the dispatcher and thread entry
- * (HS_RECORDER_STUB_BYTES). A thread stopped on either is no nearer a way out than stepping. */
+ * dispatcher translates; and the first byte of the leave trap, dispatcher and thread entry
+ * (HS_RECORDER_STUB_BYTES). A thread stopped on either is in the dispatcher. */
 #define HS_RECORDER_PRIVATE_STACK_BYTES (256u << 10)
 #define HS_RECORDER_STUB_BYTES 4096u
 uint64_t hs_recorder_private_stack_top(uint64_t block);
 uint64_t hs_recorder_stubs(void);
+/* A thread in the dispatcher leaves without a step: the address of three words of its block,
+ * the cache address the dispatcher goes to next, the program address that stands for, and a
+ * request to leave. With the request set (and the first word set to the leave trap, in case the
+ * dispatcher chose already), the dispatcher goes to the leave trap instead: an int3, the stubs'
+ * first byte, where the thread stands with the program's registers, bound for the second word. */
+#define HS_RECORDER_LEAVE_TRAP_OFFSET 0u
+uint64_t hs_recorder_leave_slots(uint64_t block);
 /* The address of two words: the block of the thread translating now (0: none); then nonzero
  * when a thread left for native code at a system call that unmapped or reprotected translated
  * code while other threads could run it (flush before the next entry; a flush clears it). */

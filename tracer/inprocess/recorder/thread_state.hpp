@@ -21,7 +21,12 @@ struct ThreadState {
   std::uint64_t save_rcx = 0;
   std::uint64_t save_rdx = 0;
   std::uint64_t save_rsp = 0;  // the program's, while the dispatcher runs on its own stack
-  std::uint64_t target = 0;    // the cache address the next `jmp gs:[target]` goes to
+  // The dispatcher's way on (recorder_api.h, hs_recorder_leave_slots): the cache address its
+  // `jmp gs:[target]` goes to, the program address that stands for, and the server's request
+  // to leave (then target is the leave trap).
+  std::uint64_t target = 0;
+  std::uint64_t target_app = 0;
+  std::uint64_t leave_request = 0;
   std::uint64_t resume = 0;    // where the thread entry takes the thread (the server sets it)
   hs_recorder_ring ring{};
   LookupEntry* lookup = nullptr;
