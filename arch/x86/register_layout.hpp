@@ -104,6 +104,10 @@ enum GprWord : int {
   kGprWords
 };
 
+// Bits of the gpr word kEflags.
+inline constexpr uint64_t kEflagsTrap = 1u << 8;        // TF: a trap after each instruction
+inline constexpr uint64_t kEflagsDirection = 1u << 10;  // DF: string instructions go down
+
 inline constexpr int kRegnumRip = 16;
 inline constexpr int kRegnumOrigRax = 57;
 

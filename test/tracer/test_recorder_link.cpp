@@ -223,7 +223,7 @@ TEST_CASE("recorder link: a thread stopped in the dispatcher runs on to its leav
   const std::uint64_t stood = before.gpr[arch::x86::kRip] - (tracer::interrupted_syscall(before) ? 2 : 0);
   CHECK(after.gpr[arch::x86::kRip] == stood);
   CHECK(after.gpr[arch::x86::kGsBase] == before.gpr[arch::x86::kGsBase]);
-  CHECK((after.gpr[arch::x86::kEflags] & 0x100) == 0);  // no trap flag left from the steps
+  CHECK((after.gpr[arch::x86::kEflags] & arch::x86::kEflagsTrap) == 0);  // none left from the steps
   REQUIRE(link->unload(pid).ok());
   callee.check_ends_with("ticks=4 calls=0 cut=0\n");
 }

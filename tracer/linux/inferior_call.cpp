@@ -20,8 +20,6 @@ namespace gpr = arch::x86;
 
 constexpr std::uint64_t kRedZone = 128;
 constexpr std::uint64_t kReturnAddress = 0;  // the call's return faults there: that is its end
-constexpr std::uint64_t kDirectionFlag = 1u << 10;
-constexpr std::uint64_t kTrapFlag = 1u << 8;
 constexpr int kArgRegisters[] = {gpr::kRdi, gpr::kRsi, gpr::kRdx, gpr::kRcx, gpr::kR8, gpr::kR9};
 
 constexpr std::uint64_t kCs32 = 0x23;  // the code segment of a 32-bit program
@@ -109,7 +107,7 @@ base::Result<Frame> build_frame(RawMemory& memory, const RawRegisters& saved, co
   r[gpr::kRsp] = frame.return_slot;
   r[gpr::kRax] = 0;                              // no vector registers used by a variadic callee
   r[gpr::kOrigRax] = static_cast<std::uint64_t>(-1);  // no syscall restart into the call
-  r[gpr::kEflags] &= ~(kDirectionFlag | kTrapFlag);
+  r[gpr::kEflags] &= ~(gpr::kEflagsDirection | gpr::kEflagsTrap);
   return frame;
 }
 

@@ -22,7 +22,6 @@ namespace gpr = arch::x86;
 
 constexpr int kMaxSteps = 200000;               // to a safe point of the cache at worst
 constexpr int kMaxSignalsWhileLeaving = 1000;  // held while a thread runs to the leave trap
-constexpr std::uint64_t kTrapFlag = 0x100;
 
 Bytes text_bytes(const std::string& text) {
   Bytes out(text.begin(), text.end());
@@ -340,7 +339,7 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
   if (stepped) {
     // A pushfq stepped saved the trap flag, and its popfq, stepped too, set it for good: the
     // program would trap after its next instruction.
-    regs.gpr[gpr::kEflags] &= ~kTrapFlag;
+    regs.gpr[gpr::kEflags] &= ~gpr::kEflagsTrap;
   }
   if (auto w = kernel_->write_registers(tid, regs, false); !w) {
     return w.error();
@@ -427,12 +426,12 @@ base::Result<void> RecorderLink::run_to_leave_trap(const std::vector<Tid>& tids,
     // Stepped into the dispatcher (by a test, say), the flags its pushfq saved on its private
     // stack, or its own past the popfq, hold the trap flag: it would trap at every instruction.
     const Addr saved_flags = link.private_stack_top - 8;
-    if (auto flags = read_word(saved_flags); flags && (*flags & kTrapFlag) != 0) {
-      (void)write_word(saved_flags, *flags & ~kTrapFlag);
+    if (auto flags = read_word(saved_flags); flags && (*flags & gpr::kEflagsTrap) != 0) {
+      (void)write_word(saved_flags, *flags & ~gpr::kEflagsTrap);
     }
     arch::x86::RawRegisters regs;
-    if (kernel_->read_gprs(tid, regs) && (regs.gpr[gpr::kEflags] & kTrapFlag) != 0) {
-      regs.gpr[gpr::kEflags] &= ~kTrapFlag;
+    if (kernel_->read_gprs(tid, regs) && (regs.gpr[gpr::kEflags] & gpr::kEflagsTrap) != 0) {
+      regs.gpr[gpr::kEflags] &= ~gpr::kEflagsTrap;
       (void)kernel_->write_registers(tid, regs, false);
     }
   }
