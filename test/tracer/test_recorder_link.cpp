@@ -289,3 +289,17 @@ TEST_CASE("recorder link: a thread in sigsuspend, moved into the cache and signa
   REQUIRE(kernel.tgkill(pid, pid, SIGUSR1).ok());
   callee.check_ends_with("sigsuspend=EINTR usr1=blocked handled=1\n");
 }
+
+TEST_CASE("recorder link: a library that is not the recorder is refused and unloaded, the program untouched",
+          "[tracer][recorder_link]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(2);
+  auto& kernel = callee.kernel();
+  const pid_t pid = callee.pid();
+  REQUIRE_FALSE(maps_mention(pid, "libm.so"));
+  auto link = tracer::RecorderLink::load(kernel, pid, pid, loader_of(kernel, pid), "libm.so.6");
+  REQUIRE_FALSE(link.ok());
+  CHECK(link.error().message() == "libm.so.6 has no hs_recorder_setup: not a recorder of this server's version");
+  CHECK_FALSE(maps_mention(pid, "libm.so"));
+  callee.check_ends_with("ticks=2 calls=0 cut=0\n");
+}

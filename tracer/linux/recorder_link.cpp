@@ -75,6 +75,7 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
   RecorderLink link(kernel, pid, loader);
   InferiorCall open{loader.dlopen, {CallArg::data_at(0), CallArg::of(RTLD_NOW | RTLD_LOCAL)}, text_bytes(library)};
   auto opened = call_function(kernel, pid, caller, open);
+  link.held_.insert(link.held_.end(), opened.held_signals.begin(), opened.held_signals.end());
   if (!opened.result) {
     return opened.result.error();
   }
@@ -82,80 +83,62 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
     return base::make_error(base::Errc::failed, "the program's dlopen could not load " + library);
   }
   link.handle_ = *opened.result;
-  auto symbol = [&](const char* name, Addr& out) -> base::Result<void> {
-    InferiorCall sym{loader.dlsym, {CallArg::of(link.handle_), CallArg::data_at(0)}, text_bytes(name)};
-    auto found = call_function(kernel, pid, caller, sym);
-    if (!found.result) {
-      return found.result.error();
-    }
-    if (*found.result == 0) {
-      return base::make_error(base::Errc::failed, std::string(library) + " has no " + name);
-    }
-    out = *found.result;
-    return base::success();
+  // Not the recorder this server speaks to: unloaded again, the program as it was.
+  auto refuse = [&](base::Error error) -> base::Error {
+    (void)link.call(caller, loader.dlclose, {link.handle_});
+    return error;
   };
-  Addr version = 0;
-  for (auto [name, out] : {std::pair{"hs_recorder_abi_version", &version}, {"hs_recorder_init", &link.api_.init},
-                           {"hs_recorder_new_thread", &link.api_.new_thread},
-                           {"hs_recorder_thread_entry", &link.api_.thread_entry},
-                           {"hs_recorder_resume_slot", &link.api_.resume_slot},
-                           {"hs_recorder_exit_slot", &link.api_.exit_slot},
-                           {"hs_recorder_ring_of", &link.api_.ring_of},
-                           {"hs_recorder_private_stack_top", &link.api_.private_stack_top},
-                           {"hs_recorder_stubs", &link.api_.stubs},
-                           {"hs_recorder_leave_slots", &link.api_.leave_slots},
-                           {"hs_recorder_translator_slot", &link.api_.translator_slot},
-                           {"hs_recorder_app_address", &link.api_.app_address},
-                           {"hs_recorder_flush", &link.api_.flush},
-                           {"hs_recorder_shutdown", &link.api_.shutdown}}) {
-    if (auto r = symbol(name, *out); !r) {
-      return r.error();
-    }
+  // One call sets the recorder up; the rest is read from the program's memory.
+  InferiorCall sym{loader.dlsym, {CallArg::of(link.handle_), CallArg::data_at(0)}, text_bytes("hs_recorder_setup")};
+  auto found = call_function(kernel, pid, caller, sym);
+  link.held_.insert(link.held_.end(), found.held_signals.begin(), found.held_signals.end());
+  if (!found.result) {
+    return found.result.error();
   }
-  auto abi = link.call(caller, version, {});
-  if (!abi) {
-    return abi.error();
+  if (*found.result == 0) {
+    return refuse(base::make_error(base::Errc::unsupported,
+                                   library + " has no hs_recorder_setup: not a recorder of this server's version"));
   }
-  if ((*abi & 0xffffffffu) != HS_RECORDER_ABI_VERSION) {
-    return base::make_error(base::Errc::unsupported, library + " is of another version than this server");
+  auto at = link.call(caller, *found.result, {});
+  if (!at) {
+    return at.error();
   }
-  auto init = link.call(caller, link.api_.init, {});
-  if (!init) {
-    return init.error();
+  hs_recorder_process_info info{};
+  if (auto r = link.read_struct(*at, info); !r) {
+    return r.error();
   }
-  if ((*init & 0xffffffffu) != 0) {
-    return base::make_error(base::Errc::failed, "the recorder could not map its memory in the program");
+  if (info.abi_version != HS_RECORDER_ABI_VERSION) {
+    return refuse(base::make_error(base::Errc::unsupported, library + " is of another version than this server"));
   }
-  auto entry = link.call(caller, link.api_.thread_entry, {});
-  if (!entry) {
-    return entry.error();
+  if (info.ready != 1) {
+    return refuse(base::make_error(base::Errc::failed, "the recorder could not map its memory in the program"));
   }
-  link.entry_ = *entry;
-  auto stubs = link.call(caller, link.api_.stubs, {});
-  if (!stubs) {
-    return stubs.error();
-  }
-  link.stubs_ = *stubs;
-  auto slot = link.call(caller, link.api_.translator_slot, {});
-  if (!slot) {
-    return slot.error();
-  }
-  link.translator_slot_ = *slot;
+  link.api_ = {info.new_thread, info.app_address, info.flush, info.shutdown, info.settle_fork_child};
+  link.entry_ = info.thread_entry;
+  link.stubs_ = info.stubs;
+  link.translator_slot_ = info.translator_slot;
   return link;
 }
 
 base::Result<std::uint64_t> RecorderLink::read_word(Addr addr) {
+  std::uint64_t v = 0;
+  if (auto r = read_bytes(addr, &v, sizeof v); !r) {
+    return r.error();
+  }
+  return v;
+}
+
+base::Result<void> RecorderLink::read_bytes(Addr addr, void* out, std::size_t size) {
   auto memory = kernel_->memory(pid_);
   if (!memory) {
     return memory.error();
   }
-  auto bytes = (*memory)->read(addr, 8);
-  if (!bytes || bytes->size() != 8) {
+  auto bytes = (*memory)->read(addr, size);
+  if (!bytes || bytes->size() != size) {
     return base::make_error(base::Errc::failed, "the recorder's memory could not be read");
   }
-  std::uint64_t v = 0;
-  std::memcpy(&v, bytes->data(), 8);
-  return v;
+  std::memcpy(out, bytes->data(), size);
+  return base::success();
 }
 
 base::Result<void> RecorderLink::write_word(Addr addr, std::uint64_t value) {
@@ -169,27 +152,23 @@ base::Result<void> RecorderLink::write_word(Addr addr, std::uint64_t value) {
 }
 
 base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link) {
-  auto block = call(tid, api_.new_thread, {});
-  if (!block) {
-    return block.error();
+  auto at = call(tid, api_.new_thread, {});
+  if (!at) {
+    return at.error();
   }
-  if (*block == 0) {
+  if (*at == 0) {
     return base::make_error(base::Errc::exhausted, "the recorder has no thread block left");
   }
-  auto resume = call(tid, api_.resume_slot, {*block});
-  auto exit = resume ? call(tid, api_.exit_slot, {*block}) : resume;
-  auto ring = exit ? call(tid, api_.ring_of, {*block}) : exit;
-  auto stack = ring ? call(tid, api_.private_stack_top, {*block}) : ring;
-  auto leave_slots = stack ? call(tid, api_.leave_slots, {*block}) : stack;
-  if (!leave_slots) {
-    return leave_slots.error();
+  hs_recorder_thread_info info{};
+  if (auto r = read_struct(*at, info); !r) {
+    return r;
   }
-  link.leave_slots = *leave_slots;
-  link.private_stack_top = *stack;
-  link.block = *block;
-  link.resume_slot = *resume;
-  link.exit_slot = *exit;
-  link.ring = *ring;
+  link.block = info.block;
+  link.resume_slot = info.resume_slot;
+  link.exit_slot = info.exit_slot;
+  link.ring = info.ring;
+  link.private_stack_top = info.private_stack_top;
+  link.leave_slots = info.leave_slots;
   return base::success();
 }
 
@@ -636,12 +615,10 @@ RecorderLink RecorderLink::for_fork_child(Pid child) const {
 }
 
 base::Result<void> RecorderLink::settle_in_fork_child(Tid caller) {
-  for (Addr word : {translator_slot_, translator_slot_ + 8}) {  // (the translator; maps changed)
-    if (auto w = write_word(word, 0); !w) {
-      return w;
-    }
+  if (auto r = call(caller, api_.settle_fork_child, {}); !r) {
+    return r.error();
   }
-  return flush(caller);
+  return base::success();
 }
 
 base::Result<void> RecorderLink::flush(Tid caller) {

@@ -109,10 +109,8 @@ class RecorderLink {
   bool knows(Tid tid) const { return threads_.contains(tid); }
 
  private:
-  struct Api {
-    Addr init = 0, new_thread = 0, thread_entry = 0, resume_slot = 0, exit_slot = 0, ring_of = 0,
-         private_stack_top = 0, stubs = 0, leave_slots = 0, translator_slot = 0, app_address = 0, flush = 0,
-         shutdown = 0;
+  struct Api {  // the recorder's functions (recorder_api.h)
+    Addr new_thread = 0, app_address = 0, flush = 0, shutdown = 0, settle_fork_child = 0;
   };
   struct ThreadLink {
     Addr block = 0;
@@ -140,6 +138,11 @@ class RecorderLink {
   // which leaves as its parent would (then noted as inside).
   bool note_if_clone(Tid tid, const arch::x86::RawRegisters& regs);
   base::Result<std::uint64_t> read_word(Addr addr);
+  base::Result<void> read_bytes(Addr addr, void* out, std::size_t size);
+  template <class T>
+  base::Result<void> read_struct(Addr addr, T& out) {
+    return read_bytes(addr, &out, sizeof out);
+  }
   base::Result<void> write_word(Addr addr, std::uint64_t value);
   // Where a thread of the cache stands: moved out already, in the dispatcher (it runs on to the
   // leave trap), or where it must step on to a safe point.

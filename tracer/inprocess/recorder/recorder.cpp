@@ -65,7 +65,7 @@ struct Recorder {
   ThreadBlock threads[kMaxThreadBlocks]{};
   std::size_t thread_count = 0;
   std::atomic_flag translating;  // one thread translates at a time
-  // Two words the server reads (recorder_api.h, hs_recorder_translator_slot), in this order.
+  // Two words the server reads (recorder_api.h, translator_slot), in this order.
   struct ServerWords {
     // The block of the thread holding `translating` (0: none): a thread stopped waiting for it
     // cannot step out of the dispatcher until the holder has.
@@ -281,6 +281,13 @@ ThreadState* new_thread_block() {
   t.xsave_area = area;
   t.dispatch = rec->dispatch;
   t.maps_gate = rec->maps_gate;
+  auto address = [](const void* p) { return reinterpret_cast<std::uint64_t>(p); };
+  t.info = {.block = address(&t),
+            .resume_slot = address(&t.resume),
+            .exit_slot = address(&t.exited_at),
+            .ring = address(&t.ring),
+            .private_stack_top = t.private_stack_top,
+            .leave_slots = address(&t.target)};
   rec->threads[rec->thread_count++] = ThreadBlock{state, rec->xsave};
   return state;
 }
@@ -321,6 +328,16 @@ void flush() {
   if (rec == nullptr) {
     return;
   }
+  forget_translations(*rec);
+}
+
+void settle_fork_child() {
+  Recorder* rec = g_recorder;
+  if (rec == nullptr) {
+    return;
+  }
+  rec->words.translating_block.store(0, std::memory_order_relaxed);
+  rec->translating.clear(std::memory_order_release);
   forget_translations(*rec);
 }
 

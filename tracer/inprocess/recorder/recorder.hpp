@@ -37,6 +37,9 @@ std::uint64_t app_address(std::uint64_t pc, std::uint64_t sp);
 void flush();
 // Unmaps everything init() and new_thread_block() mapped. No thread may be in the cache.
 void shutdown();
+// In a fork child, on its one thread: the translation lock released (a copy of one a thread of
+// the parent may have held) and every translation forgotten (the copy may be half made).
+void settle_fork_child();
 
 // Sets the calling thread up to record (init, and a block of its own); once per thread.
 base::Result<void> start_thread();

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/inprocess/recorder/recorder_ring.h"
 
 namespace recorder {
@@ -21,7 +22,7 @@ struct ThreadState {
   std::uint64_t save_rcx = 0;
   std::uint64_t save_rdx = 0;
   std::uint64_t save_rsp = 0;  // the program's, while the dispatcher runs on its own stack
-  // The dispatcher's way on (recorder_api.h, hs_recorder_leave_slots): the cache address its
+  // The dispatcher's way on (recorder_api.h, leave_slots): the cache address its
   // `jmp gs:[target]` goes to, the program address that stands for, and the server's request
   // to leave (then target is the leave trap).
   std::uint64_t target = 0;
@@ -36,6 +37,7 @@ struct ThreadState {
   std::uint64_t exited_at = 0;          // the program address it last left the cache for
   std::uint64_t maps_gate = 0;          // the maps gate's entry (recorder.cpp emits it)
   std::uint64_t syscall_args[6] = {};   // rdi, rsi, rdx, r10, r8, r9 of a call at the maps gate
+  hs_recorder_thread_info info{};       // what the server reads of the block (recorder_api.h)
 };
 
 // Field addresses of this object stand for their offsets in every thread's block: the
