@@ -30,6 +30,16 @@ tracer::LoaderCalls loader_of(tracer::Kernel& kernel, pid_t pid) {
           pointer_in(kernel, pid, "keep_dlclose")};
 }
 
+// The recorder loaded into the callee, with calls on its main thread.
+tracer::RecorderLink recorder_in(AttachedCallee& callee) {
+  auto& kernel = callee.kernel();
+  auto link = tracer::RecorderLink::load(kernel, callee.pid(), callee.pid(), loader_of(kernel, callee.pid()),
+                                         RECORDER_LIB);
+  INFO((link ? std::string("loaded") : link.error().message()));
+  REQUIRE(link.ok());
+  return std::move(*link);
+}
+
 }  // namespace
 
 TEST_CASE("recorder link: an attached program's thread records in the cache and leaves it for its own code",
@@ -40,11 +50,9 @@ TEST_CASE("recorder link: an attached program's thread records in the cache and 
   const pid_t pid = callee.pid();
   const auto code_before = code_of(pid);
   REQUIRE(code_before.size() >= 2);  // the program's and libc's at least
-  auto link = tracer::RecorderLink::load(kernel, pid, pid, loader_of(kernel, pid), RECORDER_LIB);
-  INFO((link ? std::string("loaded") : link.error().message()));
-  REQUIRE(link.ok());
-  REQUIRE(link->enter(pid).ok());
-  CHECK(link->recording(pid));
+  auto link = recorder_in(callee);
+  REQUIRE(link.enter(pid).ok());
+  CHECK(link.recording(pid));
 
   // It runs on its own for a while (nanosleep's rounds), then is stopped wherever it is.
   REQUIRE(kernel.resume(pid, false, 0).ok());
@@ -55,7 +63,7 @@ TEST_CASE("recorder link: an attached program's thread records in the cache and 
   REQUIRE(WIFSTOPPED(*st));
 
   std::uint64_t written = 0;
-  auto samples = link->samples(pid, &written);
+  auto samples = link.samples(pid, &written);
   REQUIRE(samples.ok());
   REQUIRE(written > 0);
   REQUIRE(samples->size() == written);  // far below the ring's capacity
@@ -78,10 +86,10 @@ TEST_CASE("recorder link: an attached program's thread records in the cache and 
   CHECK(from_main >= 2);
 
   // Out again: the thread is at program code (no longer in the recorder's), its %gs as before.
-  auto held = link->leave({pid});
+  auto held = link.leave({pid});
   INFO((held ? std::string("left") : held.error().message()));
   REQUIRE(held.ok());
-  CHECK_FALSE(link->recording(pid));
+  CHECK_FALSE(link.recording(pid));
   arch::x86::RawRegisters regs;
   REQUIRE(kernel.read_gprs(pid, regs).ok());
   CHECK(regs.gpr[arch::x86::kGsBase] == 0);
@@ -90,7 +98,7 @@ TEST_CASE("recorder link: an attached program's thread records in the cache and 
   CHECK((maps_line_of(pid, pc).find("tracer_callee") != std::string::npos ||
          maps_line_of(pid, pc).find("libc.so") != std::string::npos));
 
-  REQUIRE(link->unload(pid).ok());
+  REQUIRE(link.unload(pid).ok());
   CHECK_FALSE(maps_mention(pid, "libhindsight-recorder.so"));
   // Every byte of code is the program's as before: each executable mapping it had, the same bytes
   // (the recorder ran copies; the code cache is gone with the rest of its memory). What the
@@ -154,11 +162,9 @@ TEST_CASE("recorder link: every thread of an attached program records into its o
   AttachedCallee callee(8, 2);
   auto& kernel = callee.kernel();
   const pid_t pid = callee.pid();
-  auto link = tracer::RecorderLink::load(kernel, pid, pid, loader_of(kernel, pid), RECORDER_LIB);
-  INFO((link ? std::string("loaded") : link.error().message()));
-  REQUIRE(link.ok());
+  auto link = recorder_in(callee);
   for (tracer::Tid tid : callee.tids()) {
-    REQUIRE(link->enter(tid).ok());
+    REQUIRE(link.enter(tid).ok());
   }
   for (tracer::Tid tid : callee.tids()) {
     REQUIRE(kernel.resume(tid, false, 0).ok());
@@ -174,7 +180,7 @@ TEST_CASE("recorder link: every thread of an attached program records into its o
   // every thread's sleep_round; never another thread's (main never runs worker).
   for (tracer::Tid tid : callee.tids()) {
     INFO("thread " << tid);
-    auto samples = link->samples(tid);
+    auto samples = link.samples(tid);
     REQUIRE(samples.ok());
     CHECK(from_function(*samples, "sleep_round") >= 2);
     if (tid == pid) {
@@ -185,10 +191,10 @@ TEST_CASE("recorder link: every thread of an attached program records into its o
       CHECK(from_function(*samples, "main") == 0);
     }
   }
-  auto held = link->leave(callee.tids());
+  auto held = link.leave(callee.tids());
   INFO((held ? std::string("left") : held.error().message()));
   REQUIRE(held.ok());
-  REQUIRE(link->unload(pid).ok());
+  REQUIRE(link.unload(pid).ok());
   CHECK_FALSE(maps_mention(pid, "libhindsight-recorder.so"));
   callee.check_ends_with("ticks=8 calls=0 cut=0 worker_ticks=16 worker_cut=0\n");
 }
@@ -199,12 +205,10 @@ TEST_CASE("recorder link: a thread stopped in the dispatcher runs on to its leav
   AttachedCallee callee(4);
   auto& kernel = callee.kernel();
   const pid_t pid = callee.pid();
-  auto link = tracer::RecorderLink::load(kernel, pid, pid, loader_of(kernel, pid), RECORDER_LIB);
-  INFO((link ? std::string("loaded") : link.error().message()));
-  REQUIRE(link.ok());
+  auto link = recorder_in(callee);
   arch::x86::RawRegisters before;
   REQUIRE(kernel.read_gprs(pid, before).ok());
-  REQUIRE(link->enter(pid).ok());
+  REQUIRE(link.enter(pid).ok());
   // Stepped through the thread entry and the dispatcher's saves into the translator, which
   // translates where the thread stood (its nanosleep, rewound to run again).
   for (int i = 0; i < 40; ++i) {
@@ -213,18 +217,18 @@ TEST_CASE("recorder link: a thread stopped in the dispatcher runs on to its leav
     REQUIRE(st.ok());
     REQUIRE(WIFSTOPPED(*st));
   }
-  auto held = link->leave({pid});
+  auto held = link.leave({pid});
   INFO((held ? std::string("left") : held.error().message()));
   REQUIRE(held.ok());
   CHECK(held->empty());
-  CHECK(link->left_at(pid).steps == 0);  // stepped, the translation took thousands
+  CHECK(link.left_at(pid).steps == 0);  // stepped, the translation took thousands
   arch::x86::RawRegisters after;
   REQUIRE(kernel.read_gprs(pid, after).ok());
   const std::uint64_t stood = before.gpr[arch::x86::kRip] - (tracer::interrupted_syscall(before) ? 2 : 0);
   CHECK(after.gpr[arch::x86::kRip] == stood);
   CHECK(after.gpr[arch::x86::kGsBase] == before.gpr[arch::x86::kGsBase]);
   CHECK((after.gpr[arch::x86::kEflags] & arch::x86::kEflagsTrap) == 0);  // none left from the steps
-  REQUIRE(link->unload(pid).ok());
+  REQUIRE(link.unload(pid).ok());
   callee.check_ends_with("ticks=4 calls=0 cut=0\n");
 }
 
@@ -252,10 +256,8 @@ TEST_CASE("recorder link: a thread in sigsuspend, moved into the cache and signa
   AttachedCallee callee(2, 0, "suspend");  // two sleeps, then sigsuspend until SIGUSR1
   auto& kernel = callee.kernel();
   const pid_t pid = callee.pid();
-  auto link = tracer::RecorderLink::load(kernel, pid, pid, loader_of(kernel, pid), RECORDER_LIB);
-  INFO((link ? std::string("loaded") : link.error().message()));
-  REQUIRE(link.ok());
-  REQUIRE(link->enter(pid).ok());
+  auto link = recorder_in(callee);
+  REQUIRE(link.enter(pid).ok());
   REQUIRE(kernel.resume(pid, false, 0).ok());
   // In sigsuspend, in the cache, it is stopped, and out, then in again (sigsuspend rewound to
   // run again there), as the server moves a thread at each stop and resume.
@@ -264,11 +266,11 @@ TEST_CASE("recorder link: a thread in sigsuspend, moved into the cache and signa
   auto st = kernel.wait_for(pid);
   REQUIRE(st.ok());
   REQUIRE(WIFSTOPPED(*st));
-  REQUIRE(link->leave({pid}).ok());
+  REQUIRE(link.leave({pid}).ok());
   arch::x86::RawRegisters stopped;
   REQUIRE(kernel.read_gprs(pid, stopped).ok());
   REQUIRE(tracer::interrupted_syscall(stopped));
-  REQUIRE(link->enter(pid).ok());
+  REQUIRE(link.enter(pid).ok());
   // SIGUSR1 comes before it ran again: its stop finds it at the cache's entry.
   REQUIRE(kernel.tgkill(pid, pid, SIGUSR1).ok());
   REQUIRE(kernel.resume(pid, false, 0).ok());
@@ -276,7 +278,7 @@ TEST_CASE("recorder link: a thread in sigsuspend, moved into the cache and signa
   REQUIRE(st.ok());
   REQUIRE(WIFSTOPPED(*st));
   REQUIRE(WSTOPSIG(*st) == SIGUSR1);
-  REQUIRE(link->leave({pid}).ok());
+  REQUIRE(link.leave({pid}).ok());
   // As the kernel left it, so that the handler makes sigsuspend fail with EINTR (rewound, it
   // would run again after the handler and wait for ever).
   arch::x86::RawRegisters after;
