@@ -278,11 +278,11 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
     }
   } else if (pc == leave_trap + 1) {
     // Stopped by the leave trap's int3: the program's registers, bound for the target's address.
-    auto to = read_word(link.leave_slots + 8);
+    auto to = read_word(link.leave_slots + HS_RECORDER_LEAVE_TARGET_APP);
     if (!to) {
       return to.error();
     }
-    if (auto w = write_word(link.leave_slots + 16, 0); !w) {
+    if (auto w = write_word(link.leave_slots + HS_RECORDER_LEAVE_REQUEST, 0); !w) {
       return w.error();
     }
     app = *to;
@@ -396,10 +396,10 @@ base::Result<void> RecorderLink::run_to_leave_trap(const std::vector<Tid>& tids,
   for (Tid tid : tids) {
     // Asked, and sent to the trap should the dispatcher have read the request already.
     const ThreadLink& link = threads_[tid];
-    if (auto w = write_word(link.leave_slots + 16, 1); !w) {
+    if (auto w = write_word(link.leave_slots + HS_RECORDER_LEAVE_REQUEST, 1); !w) {
       return w;
     }
-    if (auto w = write_word(link.leave_slots, leave_trap); !w) {
+    if (auto w = write_word(link.leave_slots + HS_RECORDER_LEAVE_TARGET, leave_trap); !w) {
       return w;
     }
     // Stepped into the dispatcher (by a test, say), the flags its pushfq saved on its private

@@ -64,6 +64,10 @@ struct hs_recorder_thread_info {
 #define HS_RECORDER_PRIVATE_STACK_BYTES (256u << 10)
 #define HS_RECORDER_STUB_BYTES 4096u
 #define HS_RECORDER_LEAVE_TRAP_OFFSET 0u
+/* The three words at leave_slots, by their offsets from it. */
+#define HS_RECORDER_LEAVE_TARGET 0u
+#define HS_RECORDER_LEAVE_TARGET_APP 8u
+#define HS_RECORDER_LEAVE_REQUEST 16u
 
 unsigned hs_recorder_abi_version(void);
 /* Sets the shared parts up (code cache, tables, dispatcher) and returns the address of its

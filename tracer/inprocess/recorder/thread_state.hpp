@@ -39,6 +39,8 @@ struct ThreadState {
   std::uint64_t syscall_args[6] = {};   // rdi, rsi, rdx, r10, r8, r9 of a call at the maps gate
   hs_recorder_thread_info info{};       // what the server reads of the block (recorder_api.h)
 };
+static_assert(offsetof(ThreadState, target_app) - offsetof(ThreadState, target) == HS_RECORDER_LEAVE_TARGET_APP);
+static_assert(offsetof(ThreadState, leave_request) - offsetof(ThreadState, target) == HS_RECORDER_LEAVE_REQUEST);
 
 // Field addresses of this object stand for their offsets in every thread's block: the
 // sequences name a slot as &slots().save_rax.
