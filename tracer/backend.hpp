@@ -101,9 +101,9 @@ inline constexpr BackendRow kBackends[] = {
 // static or 32-bit program: LinuxTarget::recorder_unfit).
 inline constexpr Backend kAutoInSession[] = {Backend::Bts, Backend::Inproc, Backend::Soft};
 // Triage (unattended) chooses as the program starts (open_target): a launch_only row only when it
-// starts one. bts only when asked for (docs/triage.md). inproc, faster here (bench/triage_bench.sh),
-// only when asked for until a shell's wait that can hang under it is fixed (docs/btrace.md).
-inline constexpr Backend kAutoUnattended[] = {Backend::Dbt, Backend::Soft, Backend::Step};
+// starts one. bts only when asked for (docs/triage.md). inproc first: no Valgrind start-up per
+// process (bench/triage_bench.sh); dbt where it cannot come into the started program (static).
+inline constexpr Backend kAutoUnattended[] = {Backend::Inproc, Backend::Dbt, Backend::Soft, Backend::Step};
 
 // The row of a backend (every enumerator has one).
 inline const BackendRow& backend_row(Backend backend) {

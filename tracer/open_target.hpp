@@ -1,7 +1,7 @@
 // The Target a backend needs, opened in one place for the server and for triage, with the
 // fall-back chain and its reasons written once, from the rows of tracer/backend.hpp: a GDB
 // session asking for dbt gets its session_fallback (soft) when the recorder cannot run the
-// program; triage's auto tries kAutoUnattended in order (dbt, soft, then step).
+// program; triage's auto tries kAutoUnattended in order (inproc, dbt, soft, then step).
 #pragma once
 
 #include <memory>

@@ -19,7 +19,7 @@ inline constexpr int kExitUsage = 2;           // a bad command line
 
 struct Options {
   std::vector<std::string> program;  // PROG ARGS...
-  tracer::Backend btrace = tracer::Backend::Auto;  // auto: tracer::kAutoUnattended (dbt, soft, then step)
+  tracer::Backend btrace = tracer::Backend::Auto;  // auto: tracer::kAutoUnattended (inproc, dbt, soft, then step)
   std::size_t history = 64;          // calls and returns per thread
   std::string output;                // the text report (default stderr)
   std::string json;

@@ -523,6 +523,25 @@ TEST_CASE("record btrace at a program's first instruction: auto records with inp
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
 
+TEST_CASE("inproc: a fork child GDB lets go keeps nothing of the recorder (its copy taken out), and runs on",
+          "[e2e][btrace][fork]") {
+  // The child spins for ever: its maps are read while GDB holds the parent at wait_child, then
+  // it is killed.
+  const std::string maps = "shell echo recorder-mappings $(grep -c -e libhindsight-recorder -e hindsight-ring /proc/%d/maps)";
+  auto out = e2e::run_gdb({.program = "forks",
+                           .commands = {"break main", "continue", "record btrace", "break wait_child", "continue",
+                                        "eval \"" + maps + "\", child", "eval \"shell echo spinning $(grep -c '^State:.R' /proc/%d/status)\", child",
+                                        "eval \"shell kill -9 %d\", child", "record stop", "continue"},
+                           .args = {"spin"},
+                           .server_flags = collector_flags("inproc")});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Breakpoint 2, wait_child ("));
+  CHECK_THAT(out.gdb, Contains("recorder-mappings 0\n"));
+  CHECK_THAT(out.gdb, Contains("spinning 1\n"));  // running its own code, not stopped nor stuck in ours
+  CHECK_THAT(out.server_out, Contains(" status 109\n"));  // killed (100 + SIGKILL), after it spun
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
 TEST_CASE("inproc: a recorded program that forks or vforks: GDB sees the parent in the program's code, the child "
           "runs natively",
           "[e2e][btrace][fork]") {

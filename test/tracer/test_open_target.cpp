@@ -113,17 +113,19 @@ TEST_CASE("backends: auto's order in a GDB session: BTS, else the in-process rec
   CHECK_FALSE(has(tracer::kAutoInSession, Backend::Step));
 }
 
-TEST_CASE("backends: auto's order in triage: the recorder first, step last, BTS only when asked", "[backend]") {
+TEST_CASE("backends: auto's order in triage: the in-process recorder, then dbt, step last, BTS only when asked",
+          "[backend]") {
   check_auto_order(tracer::kAutoUnattended);
-  REQUIRE(std::size(tracer::kAutoUnattended) >= 2);
-  CHECK(tracer::kAutoUnattended[0] == Backend::Dbt);
+  REQUIRE(std::size(tracer::kAutoUnattended) >= 3);
+  CHECK(tracer::kAutoUnattended[0] == Backend::Inproc);  // no Valgrind start-up per process
+  CHECK(tracer::kAutoUnattended[1] == Backend::Dbt);     // where it cannot come in (a static program)
   CHECK(std::end(tracer::kAutoUnattended)[-1] == Backend::Step);
   CHECK_FALSE(has(tracer::kAutoUnattended, Backend::Bts));
   // Without a program to start, the launch-only recorder is left out, silently.
   auto attach = request(Backend::Auto, true, false);
   auto chain = tracer::backend_chain(attach);
   REQUIRE(chain);
-  CHECK(chain->tries == std::vector{Backend::Soft, Backend::Step});
+  CHECK(chain->tries == std::vector{Backend::Inproc, Backend::Soft, Backend::Step});
   CHECK(chain->passed_over.empty());
 }
 
@@ -141,13 +143,13 @@ TEST_CASE("backend chain: a GDB session", "[backend]") {
 }
 
 TEST_CASE("backend chain: triage", "[backend]") {
-  CHECK(tries(request(Backend::Auto, true)) == std::vector{Backend::Dbt, Backend::Soft, Backend::Step});
+  CHECK(tries(request(Backend::Auto, true)) == std::vector{Backend::Inproc, Backend::Dbt, Backend::Soft, Backend::Step});
   CHECK(tries(request(Backend::Dbt, true)) == std::vector{Backend::Dbt});
   CHECK(tries(request(Backend::Step, true)) == std::vector{Backend::Step});
-  // Following forks (triage's default): the recorder follows the whole tree by itself.
+  // Following forks (triage's default): each follows the whole tree.
   auto followed = tracer::backend_chain(request(Backend::Auto, true, true, true));
   REQUIRE(followed);
-  CHECK(followed->tries == std::vector{Backend::Dbt, Backend::Soft, Backend::Step});
+  CHECK(followed->tries == std::vector{Backend::Inproc, Backend::Dbt, Backend::Soft, Backend::Step});
   CHECK(followed->passed_over.empty());
   CHECK(tries(request(Backend::Dbt, true, true, true)) == std::vector{Backend::Dbt});
   // A GDB session's fork following needs ptrace: the recorder serves one process to GDB.

@@ -8,7 +8,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <span>
 #include <string>
 
@@ -304,4 +306,75 @@ TEST_CASE("recorder link: a library that is not the recorder is refused and unlo
   CHECK(link.error().message() == "libm.so.6 has no hs_recorder_setup: not a recorder of this server's version");
   CHECK_FALSE(maps_mention(pid, "libm.so"));
   callee.check_ends_with("ticks=2 calls=0 cut=0\n");
+}
+
+namespace {
+
+// How many descriptors of pid are the recorder's memfds ("/memfd:hindsight-ring (deleted)").
+std::size_t ring_descriptors(pid_t pid) {
+  std::size_t n = 0;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+    std::error_code ec;
+    n += std::filesystem::read_symlink(fd.path(), ec).string().find("hindsight-ring") != std::string::npos;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("recorder link: a thread's ring is shared with the server: read after SIGKILL took the process, "
+          "and the program holds no descriptor of it once the thread ran",
+          "[tracer][recorder_link]") {
+  REQUIRE_PTRACE();
+  AttachedCallee callee(50);
+  auto& kernel = callee.kernel();
+  const pid_t pid = callee.pid();
+  auto link = recorder_in(callee);
+  REQUIRE(link.enter(pid).ok());
+  // Until the thread first runs in the cache, the program holds the memfd (the server opens it
+  // through /proc/PID/fd); its first dispatch closes it.
+  REQUIRE(maps_mention(pid, "memfd:hindsight-ring"));  // (else the memfd was refused: nothing shared)
+  CHECK(ring_descriptors(pid) == 1);
+
+  REQUIRE(kernel.resume(pid, false, 0).ok());
+  ::usleep(250 * 1000);
+  REQUIRE(kernel.tgkill(pid, pid, SIGSTOP).ok());
+  auto st = kernel.wait_for(pid);
+  REQUIRE(st.ok());
+  REQUIRE(WIFSTOPPED(*st));
+  CHECK(ring_descriptors(pid) == 0);
+  auto first = link.take(pid);
+  REQUIRE(first.ok());
+  CHECK_FALSE(first->samples.empty());
+
+  // It records on, in the cache, and is killed there, with no stop of ours in between.
+  REQUIRE(kernel.resume(pid, false, 0).ok());
+  ::usleep(250 * 1000);
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  for (;;) {  // (a SIGSTOP's stop may come first)
+    auto end = kernel.wait_for(pid);
+    REQUIRE(end.ok());
+    if (WIFSIGNALED(*end)) {
+      CHECK(WTERMSIG(*end) == SIGKILL);
+      break;
+    }
+    REQUIRE(kernel.resume(pid, false, 0).ok());
+  }
+  REQUIRE_FALSE(std::filesystem::exists("/proc/" + std::to_string(pid)));
+  // What it wrote between the stop and its death, every sample a branch of the program's main
+  // loop or of libc below it: the same calls of nanosleep as before, round after round.
+  auto last = link.take(pid);
+  INFO((last ? std::string("taken") : last.error().message()));
+  REQUIRE(last.ok());
+  CHECK(last->lost == 0);
+  REQUIRE(last->samples.size() >= 2);
+  CHECK(from_function(last->samples, "main") >= 1);
+  std::set<std::pair<std::uint64_t, std::uint64_t>> before;
+  for (const auto& s : first->samples) {
+    before.insert({s.from, s.to});
+  }
+  for (const auto& s : last->samples) {
+    INFO("sample from 0x" << std::hex << s.from << " to 0x" << s.to);
+    CHECK(before.contains({s.from, s.to}));
+  }
 }

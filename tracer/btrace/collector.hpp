@@ -85,6 +85,9 @@ class Collector {
   virtual ~Collector() = default;
   // "bts", "step", ...: the backend's name (tracer/backend.hpp), what `monitor btrace` and errors name.
   virtual std::string_view backend() const = 0;
+  // It records inside the process, with the recorder the host brings in (CollectorHost::
+  // recorder()): a process the recorder cannot come into runs unrecorded, and the event log says so.
+  virtual bool records_in_process() const { return false; }
 
   // Tracing starts for a thread (Qbtrace:bts, or a thread born while the process records).
   virtual base::Result<void> start(Tid tid, const BtraceConfig& config) = 0;
@@ -136,6 +139,13 @@ class Collector {
   virtual void stepped_over(Tid tid, Addr pc, CollectorHost& host) {
     (void)tid;
     (void)pc;
+    (void)host;
+  }
+  // Traced tid is gone (it exited, or was killed, maybe with its whole process), before
+  // thread_exited(): a collector whose thread recorded on its own since its last stop takes
+  // what it wrote (the in-process recorder's ring, which outlives the process).
+  virtual void thread_ended(Tid tid, CollectorHost& host) {
+    (void)tid;
     (void)host;
   }
   // The code of the process may have changed (memory writes, exec, library unload).

@@ -92,22 +92,7 @@ bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, 
                left.error().message());
     return false;
   }
-  auto taken = port.take(tid);
-  if (!taken) {
-    base::logf(base::LogCat::ptrace, "thread {}: its recorded branches could not be read: {}", tid,
-               taken.error().message());
-  } else {
-    if (taken->lost != 0 && !taken->samples.empty()) {
-      s.lost_track(taken->samples.front().from);  // the ring went round between two stops
-    }
-    for (const BranchSample& b : taken->samples) {
-      s.took(b);
-    }
-    s.read_clock();  // (their times: spread between this stop and the one before)
-    if (!taken->samples.empty()) {
-      run_start_[tid] = taken->samples.back().to;
-    }
-  }
+  take_recorded(tid, s, port);
   if (!left) {
     base::logf(base::LogCat::ptrace, "thread {}: could not leave the recorder: {}", tid, left.error().message());
     return true;
@@ -121,6 +106,36 @@ bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, 
     ran_up_to(s, start->second, left->pc, host);
   }
   return true;
+}
+
+void InprocCollector::take_recorded(Tid tid, SoftStepTracer& s, RecorderPort& port) {
+  auto taken = port.take(tid);
+  if (!taken) {
+    base::logf(base::LogCat::ptrace, "thread {}: its recorded branches could not be read: {}", tid,
+               taken.error().message());
+    return;
+  }
+  if (taken->lost != 0 && !taken->samples.empty()) {
+    s.lost_track(taken->samples.front().from);  // the ring went round between two stops
+  }
+  for (const BranchSample& b : taken->samples) {
+    s.took(b);
+  }
+  s.read_clock();  // (their times: spread between this stop and the one before)
+  if (!taken->samples.empty()) {
+    run_start_[tid] = taken->samples.back().to;
+  }
+}
+
+void InprocCollector::thread_ended(Tid tid, CollectorHost& host) {
+  SoftStepTracer* s = stepper(tid);
+  RecorderPort* port = host.recorder();
+  if (s != nullptr && port != nullptr && native_.count(tid) == 0 && port->inside(tid)) {
+    take_recorded(tid, *s, *port);  // (the ring outlives it where the server maps it too)
+  }
+  run_start_.erase(tid);
+  native_.erase(tid);
+  waiting_.erase(tid);
 }
 
 void InprocCollector::ran_up_to(SoftStepTracer& s, Addr start, Addr pc, CollectorHost& host) {

@@ -19,8 +19,10 @@ namespace tracer {
 class InprocCollector final : public SoftStepCollector {
  public:
   std::string_view backend() const override { return backend_name(Backend::Inproc); }
+  bool records_in_process() const override { return true; }
   bool wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) override;
   void thread_stopped(Tid tid, CollectorHost& host) override;
+  void thread_ended(Tid tid, CollectorHost& host) override;
 
  protected:
   base::Result<std::unique_ptr<BranchTracer>> make(Tid tid, const BtraceConfig& config) override;
@@ -28,6 +30,8 @@ class InprocCollector final : public SoftStepCollector {
  private:
   // What thread_stopped does for a thread in the cache; false when it cannot leave yet.
   bool bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, CollectorHost& host);
+  // What it recorded since the last take joins its history.
+  void take_recorded(Tid tid, SoftStepTracer& s, RecorderPort& port);
   // Where a thread that ran natively stopped.
   std::optional<Addr> native_stop(Tid tid, CollectorHost& host);
   // The thread ran from `start` (a branch's target, or where it entered) straight on to `pc`:

@@ -139,6 +139,8 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
   }
   p.step_over.unpause(tid);
   if (p.collector) {
+    ProcessCodeView view(p);
+    p.collector->thread_ended(tid, view);  // (what it recorded since its last stop)
     p.collector->thread_exited(tid);
   }
   if (p.recorder) {

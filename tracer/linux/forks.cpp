@@ -180,6 +180,7 @@ void LinuxTarget::release_fork_child(Process& c) {
   if (c.vfork_parent == 0) {
     c.code.remove_all();
   }
+  take_recorder_out(c);  // (its copy of its parent's in-process recorder)
   base::logf(base::LogCat::ptrace, "fork child {} released", c.pid);
   for (auto& [tid, t] : c.threads) {
     (void)kernel_.detach(tid, 0);
@@ -231,10 +232,19 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   LinuxThread& leader = p.threads.at(p.pid);
   leader.range_stop = 0;  // (its int3 went with the old image)
   p.range_stops = 0;
+  std::optional<std::string> unrecorded;  // why the program it runs now cannot be recorded
   if (auto config = std::exchange(p.record_at_exec, std::nullopt)) {
     if (auto ok = enable_btrace(p.pid, *config); !ok) {  // a vfork child asked to record
       base::logf(base::LogCat::ptrace, "{}: recording from its exec: {}", p.pid, ok.error().message());
+      unrecorded = ok.error().message();
     }
+  } else if (p.collector && p.collector->records_in_process()) {
+    if (auto unfit = recorder_unfit(p.pid)) {  // (a static program: no dlopen)
+      unrecorded = "the in-process recorder cannot come in: " + *unfit;
+    }
+  }
+  if (unrecorded) {
+    log_event("unrecorded", p.pid, p.pid, *unrecorded + "; it runs natively, unrecorded");
   }
   if (report_exec_ && p.known_to_gdb) {
     StopEvent ev{StopReason::Exec, p.pid, p.pid, SIGTRAP};

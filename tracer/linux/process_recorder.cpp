@@ -191,6 +191,19 @@ base::Result<RecordedBranches> ProcessRecorder::take(Tid tid) {
 }
 
 base::Result<void> ProcessRecorder::unload(Tid caller) {
+  if (!link_ && inherited_) {
+    // A fork child's dormant copy of its parent's recorder (it never recorded): settled first (a
+    // copy of the translation lock, descriptors not closed yet), then taken out as any.
+    if (auto why = call_refused(p_.kernel, caller)) {
+      return base::make_error(base::Errc::not_yet, *why);
+    }
+    auto settled = inherited_->settle_in_fork_child(caller);
+    if (!settled) {
+      return settled;
+    }
+    link_ = std::move(inherited_);
+    inherited_.reset();
+  }
   if (!link_) {
     return base::success();
   }

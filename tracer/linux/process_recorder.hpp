@@ -48,7 +48,8 @@ class ProcessRecorder final : public RecorderPort {
   base::Result<std::optional<Addr>> out_at_fork(Tid parent, Tid child);
   // A fork child's, which records with its copy of the parent's recorder, if the parent has one in.
   void inherit(const ProcessRecorder& parent);
-  // Recording ended: every thread out (they are, at a stop), the recorder unloaded on caller.
+  // Recording ended, or the process is let go: every thread out (they are, at a stop), the
+  // recorder unloaded on caller; a fork child's dormant copy of its parent's too.
   base::Result<void> unload(Tid caller);
 
  private:

@@ -129,6 +129,11 @@ base::Result<std::uint64_t> RecorderLink::read_word(Addr addr) {
 }
 
 base::Result<void> RecorderLink::read_bytes(Addr addr, void* out, std::size_t size) {
+  for (const auto& [tid, link] : threads_) {
+    if (link.shared && link.shared->contains(addr, size)) {
+      return link.shared->read_into(addr, out, size);
+    }
+  }
   auto memory = kernel_->memory(pid_);
   if (!memory) {
     return memory.error();
@@ -169,6 +174,16 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link) {
   link.ring = info.ring;
   link.private_stack_top = info.private_stack_top;
   link.leave_slots = info.leave_slots;
+  if (info.shared_fd >= 0) {
+    // Mapped here while the program still holds the descriptor: it closes it at the thread's
+    // first run in the cache.
+    auto shared = SharedRegion::map(pid_, static_cast<int>(info.shared_fd), info.block, info.shared_bytes);
+    if (shared) {
+      link.shared = std::move(*shared);
+    } else {
+      base::logf(base::LogCat::ptrace, "thread {}: its ring is read through ptrace: {}", tid, shared.error().message());
+    }
+  }
   return base::success();
 }
 
@@ -532,49 +547,40 @@ base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids)
   return held;
 }
 
-namespace {
-
-// n samples of a ring from sample `first` (counted from the ring's start), oldest first.
-base::Result<std::vector<hs_recorder_sample>> read_ring(RawMemory& memory, Addr samples, std::uint64_t first,
-                                                        std::uint64_t n) {
+base::Result<std::vector<hs_recorder_sample>> RecorderLink::read_ring(const ThreadLink& link, std::uint64_t skip,
+                                                                     std::uint64_t* head, std::uint64_t* lost) {
+  hs_recorder_ring header{};
+  if (!read_struct(link.ring, header)) {
+    return base::make_error(base::Errc::failed, "the thread's ring could not be read");
+  }
+  const std::uint64_t fresh = header.head - std::min(skip, header.head);
+  const std::uint64_t n = std::min<std::uint64_t>(fresh, HS_RECORDER_RING_CAPACITY);
+  const auto samples = reinterpret_cast<Addr>(header.samples);
   std::vector<hs_recorder_sample> out(n);
-  std::uint64_t done = 0;
-  while (done < n) {
-    const std::uint64_t index = (first + done) % HS_RECORDER_RING_CAPACITY;
+  for (std::uint64_t done = 0; done < n;) {
+    const std::uint64_t index = (header.head - n + done) % HS_RECORDER_RING_CAPACITY;
     const std::uint64_t run = std::min(n - done, HS_RECORDER_RING_CAPACITY - index);
-    const std::size_t bytes = run * sizeof(hs_recorder_sample);
-    auto raw = memory.read(samples + index * sizeof(hs_recorder_sample), bytes);
-    if (!raw || raw->size() != bytes) {
+    if (!read_bytes(samples + index * sizeof(hs_recorder_sample), &out[done], run * sizeof(hs_recorder_sample))) {
       return base::make_error(base::Errc::failed, "the thread's ring could not be read");
     }
-    std::memcpy(&out[done], raw->data(), bytes);
     done += run;
   }
+  *head = header.head;
+  *lost = fresh - n;
   return out;
 }
-
-}  // namespace
 
 base::Result<std::vector<hs_recorder_sample>> RecorderLink::samples(Tid tid, std::uint64_t* written) {
   auto it = threads_.find(tid);
   if (it == threads_.end() || it->second.ring == 0) {
     return base::make_error(base::Errc::invalid, "the thread is not recording");
   }
-  auto memory = kernel_->memory(pid_);
-  if (!memory) {
-    return memory.error();
+  std::uint64_t head = 0, lost = 0;
+  auto read = read_ring(it->second, 0, &head, &lost);
+  if (read && written != nullptr) {
+    *written = head;
   }
-  auto raw = (*memory)->read(it->second.ring, sizeof(hs_recorder_ring));
-  if (!raw || raw->size() < sizeof(hs_recorder_ring)) {
-    return base::make_error(base::Errc::failed, "the thread's ring could not be read");
-  }
-  hs_recorder_ring header;
-  std::memcpy(&header, raw->data(), sizeof header);
-  const std::uint64_t count = std::min<std::uint64_t>(header.head, HS_RECORDER_RING_CAPACITY);
-  if (written != nullptr) {
-    *written = header.head;
-  }
-  return read_ring(**memory, reinterpret_cast<Addr>(header.samples), header.head - count, count);
+  return read;
 }
 
 base::Result<TakenSamples> RecorderLink::take(Tid tid) {
@@ -583,26 +589,14 @@ base::Result<TakenSamples> RecorderLink::take(Tid tid) {
     return TakenSamples{};
   }
   ThreadLink& link = it->second;
-  auto memory = kernel_->memory(pid_);
-  if (!memory) {
-    return memory.error();
-  }
-  auto raw = (*memory)->read(link.ring, sizeof(hs_recorder_ring));
-  if (!raw || raw->size() < sizeof(hs_recorder_ring)) {
-    return base::make_error(base::Errc::failed, "the thread's ring could not be read");
-  }
-  hs_recorder_ring header;
-  std::memcpy(&header, raw->data(), sizeof header);
   TakenSamples out;
-  const std::uint64_t fresh = header.head - link.taken;
-  const std::uint64_t count = std::min<std::uint64_t>(fresh, HS_RECORDER_RING_CAPACITY);
-  out.lost = fresh - count;
-  auto read = read_ring(**memory, reinterpret_cast<Addr>(header.samples), header.head - count, count);
+  std::uint64_t head = 0;
+  auto read = read_ring(link, link.taken, &head, &out.lost);
   if (!read) {
     return read.error();
   }
   out.samples = std::move(*read);
-  link.taken = header.head;
+  link.taken = head;
   return out;
 }
 

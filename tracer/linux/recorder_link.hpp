@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "base/result.hpp"
 #include "tracer/inprocess/recorder/recorder_ring.h"
 #include "tracer/linux/kernel.hpp"
+#include "tracer/linux/shared_region.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
@@ -86,7 +88,9 @@ class RecorderLink {
     auto it = threads_.find(tid);
     return it == threads_.end() ? LeftAt{} : it->second.left;
   }
-  // What tid's ring holds, oldest first, and how many samples were ever written.
+  // What tid's ring holds, oldest first, and how many samples were ever written. Its block
+  // and ring are mapped here too where the recorder could share them (a memfd): read with no
+  // system call, and still after the thread, or the whole process, is gone (SIGKILL).
   base::Result<std::vector<hs_recorder_sample>> samples(Tid tid, std::uint64_t* written = nullptr);
   // The samples tid wrote since the last take.
   base::Result<TakenSamples> take(Tid tid);
@@ -95,7 +99,7 @@ class RecorderLink {
   // Whether the recorder found its translations stale while threads could be running them (a
   // system call unmapped or reprotected translated code): flush before the next entry.
   bool cache_stale();
-  // The thread is gone (its block stays until unload).
+  // The thread is gone (its block stays until unload; its ring cannot be read any more).
   void forget(Tid tid) { threads_.erase(tid); }
   // Unmaps the recorder's memory and unloads the library (no thread may be in the cache).
   base::Result<void> unload(Tid caller);
@@ -130,6 +134,7 @@ class RecorderLink {
     bool inside = false;
     std::uint64_t taken = 0;  // samples of its ring taken so far
     LeftAt left;
+    std::shared_ptr<const SharedRegion> shared;  // its block and ring, mapped here (or none)
   };
   RecorderLink(Kernel& kernel, Pid pid, LoaderCalls loader) : kernel_(&kernel), pid_(pid), loader_(loader) {}
   base::Result<std::uint64_t> call(Tid tid, Addr function, std::vector<std::uint64_t> args);
@@ -138,7 +143,11 @@ class RecorderLink {
   // which leaves as its parent would (then noted as inside).
   bool note_if_clone(Tid tid, const arch::x86::RawRegisters& regs);
   base::Result<std::uint64_t> read_word(Addr addr);
+  // Through a thread's shared region where it covers them, else the program's memory.
   base::Result<void> read_bytes(Addr addr, void* out, std::size_t size);
+  // tid's ring header and its samples from the `skip`-th of those written (at most a ring's worth).
+  base::Result<std::vector<hs_recorder_sample>> read_ring(const ThreadLink& link, std::uint64_t skip,
+                                                          std::uint64_t* head, std::uint64_t* lost);
   template <class T>
   base::Result<void> read_struct(Addr addr, T& out) {
     return read_bytes(addr, &out, sizeof out);

@@ -102,6 +102,25 @@ TEST_CASE("inproc: native code after the cache is a gap, a trap where it left is
   CHECK(f.samples().back() == BranchSample::gap(0x5000));
 }
 
+TEST_CASE("inproc: a thread that ends in the cache (an exit, SIGKILL) keeps what it recorded since its last stop",
+          "[inproc]") {
+  Fixture f;
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  f.port.recorded[kTid].samples = {{0x1003, 0x1020}, {0x1021, 0x1008}};
+  f.c.thread_ended(kTid, f.host);  // (no leave: it is gone; its ring is not)
+  CHECK(f.samples() == std::vector<BranchSample>{{0x1003, 0x1020}, {0x1021, 0x1008}});
+  CHECK(f.c.tracer(kTid)->stats().gaps == 0);
+}
+
+TEST_CASE("inproc: a thread that ends running natively adds nothing from the ring", "[inproc]") {
+  Fixture f;
+  f.port.not_yet = true;  // (it runs natively to its next stop)
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  f.port.recorded[kTid].samples = {{0x1003, 0x1020}};  // (what a ring would hold: not this run's)
+  f.c.thread_ended(kTid, f.host);
+  CHECK(f.samples().empty());
+}
+
 TEST_CASE("inproc: a ring that went round between two stops leaves a gap before what it kept", "[inproc]") {
   Fixture f;
   CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));

@@ -5,6 +5,9 @@
 
 #include <cpuid.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <atomic>
 #include <new>
 
@@ -49,6 +52,9 @@ constexpr std::size_t kMaxThreadBlocks = 1024;
 struct ThreadBlock {
   ThreadState* state;
   std::size_t xsave_bytes;
+  std::size_t shared_bytes;  // the block and its ring, in one piece from `state`
+  int shared_fd;  // the memfd they are mapped from, until the thread first runs (-1: closed, none)
+  std::uint64_t shared_inode;  // its inode: the descriptor is closed only while it is still that file
 };
 
 struct Recorder {
@@ -64,6 +70,7 @@ struct Recorder {
   std::size_t xsave = 0;
   ThreadBlock threads[kMaxThreadBlocks]{};
   std::size_t thread_count = 0;
+  std::size_t open_fds = 0;  // blocks whose shared_fd is still open
   std::atomic_flag translating;  // one thread translates at a time
   // Two words the server reads (recorder_api.h, translator_slot), in this order.
   struct ServerWords {
@@ -100,6 +107,36 @@ void forget_translations(Recorder& rec) {
   rec.words.maps_changed.store(0, std::memory_order_relaxed);
 }
 
+long raw_syscall(std::uint64_t number, const std::uint64_t a[6]) {
+  register std::uint64_t r10 asm("r10") = a[3];
+  register std::uint64_t r8 asm("r8") = a[4];
+  register std::uint64_t r9 asm("r9") = a[5];
+  asm volatile("syscall"
+               : "+a"(number)
+               : "D"(a[0]), "S"(a[1]), "d"(a[2]), "r"(r10), "r"(r8), "r"(r9)
+               : "rcx", "r11", "memory");
+  return static_cast<long>(number);
+}
+
+// The memfd descriptors of blocks, closed in the program (the server has mapped them): all, or
+// the one of `only`. Under the translation lock, or with no thread in the cache.
+void close_shared_fds(Recorder& rec, const ThreadState* only = nullptr) {
+  for (std::size_t i = 0; i < rec.thread_count && rec.open_fds != 0; ++i) {
+    ThreadBlock& b = rec.threads[i];
+    if (b.shared_fd >= 0 && (only == nullptr || b.state == only)) {
+      // (The program may have closed it and opened a file of its own under the same number.)
+      struct stat st {};
+      const std::uint64_t fstat_args[6] = {static_cast<std::uint64_t>(b.shared_fd), reinterpret_cast<std::uint64_t>(&st)};
+      const std::uint64_t close_args[6] = {static_cast<std::uint64_t>(b.shared_fd)};
+      if (raw_syscall(SYS_fstat, fstat_args) == 0 && st.st_ino == b.shared_inode) {
+        raw_syscall(SYS_close, close_args);
+      }
+      b.shared_fd = -1;
+      --rec.open_fds;
+    }
+  }
+}
+
 // The dispatcher's way on: to `to` (a cache address, or the program's own), which stands for the
 // program address `app` (the dispatcher goes to the leave trap instead when the server asked).
 void go_on(ThreadState& t, std::uint64_t to, std::uint64_t app) {
@@ -111,6 +148,9 @@ void translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
   Recorder& rec = *g_recorder;
   ThreadState& t = *this_thread_block();
   lock_translator(rec);
+  if (rec.open_fds != 0) {
+    close_shared_fds(rec, &t);  // (its first run in the cache: the server has mapped its block)
+  }
   const std::uint64_t made = rec.translator.translation_of(target);
   if (made == target) {
     // Left for native code (emit_native_exit's note); not remembered, nor linked: code on a
@@ -128,16 +168,6 @@ void translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
   go_on(t, made, target);
 }
 
-long raw_syscall(std::uint64_t number, const std::uint64_t a[6]) {
-  register std::uint64_t r10 asm("r10") = a[3];
-  register std::uint64_t r8 asm("r8") = a[4];
-  register std::uint64_t r9 asm("r9") = a[5];
-  asm volatile("syscall"
-               : "+a"(number)
-               : "D"(a[0]), "S"(a[1]), "d"(a[2]), "r"(r10), "r"(r8), "r"(r9)
-               : "rcx", "r11", "memory");
-  return static_cast<long>(number);
-}
 
 // The maps gate (emit_maps_syscall_check): the thread's system call may change the mappings.
 // It is made here, under the translation lock, and the thread goes on after it in the cache;
@@ -203,6 +233,26 @@ void unmap(const void* p, std::size_t bytes) {
   }
 }
 
+// A thread's block and its ring, in one piece the server can map too: from a memfd (its
+// descriptor in `fd`), else (memfd refused: a seccomp filter, an old kernel) private memory and
+// fd -1.
+void* map_shared(std::size_t bytes, int& fd, std::uint64_t& inode) {
+  fd = static_cast<int>(::syscall(SYS_memfd_create, "hindsight-ring", MFD_CLOEXEC));
+  if (fd >= 0) {
+    struct stat st {};
+    void* p = ::ftruncate(fd, static_cast<off_t>(bytes)) == 0 && ::fstat(fd, &st) == 0
+                  ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+    if (p != MAP_FAILED) {
+      inode = st.st_ino;
+      return p;
+    }
+    ::close(fd);
+    fd = -1;
+  }
+  return map_rw(bytes);
+}
+
 // The thread entry: the thread's registers are the program's, its block's `resume` the program
 // address it goes on from; the dispatcher takes it there (rcx = 0: no exit to link).
 void emit_thread_entry(Emitter& e) {
@@ -259,23 +309,27 @@ ThreadState* new_thread_block() {
   if (rec == nullptr || rec->thread_count == kMaxThreadBlocks) {
     return nullptr;
   }
-  auto* state = static_cast<ThreadState*>(map_rw(sizeof(ThreadState)));
-  auto* samples =
-      static_cast<hs_recorder_sample*>(map_rw(HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample)));
+  const std::size_t state_bytes = page_round(sizeof(ThreadState));
+  const std::size_t shared_bytes = state_bytes + HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample);
+  int fd = -1;
+  std::uint64_t inode = 0;
+  auto* shared = static_cast<std::uint8_t*>(map_shared(shared_bytes, fd, inode));
   auto* stack = static_cast<std::uint8_t*>(map_rw(kPrivateStack));
   auto* area = static_cast<std::uint8_t*>(map_rw(rec->xsave));
   LookupEntry* lookup = map_lookup_table();
-  if (state == nullptr || samples == nullptr || stack == nullptr || area == nullptr || lookup == nullptr) {
+  if (shared == nullptr || stack == nullptr || area == nullptr || lookup == nullptr) {
     unmap_lookup_table(lookup);
-    unmap(state, sizeof(ThreadState));
-    unmap(samples, HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample));
+    unmap(shared, shared_bytes);
+    if (fd >= 0) {
+      ::close(fd);
+    }
     unmap(stack, kPrivateStack);
     unmap(area, rec->xsave);
     return nullptr;
   }
-  ThreadState& t = *new (state) ThreadState;
+  ThreadState& t = *new (shared) ThreadState;
   t.self = &t;
-  t.ring.samples = samples;
+  t.ring.samples = reinterpret_cast<hs_recorder_sample*>(shared + state_bytes);
   t.lookup = lookup;
   t.private_stack_top = reinterpret_cast<std::uint64_t>(stack + kPrivateStack);
   t.xsave_area = area;
@@ -287,9 +341,12 @@ ThreadState* new_thread_block() {
             .exit_slot = address(&t.exited_at),
             .ring = address(&t.ring),
             .private_stack_top = t.private_stack_top,
-            .leave_slots = address(&t.target)};
-  rec->threads[rec->thread_count++] = ThreadBlock{state, rec->xsave};
-  return state;
+            .leave_slots = address(&t.target),
+            .shared_fd = fd,
+            .shared_bytes = shared_bytes};
+  rec->threads[rec->thread_count++] = ThreadBlock{&t, rec->xsave, shared_bytes, fd, inode};
+  rec->open_fds += fd >= 0 ? 1 : 0;
+  return &t;
 }
 
 std::uint64_t thread_entry() {
@@ -338,6 +395,7 @@ void settle_fork_child() {
   }
   rec->words.translating_block.store(0, std::memory_order_relaxed);
   rec->translating.clear(std::memory_order_release);
+  close_shared_fds(*rec);  // (copies of the parent's: this process maps nothing of them itself)
   forget_translations(*rec);
 }
 
@@ -346,13 +404,13 @@ void shutdown() {
   if (rec == nullptr) {
     return;
   }
+  close_shared_fds(*rec);  // (of threads that never ran in the cache)
   for (std::size_t i = 0; i < rec->thread_count; ++i) {
     ThreadState* t = rec->threads[i].state;
-    unmap(t->ring.samples, HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample));
     unmap(reinterpret_cast<void*>(t->private_stack_top - kPrivateStack), kPrivateStack);
     unmap(t->xsave_area, rec->threads[i].xsave_bytes);
     unmap_lookup_table(t->lookup);
-    unmap(t, sizeof(ThreadState));
+    unmap(t, rec->threads[i].shared_bytes);
   }
   rec->cache.release();
   rec->blocks.release();
@@ -377,6 +435,9 @@ base::Result<void> start_thread() {
   if (!set_thread_state(block)) {
     return base::sys_error("arch_prctl(ARCH_SET_GS) for the recorder's thread block");
   }
+  lock_translator(*g_recorder);
+  close_shared_fds(*g_recorder, block);  // (no server maps it: this process records itself)
+  unlock_translator(*g_recorder);
   return {};
 }
 

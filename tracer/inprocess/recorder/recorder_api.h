@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 7u
+#define HS_RECORDER_ABI_VERSION 8u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -59,6 +59,13 @@ struct hs_recorder_thread_info {
    * already), the dispatcher goes to the leave trap instead: an int3, the stubs' first byte,
    * where the thread stands with the program's registers, bound for the second word. */
   uint64_t leave_slots;
+  /* The block and the ring lie in one piece of shared_bytes from `block`, mapped from a memfd
+   * whose descriptor is shared_fd (-1: private memory, the memfd was refused): the server maps
+   * it too, from /proc/PID/fd/N, and reads the ring with no stop, and after the process is gone.
+   * The descriptor is the program's only until the thread first runs in the cache: the
+   * dispatcher closes it then (the server has mapped it by then). */
+  int64_t shared_fd;
+  uint64_t shared_bytes;
 };
 
 #define HS_RECORDER_PRIVATE_STACK_BYTES (256u << 10)
