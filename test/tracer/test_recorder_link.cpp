@@ -42,6 +42,18 @@ tracer::RecorderLink recorder_in(AttachedCallee& callee) {
   return std::move(*link);
 }
 
+// The callee's main thread runs on its own for `ms` (nanosleep's rounds), then is stopped
+// wherever it is.
+void run_then_stop(AttachedCallee& callee, int ms) {
+  auto& kernel = callee.kernel();
+  REQUIRE(kernel.resume(callee.pid(), false, 0).ok());
+  ::usleep(ms * 1000);
+  REQUIRE(kernel.tgkill(callee.pid(), callee.pid(), SIGSTOP).ok());
+  auto st = kernel.wait_for(callee.pid());
+  REQUIRE(st.ok());
+  REQUIRE(WIFSTOPPED(*st));
+}
+
 }  // namespace
 
 TEST_CASE("recorder link: an attached program's thread records in the cache and leaves it for its own code",
@@ -56,13 +68,7 @@ TEST_CASE("recorder link: an attached program's thread records in the cache and 
   REQUIRE(link.enter(pid).ok());
   CHECK(link.recording(pid));
 
-  // It runs on its own for a while (nanosleep's rounds), then is stopped wherever it is.
-  REQUIRE(kernel.resume(pid, false, 0).ok());
-  ::usleep(350 * 1000);
-  REQUIRE(kernel.tgkill(pid, pid, SIGSTOP).ok());
-  auto st = kernel.wait_for(pid);
-  REQUIRE(st.ok());
-  REQUIRE(WIFSTOPPED(*st));
+  run_then_stop(callee, 350);
 
   std::uint64_t written = 0;
   auto samples = link.samples(pid, &written);
@@ -335,13 +341,7 @@ TEST_CASE("recorder link: a thread's ring is shared with the server: read after 
   // through /proc/PID/fd); its first dispatch closes it.
   REQUIRE(maps_mention(pid, "memfd:hindsight-ring"));  // (else the memfd was refused: nothing shared)
   CHECK(ring_descriptors(pid) == 1);
-
-  REQUIRE(kernel.resume(pid, false, 0).ok());
-  ::usleep(250 * 1000);
-  REQUIRE(kernel.tgkill(pid, pid, SIGSTOP).ok());
-  auto st = kernel.wait_for(pid);
-  REQUIRE(st.ok());
-  REQUIRE(WIFSTOPPED(*st));
+  run_then_stop(callee, 250);
   CHECK(ring_descriptors(pid) == 0);
   auto first = link.take(pid);
   REQUIRE(first.ok());
