@@ -9,10 +9,19 @@ namespace recorder {
 namespace {
 
 constexpr int kMaxInstructions = 48;
-constexpr std::size_t kMaxBlockBytes = kMaxInstructions * 15 + kMaxExitBytes;
+// A block goes on past this many conditional branches (their not-taken way falls through to the
+// next instruction's copy; their taken ways are stubs after the block), then ends at the next.
+constexpr int kMaxTakenStubs = 8;
+constexpr std::size_t kMaxBlockBytes = kMaxInstructions * 15 + (kMaxTakenStubs + 1) * kMaxExitBytes;
 
 bool fits_rel32(std::int64_t v) {
   return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+// A jump's rel32 (ending at rel_at + 4) made to reach `to` (in the same block: in reach).
+void patch_rel32(std::uint8_t* rel_at, std::uint64_t to) {
+  const auto rel = static_cast<std::uint32_t>(to - (reinterpret_cast<std::uint64_t>(rel_at) + 4));
+  std::memcpy(rel_at, &rel, 4);
 }
 
 enum class Kind { Plain, Syscall, Jmp, Jcc, ShortCond, Call, IndirectJmp, IndirectCall, Ret, Leave };
@@ -148,6 +157,21 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
     return 0;
   }
   Emitter e(at);
+  struct TakenWay {
+    std::uint8_t* rel_at;  // the conditional jump's rel32, to point at the stub
+    std::uint64_t from, target, next;
+  };
+  TakenWay taken[kMaxTakenStubs];
+  int taken_count = 0;
+  // The taken way of a conditional branch at `from`: its record, then the exit to target.
+  auto emit_taken_way = [&](std::uint64_t from, std::uint64_t target, std::uint64_t next) {
+    safe_point(e, target);
+    if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
+      emit_record(e, from, target);
+    }
+    safe_point(e, target);
+    emit_direct_exit(e, target, blocks_);
+  };
   std::uint64_t pc = start;
   for (int n = 0;; ++n) {
     safe_point(e, pc);
@@ -223,17 +247,15 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
         }
         rel_at = e.here();
         e.u32(0);
+        if (taken_count < kMaxTakenStubs) {
+          taken[taken_count++] = {rel_at, pc, target, next};  // not taken: on in this block
+          ended = false;
+          break;
+        }
         safe_point(e, next);
         emit_direct_exit(e, next, blocks_);
-        const auto rel =
-            static_cast<std::uint32_t>(e.address() - (reinterpret_cast<std::uint64_t>(rel_at) + 4));
-        std::memcpy(rel_at, &rel, 4);
-        safe_point(e, target);
-        if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
-          emit_record(e, pc, target);
-        }
-        safe_point(e, target);
-        emit_direct_exit(e, target, blocks_);
+        patch_rel32(rel_at, e.address());
+        emit_taken_way(pc, target, next);
         break;
       }
       case Kind::IndirectJmp:
@@ -269,6 +291,10 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
       break;
     }
     pc = next;
+  }
+  for (int i = 0; i < taken_count; ++i) {
+    patch_rel32(taken[i].rel_at, e.address());
+    emit_taken_way(taken[i].from, taken[i].target, taken[i].next);
   }
   cache_.commit(e.here());
   const auto made = reinterpret_cast<std::uint64_t>(at);

@@ -11,18 +11,21 @@ const ThreadState& ts() {
   return slots();
 }
 
-void store_sample_address(Emitter& e, Reg index_reg, Reg out_reg) {
-  // out = ring + (head & 0xffff) * 16, head += 1; index_reg is free to clobber.
-  const std::uint8_t idx = index_reg, out = out_reg;
-  e.load_gs(index_reg, &ts().ring.head);
-  e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x40 | (out << 3) | idx), 0x01});  // lea out, [idx+1]
-  e.store_gs(&ts().ring.head, out_reg);
+// index = (head & 0xffff) * 2, head += 1 (scratch clobbered): the next sample is at
+// gs:[kSamplesOffset + index * 8] (store_sample).
+void take_sample_index(Emitter& e, Reg index, Reg scratch) {
+  const std::uint8_t idx = index, tmp = scratch;
+  e.load_gs(index, &ts().ring.head);
+  e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x40 | (tmp << 3) | idx), 0x01});  // lea scratch, [idx+1]
+  e.store_gs(&ts().ring.head, scratch);
   e.bytes({0x0f, 0xb7, static_cast<std::uint8_t>(0xc0 | (idx << 3) | idx)});  // movzx idx32, idx16
   e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x04 | (idx << 3)),
            static_cast<std::uint8_t>((idx << 3) | idx)});  // lea idx, [idx+idx]
-  e.load_gs(out_reg, &ts().ring.samples);
-  e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x04 | (out << 3)),
-           static_cast<std::uint8_t>(0xc0 | (idx << 3) | out)});  // lea out, [out+idx*8]
+}
+
+// The sample's `from` (field 0) or `to` (field 8) from reg.
+void store_sample(Emitter& e, Reg index, std::int32_t field, Reg reg) {
+  e.store_gs_indexed(static_cast<std::int32_t>(kSamplesOffset) + field, index, reg);
 }
 
 }  // namespace
@@ -30,11 +33,11 @@ void store_sample_address(Emitter& e, Reg index_reg, Reg out_reg) {
 void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to) {
   e.store_gs(&ts().save_rax, kRax);
   e.store_gs(&ts().save_rcx, kRcx);
-  store_sample_address(e, kRax, kRcx);
+  take_sample_index(e, kRcx, kRax);
   e.mov_imm64(kRax, from);
-  e.bytes({0x48, 0x89, 0x01});  // mov [rcx], rax
+  store_sample(e, kRcx, 0, kRax);
   e.mov_imm64(kRax, to);
-  e.bytes({0x48, 0x89, 0x41, 0x08});  // mov [rcx+8], rax
+  store_sample(e, kRcx, 8, kRax);
   e.load_gs(kRax, &ts().save_rax);
   e.load_gs(kRcx, &ts().save_rcx);
 }
@@ -54,10 +57,10 @@ void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next) {
     e.bytes({0xe3, 0});                       // jrcxz over
     over = e.here() - 1;
   }
-  store_sample_address(e, kRcx, kRdx);
-  e.mov_imm64(kRcx, from);
-  e.bytes({0x48, 0x89, 0x0a});        // mov [rdx], rcx
-  e.bytes({0x48, 0x89, 0x42, 0x08});  // mov [rdx+8], rax
+  take_sample_index(e, kRcx, kRdx);
+  store_sample(e, kRcx, 8, kRax);
+  e.mov_imm64(kRdx, from);
+  store_sample(e, kRcx, 0, kRdx);
   if (over != nullptr) {
     *over = static_cast<std::uint8_t>(e.here() - (over + 1));
   }

@@ -47,12 +47,18 @@ class Emitter {
       u32(static_cast<std::uint32_t>(v >> (32 * half)));
     }
   }
+  // mov qword gs:[disp + index * 8], reg
+  void store_gs_indexed(std::int32_t disp, Reg index, Reg reg) {
+    bytes({0x65, static_cast<std::uint8_t>(0x48 | ((reg >> 3) << 2) | ((index >> 3) << 1)), 0x89,
+           static_cast<std::uint8_t>(((reg & 7) << 3) | 4), static_cast<std::uint8_t>(0xc5 | ((index & 7) << 3))});
+    u32(static_cast<std::uint32_t>(disp));
+  }
   // jmp qword gs:[field]
   void jmp_gs(const void* field) {
     bytes({0x65, 0xff, 0x24, 0x25});
     u32(static_cast<std::uint32_t>(gs_offset(field)));
   }
-  // mov reg, imm64 (rax or rcx)
+  // mov reg, imm64 (rax, rcx or rdx)
   void mov_imm64(Reg reg, std::uint64_t v) {
     bytes({0x48, static_cast<std::uint8_t>(0xb8 + reg)});
     u64(v);

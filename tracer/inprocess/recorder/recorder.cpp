@@ -168,7 +168,6 @@ void translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
   go_on(t, made, target);
 }
 
-
 // The maps gate (emit_maps_syscall_check): the thread's system call may change the mappings.
 // It is made here, under the translation lock, and the thread goes on after it in the cache;
 // when it unmaps or reprotects translated code, the cache is flushed first if this is the
@@ -309,8 +308,7 @@ ThreadState* new_thread_block() {
   if (rec == nullptr || rec->thread_count == kMaxThreadBlocks) {
     return nullptr;
   }
-  const std::size_t state_bytes = page_round(sizeof(ThreadState));
-  const std::size_t shared_bytes = state_bytes + HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample);
+  const std::size_t shared_bytes = kSamplesOffset + HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample);
   int fd = -1;
   std::uint64_t inode = 0;
   auto* shared = static_cast<std::uint8_t*>(map_shared(shared_bytes, fd, inode));
@@ -329,7 +327,7 @@ ThreadState* new_thread_block() {
   }
   ThreadState& t = *new (shared) ThreadState;
   t.self = &t;
-  t.ring.samples = reinterpret_cast<hs_recorder_sample*>(shared + state_bytes);
+  t.ring.samples = reinterpret_cast<hs_recorder_sample*>(shared + kSamplesOffset);  // (where the code stores)
   t.lookup = lookup;
   t.private_stack_top = reinterpret_cast<std::uint64_t>(stack + kPrivateStack);
   t.xsave_area = area;

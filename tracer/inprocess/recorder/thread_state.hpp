@@ -40,6 +40,10 @@ struct ThreadState {
   hs_recorder_thread_info info{};       // what the server reads of the block (recorder_api.h)
 };
 static_assert(offsetof(ThreadState, target_app) - offsetof(ThreadState, target) == HS_RECORDER_LEAVE_TARGET_APP);
+// A block's ring samples follow it, at this distance from its start (one piece of memory,
+// recorder.cpp): translated code stores a sample at gs:[kSamplesOffset + index * 16].
+inline constexpr std::size_t kSamplesOffset = (sizeof(ThreadState) + 4095) & ~std::size_t{4095};
+static_assert(kSamplesOffset + 8 <= INT32_MAX);
 static_assert(offsetof(ThreadState, leave_request) - offsetof(ThreadState, target) == HS_RECORDER_LEAVE_REQUEST);
 
 // Field addresses of this object stand for their offsets in every thread's block: the
