@@ -563,3 +563,52 @@ TEST_CASE("inproc: a recorded program that forks or vforks: GDB sees the parent 
   CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+\tmain\n)"));
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
+
+TEST_CASE("inproc, non-stop: a breakpoint GDB inserts while threads run in the recorder's cache is hit, threads born "
+          "while recording are recorded, and record stop takes the recorder out while they run",
+          "[e2e][btrace][non-stop]") {
+  const std::string recorder_maps =
+      "python print('recorder-mappings %d' % sum(1 for l in open('/proc/%d/maps' % gdb.selected_inferior().pid) "
+      "if 'libhindsight-recorder' in l or 'hindsight-ring' in l))";
+  auto out = e2e::run_gdb({.program = "workers",
+                           .commands = {"break main", "continue", "record btrace", "break all_running", "continue",
+                                        "shell sleep 0.3",  // the four workers run checksum in the cache meanwhile
+                                        "break checksum", "continue", "thread apply all -s info record", "delete", "record stop",
+                                        recorder_maps, "continue -a"},
+                           .args = {"3"},
+                           .init_commands = {"set non-stop on"},
+                           .server_flags = collector_flags("inproc")});
+  INFO(out.transcript());
+  // Translations made before the int3 was there are not run again: a worker stops on it.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Thread [2-5] "workers" hit Breakpoint 3, checksum \(seed=)"));
+  // GDB reads a new thread's registers as it runs to start its history there: no error ends it.
+  CHECK_THAT(out.gdb, !Contains("Could not read registers"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread [2-5] )"));
+  CHECK_THAT(out.gdb, Contains("recorder-mappings 0\n"));
+  CHECK_THAT(out.server_out, Contains("workers ok"));  // every round computed right, in and out of the cache
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("inproc, non-stop, --attach: record btrace records the threads that run on from then, a breakpoint stops "
+          "them, and detach leaves the program as it was",
+          "[e2e][btrace][non-stop][attach]") {
+  e2e::Child workers({.argv = {e2e::prog_path("workers"), "4"}});
+  REQUIRE(workers.wait_for_text("threads=4", e2e::Clock::now() + std::chrono::seconds(5), true));
+  const pid_t pid = workers.pid();
+  // GDB stops the leader at the attach; the four workers run on, natively, until they record.
+  auto out = e2e::run_gdb({.commands = {"record btrace", "break checksum", "continue",
+                                        "thread apply all -s info record", "delete", "record stop", "detach"},
+                           .transport = e2e::Transport::attach,
+                           .attach_pid = pid,
+                           .init_commands = {"set non-stop on"},
+                           .server_flags = collector_flags("inproc")});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Thread [2-5] "workers" hit Breakpoint 1, checksum \(seed=)"));
+  // A worker that ran when recording began has recorded since: a history with no gap.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded [1-9]\d* instructions in \d+ functions \(0 gaps\) for thread [2-5] )"));
+  CHECK_THAT(out.gdb, Contains("[Inferior 1 (process " + std::to_string(pid) + ") detached]"));
+  const auto status = workers.wait(e2e::Clock::now() + std::chrono::seconds(20));
+  INFO("workers: " << e2e::describe_status(status) << "\n" << workers.out());
+  CHECK(e2e::exit_code(status) == 0);
+  CHECK_THAT(workers.out(), Contains("workers ok"));
+}

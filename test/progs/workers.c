@@ -1,5 +1,6 @@
 /* workers.c - four threads computing checksums for SECONDS (default 5), each checking its own
- * result every round; prints "pid=N" at start, "threads=4" once they all exist, and
+ * result every round; prints "pid=N" at start, "threads=4" once they all exist (then
+ * calls all_running()), and
  * "workers ok ROUNDS" at the end (exit 0), or
  * "workers wrong" and exits 1 if any result ever differed. SIGUSR1 ends it early (a test that
  * reads its code after a detach, however slow the machine). The attach tests trace it, detach
@@ -25,6 +26,9 @@ __attribute__((noinline)) long checksum(long seed) {
   }
   return acc;
 }
+
+/* Called once the four threads run (a place for main to stop while they go on). */
+__attribute__((noinline)) void all_running(void) { __asm__ volatile("" ::: "memory"); }
 
 static void end_early(int signo) {
   (void)signo;
@@ -54,6 +58,7 @@ int main(int argc, char** argv) {
   }
   printf("threads=4\n");
   fflush(stdout);
+  all_running();
   struct timespec end;
   clock_gettime(CLOCK_MONOTONIC, &end);
   end.tv_sec += seconds;

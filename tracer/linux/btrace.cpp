@@ -2,6 +2,7 @@
 // process, chosen at the first enable), and threads born while it records.
 #include <unistd.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -107,8 +108,14 @@ Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& requested) 
       p.recorder = std::make_unique<ProcessRecorder>(p, recorder_library_);  // used by inproc only
     }
   }
-  if (auto ok = p.collector->start(tid, config); !ok) {
-    return ok;
+  // A running thread (non-stop) records from now, not from its next stop: stopped for a moment,
+  // it goes on recorded (the collector's own way of running it).
+  Result<void> started = base::success();
+  if (!with_threads_paused(p, [&](Tid t) { return t == tid; }, [&] { started = p.collector->start(tid, config); })) {
+    return base::make_error(base::Errc::no_process, "the process ended");
+  }
+  if (!started) {
+    return started;
   }
   btrace_config_ = config;
   base::logf(base::LogCat::ptrace, "thread {}: branch tracing on ({})", tid, p.collector->backend());
@@ -125,15 +132,33 @@ Result<void> LinuxTarget::disable_btrace(Tid tid) {
     return base::make_error(base::Errc::invalid, "Branch tracing not enabled.");
   }
   Process& p = *at.process;
-  p.collector->stop(tid);
-  unclaimed_.erase(tid);
-  if (p.collector->traced_count() == 0) {
-    p.code.unplant_all(SiteOwner::Collector);
-    take_recorder_out(p);
-    p.collector.reset();  // `record stop`: the last thread stopped recording
-  }
+  // (In non-stop the thread, or others, may run in the recorder's cache: out first, the
+  // recorder to be taken out with them.)
+  (void)with_recorder_threads_out(p, [&] {
+    p.collector->stop(tid);
+    unclaimed_.erase(tid);
+    if (p.collector->traced_count() == 0) {
+      p.code.unplant_all(SiteOwner::Collector);
+      take_recorder_out(p);
+      p.collector.reset();  // `record stop`: the last thread stopped recording
+    }
+  });
   base::logf(base::LogCat::ptrace, "thread {}: branch tracing off", tid);
   return base::success();
+}
+
+Tid LinuxTarget::recorder_caller(const Process& p) {
+  Tid caller = 0;  // a stopped thread: one where a call may run, if there is one
+  for (const auto& [tid, t] : p.threads) {
+    if (!t.stopped()) {
+      continue;
+    }
+    if (!call_refused(kernel_, tid)) {
+      return tid;
+    }
+    caller = caller != 0 ? caller : tid;
+  }
+  return caller;
 }
 
 // The in-process recorder leaves the process (its threads are stopped): the program's own code
@@ -142,22 +167,34 @@ void LinuxTarget::take_recorder_out(Process& p) {
   if (!p.recorder) {
     return;
   }
-  Tid caller = 0;  // a stopped thread: one where a call may run, if there is one
-  for (const auto& [tid, t] : p.threads) {
-    if (!t.stopped()) {
-      continue;
-    }
-    if (!call_refused(kernel_, tid)) {
-      caller = tid;
-      break;
-    }
-    caller = caller != 0 ? caller : tid;
-  }
+  const Tid caller = recorder_caller(p);
   if (auto out = caller != 0 ? p.recorder->unload(caller) : base::Result<void>(base::make_error(base::Errc::invalid, "no stopped thread"));
       !out) {
     base::logf(base::LogCat::ptrace, "process {}: the in-process recorder stays in: {}", p.pid, out.error().message());
   }
   p.recorder.reset();
+}
+
+bool LinuxTarget::with_recorder_threads_out(Process& p, const std::function<void()>& work) {
+  // Running threads the recorder may have in its cache (one it does not know may be a clone
+  // made there): their stop brings them out (InprocCollector::thread_stopped).
+  return with_threads_paused(p, [&](Tid tid) { return p.recorder && p.recorder->inside(tid); }, work);
+}
+
+void LinuxTarget::recorder_code_changed(Process& p) {
+  if (!p.recorder) {
+    return;
+  }
+  // The translations are flushed now, where a stopped thread can make the call; else at the
+  // next entry.
+  (void)with_recorder_threads_out(p, [&] {
+    if (const Tid caller = recorder_caller(p); caller != 0) {
+      if (auto flushed = p.recorder->flush_if_stale(caller); !flushed) {
+        base::logf(base::LogCat::ptrace, "process {}: the recorder's translations are flushed later: {}", p.pid,
+                   flushed.error().message());
+      }
+    }
+  });
 }
 
 BranchTracer* LinuxTarget::branch_tracer(Tid tid) {

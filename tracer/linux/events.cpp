@@ -451,7 +451,8 @@ void LinuxTarget::keep_going(Process& p, LinuxThread& t) {
   if (p.step_over.active()) {
     return;  // its own step-over begins once the others have stopped
   }
-  if (!t.gdb.resumed() || PendingEvents::has_stop(t) || !t.stopped() || p.frozen || (all_stop() && all_stop_.stopping())) {
+  if (!t.gdb.resumed() || PendingEvents::has_stop(t) || !t.stopped() || p.frozen || p.paused ||
+      (all_stop() && all_stop_.stopping())) {
     return;  // GDB has it stopped, or a report is coming: it stays
   }
   if (auto res = run_thread(p, t, t.gdb.take_resume_signal()); !res) {

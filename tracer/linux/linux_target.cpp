@@ -207,6 +207,19 @@ Result<std::string> LinuxTarget::target_description(const std::string& annex) {
 }
 
 Result<Bytes> LinuxTarget::read_registers(Tid tid) {
+  Located running = locate(tid);
+  if (running.thread != nullptr && running.thread->run.running() && running.process->collector && !all_stop()) {
+    // GDB adds the pc of a thread it hears of while recording as the start of its history, and
+    // asks before it marks the thread running (non-stop): read at a moment's stop, as it runs,
+    // instead of the error that ends the thread's recording (GDB's "Could not read registers").
+    Result<Bytes> regs = base::make_error(base::Errc::invalid, "thread " + std::to_string(tid) + " is running");
+    (void)with_threads_paused(*running.process, [&](Tid t) { return t == tid; }, [&] {
+      if (auto at = stopped_thread(tid)) {
+        regs = read_g_registers(host_register_layout(at->process->isa), tid, at->thread->regs);
+      }
+    });
+    return regs;
+  }
   auto at = stopped_thread(tid);
   if (!at) {
     return std::move(at).error();
@@ -273,7 +286,9 @@ Result<void> LinuxTarget::write_memory(Addr addr, const Bytes& data) {
   if (p->recorder) {
     p->recorder->code_written();
   }
-  return p->code.write(addr, data);
+  auto written = p->code.write(addr, data);
+  recorder_code_changed(*p);
+  return written;
 }
 
 Result<void> LinuxTarget::insert_breakpoint(BreakpointType type, Addr addr, int len) {
@@ -290,6 +305,9 @@ Result<void> LinuxTarget::insert_breakpoint(BreakpointType type, Addr addr, int 
   }
   base::logf(base::LogCat::ptrace, "int3 at {:#x} in {}{}", addr, p->pid,
              *planted == CodeMemory::Planted::Present ? " (there already)" : "");
+  if (*planted != CodeMemory::Planted::Present) {
+    recorder_code_changed(*p);
+  }
   return base::success();
 }
 
@@ -305,6 +323,7 @@ Result<void> LinuxTarget::remove_breakpoint(BreakpointType type, Addr addr, int 
   p->commands.erase(addr);
   // A breakpoint whose page is gone cannot be removed: GDB warns ("Error removing breakpoint").
   auto removed = p->code.unplant(addr, SiteOwner::Gdb);
+  recorder_code_changed(*p);
   return removed ? base::success() : Result<void>(std::move(removed).error());
 }
 

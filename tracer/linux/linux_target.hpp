@@ -14,6 +14,7 @@
 // of), range_run.cpp (range steps), tracepoints.cpp and fast_tracepoints.cpp, thread_db.cpp.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -315,6 +316,19 @@ class LinuxTarget final : public Target {
   std::optional<std::string> recorder_unfit(Tid tid);
   void collector_thread_born(Process& p, LinuxThread& t);
   void take_recorder_out(Process& p);
+  // A stopped thread of p to make the recorder's calls on (one where a call may run, if any); 0: none.
+  Tid recorder_caller(const Process& p);
+  // Runs `work` with the running threads of p that `which` picks stopped (non-stop): their
+  // SIGSTOP is ours (GDB hears nothing) and they are held; after `work` they go on as GDB had
+  // them. Events of others meanwhile are kept pending, as ever. False: p ended meanwhile (p is
+  // gone, `work` did not run).
+  bool with_threads_paused(Process& p, const std::function<bool(Tid)>& which, const std::function<void()>& work);
+  // The same for every thread running in the recorder's cache: its stop brings it back to the
+  // program's code.
+  bool with_recorder_threads_out(Process& p, const std::function<void()>& work);
+  // GDB changed p's code (an int3 in or out, its memory written): translations of the code as
+  // it was are forgotten, with no thread left running them.
+  void recorder_code_changed(Process& p);
 
   Kernel& kernel_;
   EventSource events_;

@@ -326,6 +326,48 @@ void LinuxTarget::stop_now(Process* only) {
   }
 }
 
+bool LinuxTarget::with_threads_paused(Process& p, const std::function<bool(Tid)>& which,
+                                      const std::function<void()>& work) {
+  auto running = [&] {
+    std::vector<LinuxThread*> out;
+    for (auto& [tid, t] : p.threads) {
+      if (t.run.running() && t.run.started() && which(tid)) {
+        out.push_back(&t);
+      }
+    }
+    return out;
+  };
+  if (running().empty()) {
+    work();
+    return true;
+  }
+  const Pid pid = p.pid;
+  p.paused = true;
+  const auto deadline = std::chrono::steady_clock::now() + kSyncStopLimit;
+  for (std::vector<LinuxThread*> left = running(); !left.empty(); left = running()) {
+    for (LinuxThread* t : left) {
+      if (gone(pid, t->tid)) {
+        t->run.became_zombie();  // (a leader that exited before its threads: it never stops)
+      } else {
+        request_stop(*t);  // (once: ours, taken without a report)
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      base::logf(base::LogCat::ptrace, "process {}: {} thread(s) did not stop for a pause", pid, left.size());
+      break;
+    }
+    events_.wait_readable(std::chrono::milliseconds(50));
+    handle_batch(events_.drain());
+    if (process(pid) == nullptr) {
+      return false;  // it ended meanwhile
+    }
+  }
+  work();
+  p.paused = false;
+  proceed(p);
+  return true;
+}
+
 }  // namespace tracer
 
 namespace tracer {

@@ -61,6 +61,9 @@ struct Process {
   std::unique_ptr<ProcessThreadDbHost> thread_db_host;
   std::unique_ptr<ThreadDb> thread_db;
   bool frozen = false;  // being detached or killed: nothing of it runs again
+  // Running threads of it are being stopped for a moment, unreported (non-stop,
+  // LinuxTarget::with_threads_paused): none runs again until that is done.
+  bool paused = false;
   // It died. Kept, with the registers read at its last stop, until GDB hears how it ended
   // (its end waits in PendingEvents: for the next resume if GDB had it stopped).
   bool ended = false;

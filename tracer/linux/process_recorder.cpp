@@ -78,20 +78,31 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
     translated_with_ = int3_sites();
     base::logf(base::LogCat::ptrace, "process {}: the in-process recorder is in ({})", p_.pid, library_);
   }
-  if (auto sites = int3_sites();
-      (sites != translated_with_ || code_written_ || link_->cache_stale()) && !link_->any_inside()) {
-    if (auto ok = calls_refused(); !ok) {
-      return ok;
-    }
-    // The cache holds code as it was (an int3 that is no longer there, none where one is now,
-    // a library unmapped, code reprotected and rewritten).
-    if (auto flushed = link_->flush(tid); !flushed) {
-      return flushed;
-    }
-    translated_with_ = std::move(sites);
-    code_written_ = false;
+  if (auto flushed = flush_if_stale(tid); !flushed) {
+    return flushed;
   }
   return link_->enter(tid);
+}
+
+base::Result<void> ProcessRecorder::flush_if_stale(Tid caller) {
+  if (!link_ || link_->any_inside()) {
+    return base::success();  // (flushed at an entry once they are all out)
+  }
+  auto sites = int3_sites();
+  if (sites == translated_with_ && !code_written_ && !link_->cache_stale()) {
+    return base::success();
+  }
+  if (auto why = call_refused(p_.kernel, caller)) {
+    return base::make_error(base::Errc::not_yet, *why);
+  }
+  // The cache holds code as it was (an int3 that is no longer there, none where one is now,
+  // a library unmapped, code reprotected and rewritten).
+  if (auto flushed = link_->flush(caller); !flushed) {
+    return flushed;
+  }
+  translated_with_ = std::move(sites);
+  code_written_ = false;
+  return base::success();
 }
 
 void ProcessRecorder::inherit(const ProcessRecorder& parent) {

@@ -35,6 +35,10 @@ class ProcessRecorder final : public RecorderPort {
 
   // GDB wrote the program's memory: translations made before are stale.
   void code_written() { code_written_ = true; }
+  // Forgets the translations, with a call on stopped `caller`, if the program's code or the
+  // core's int3s changed since they were made and no thread is in the cache (else at a later
+  // entry). Errc::not_yet: no call may run on caller now.
+  base::Result<void> flush_if_stale(Tid caller);
   void thread_gone(Tid tid) {
     if (link_) {
       link_->forget(tid);

@@ -139,7 +139,7 @@ Result<void> LinuxTarget::resume(const ResumePlan& plan) {
 // Runs every thread of p that GDB wants running and that is stopped with nothing to report;
 // a thread GDB resumed on top of one of our int3s first steps over it.
 void LinuxTarget::proceed(Process& p) {
-  if (p.frozen || (all_stop() && (all_stop_.stopping() || !all_stop_.running()))) {
+  if (p.frozen || p.paused || (all_stop() && (all_stop_.stopping() || !all_stop_.running()))) {
     return;
   }
   if (p.step_over.active()) {

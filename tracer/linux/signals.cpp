@@ -20,6 +20,10 @@ bool LinuxTarget::pass_signal(Process& p, LinuxThread& t, int sig) {
   if (t.gdb.stepping()) {
     return false;
   }
+  if (p.paused) {
+    t.gdb.deliver_when_run(sig);  // threads of it are stopped for a moment (with_threads_paused)
+    return true;
+  }
   if (p.step_over.holds(t.tid)) {
     t.gdb.deliver_when_run(sig);  // another thread steps over an int3: this one waits for it
     p.step_over.pause(t.tid);
