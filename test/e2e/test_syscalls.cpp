@@ -78,13 +78,37 @@ TEST_CASE("catch syscall while a history collector records: caught, the history 
   SKIP_IF_NOT_BUILT(backend);
   auto out = e2e::run_gdb({.program = "simple",
                            .commands = {"break main", "continue", "record btrace", "catch syscall write",
-                                        "continue", "continue", "record function-call-history 1,5", "record stop",
-                                        "delete", "continue"},
+                                        "continue", "bt", "continue", "monitor btrace",
+                                        "record function-call-history 1,5", "record stop", "delete", "continue"},
                            .timeout = std::chrono::milliseconds(60000),
                            .server_flags = {"--btrace=" + backend}});
   INFO(out.transcript());
   CHECK_THAT(out.gdb, Contains("Catchpoint 2 (call to syscall write)"));
   CHECK_THAT(out.gdb, Contains("Catchpoint 2 (returned from syscall write)"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(\n\d+\s+sum_squares\n)"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n#\d+ +0x[0-9a-f]+ in main \(\))"));  // caught in the program's own code
+  if (backend == "inproc") {
+    // Recorded in the cache up to the call, not stepped (GDB's int3 at main: stepped over).
+    CHECK_THAT(out.gdb, ContainsRegex(R"(inproc, [^\n]*, 0 gaps; 0 performed, [0-9] stepped\n)"));
+  }
   CHECK_THAT(out.gdb, ContainsRegex(R"(\[Inferior 1 \(process \d+\) exited with code 07\])"));
+}
+
+TEST_CASE("catch syscall under inproc: the signal a caught call raised comes after its return, and the handler's "
+          "rt_sigreturn is caught in the program's code",
+          "[e2e][catch-syscall][btrace][signals]") {
+  // The thread runs on in the recorder's cache between the stops; at each it stands in libc.
+  auto out = e2e::run_gdb({.program = "corpus/tracer_corpus",
+                           .commands = {"break diff_begin", "continue", "record btrace",
+                                        "catch syscall tgkill rt_sigreturn", "continue", "continue", "continue",
+                                        "continue", "bt 1", "info record", "delete", "continue"},
+                           .args = {"signal"},
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("Catchpoint 2 (call to syscall tgkill)"));
+  CHECK_THAT(out.gdb, Contains("Catchpoint 2 (returned from syscall tgkill)"));
+  CHECK_THAT(out.gdb, Contains("Program received signal SIGUSR1"));
+  CHECK_THAT(out.gdb, Contains("Catchpoint 2 (call to syscall rt_sigreturn), <signal handler called>"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread 1 )"));
+  CHECK_THAT(out.gdb, Contains("exited normally"));
 }

@@ -19,11 +19,12 @@ bool deterministic(const std::string& mode) {
   return mode != "vdso" && mode != "plt";
 }
 
-void compare_inproc(const std::string& program, std::vector<std::string> args, const Scope& scope = {}) {
+void compare_inproc(const std::string& program, std::vector<std::string> args, const Scope& scope = {},
+                    bool catch_syscalls = false) {
   const std::string mode = args.empty() ? "" : args[0];
-  INFO(program << " " << mode);
-  const Recording step = record(Backend::Step, program, args);
-  const Recording inproc = record(Backend::Inproc, program, args);
+  INFO(program << " " << mode << (catch_syscalls ? ", every system call caught" : ""));
+  const Recording step = record(Backend::Step, program, args, catch_syscalls);
+  const Recording inproc = record(Backend::Inproc, program, args, catch_syscalls);
   CHECK(step.gaps == 0);
   CHECK(inproc.gaps == 0);
   if (deterministic(mode)) {
@@ -41,6 +42,44 @@ TEST_CASE("differential: inproc records what SoftStep records", "[tracer][btrace
   const std::string mode = GENERATE("loops", "recursion", "switch", "fptr", "tailcall", "longjmp", "signal",
                                     "plt", "rep", "jit");
   compare_inproc(corpus("tracer_corpus"), {mode});
+}
+
+TEST_CASE("differential: inproc with every system call caught: it records in the cache, and each syscall stop "
+          "stands in the program's code",
+          "[tracer][btrace][differential][inproc][catch-syscall]") {
+  REQUIRE_PTRACE();
+  // signal: the handler's sigreturn; jit: mmap and mprotect (the recorder has them made
+  // natively then); plt: the dynamic linker's first calls.
+  const std::string mode = GENERATE("loops", "signal", "jit", "plt");
+  compare_inproc(corpus("tracer_corpus"), {mode}, {}, true);
+}
+
+TEST_CASE("inproc with every system call caught: a signal that interrupts a blocked read, its handler, the read "
+          "again",
+          "[tracer][btrace][inproc][catch-syscall]") {
+  REQUIRE_PTRACE();
+  // As dbt records it (SoftStep's view of a restart differs): the handler's entry is a branch
+  // from the read's `syscall`, its rt_sigreturn a branch back to it, and the restart no branch.
+  const std::string program = corpus("tracer_corpus");
+  const auto handler = elf_symbol(program, "on_alarm");
+  REQUIRE(handler);
+  const Recording rec = record(Backend::Inproc, program, {"restart"}, true);
+  REQUIRE(rec.threads.size() == 1);
+  const auto& s = rec.threads[0];
+  auto entry = std::find_if(s.begin(), s.end(), [&](const BranchSample& b) { return b.to == *handler; });
+  REQUIRE(entry != s.end());
+  const std::uint64_t syscall_at = entry->from;
+  CHECK(std::count_if(entry, s.end(), [&](const BranchSample& b) { return b.to == syscall_at; }) == 1);  // back
+  CHECK(std::none_of(s.begin(), s.end(), [](const BranchSample& b) { return b.from == b.to; }));
+  CHECK(rec.gaps == 0);
+  CHECK(rec.stepped < 50);  // (the signal's way into its handler, and GDB's int3s: stepped)
+}
+
+TEST_CASE("differential: inproc with every system call caught, four threads and a library loaded and unloaded",
+          "[tracer][btrace][differential][inproc][catch-syscall]") {
+  REQUIRE_PTRACE();
+  compare_inproc(corpus("tracer_corpus"), {"threads"}, Scope{"thread_work"}, true);
+  compare_inproc(corpus("tracer_corpus"), {"dlopen", corpus("libcorpus_plugin.so")}, Scope{{}, true}, true);
 }
 
 TEST_CASE("differential: inproc, clock_gettime through the vDSO", "[tracer][btrace][differential][inproc]") {

@@ -148,6 +148,17 @@ class Collector {
     (void)tid;
     (void)host;
   }
+  // Traced tid stopped at a system call (the core catches them; entry: at the call's entry), a
+  // stop GDB hears of when `caught`. False: the call is the collector's own (made by code of
+  // its own running in the process): the core lets it go, unreported. A collector whose
+  // threads run code of its own moves one back to the program's code here when caught.
+  virtual bool syscall_stopped(Tid tid, bool entry, bool caught, CollectorHost& host) {
+    (void)tid;
+    (void)entry;
+    (void)caught;
+    (void)host;
+    return true;
+  }
   // The code of the process may have changed (memory writes, exec, library unload).
   virtual void code_changed() {}
   // Traced tid stopped (a signal, a ptrace event; not a syscall stop), before the core looks

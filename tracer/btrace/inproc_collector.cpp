@@ -20,11 +20,12 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
     return false;
   }
   RecorderPort* port = host.recorder();
-  if (core_steps || sig != 0 || port == nullptr || host.stops_at_syscalls()) {
+  if (waiting_.erase(tid) != 0 && !core_steps && sig == 0) {
+    return false;  // (it could not leave the cache at its stop: it runs on there)
+  }
+  if (core_steps || sig != 0 || port == nullptr) {
     // The core's own step, or a signal on its way to a handler (the step stops at its entry,
-    // and the handler then runs in the cache): stepped and recorded as SoftStep does. So is
-    // every instruction while GDB catches system calls, until the recorder can leave the
-    // cache at a syscall stop (only by inferior calls now, which would run the syscall).
+    // and the handler then runs in the cache): stepped and recorded as SoftStep does.
     return SoftStepCollector::wants_step(tid, pc, sig, core_steps, host);
   }
   if (auto entered = port->enter(tid); !entered) {
@@ -36,7 +37,7 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
       if (auto entry = port->comes_in_at(); entry && *entry != pc && host.plant(*entry, *entry, {})) {
         entry_site_ = *entry;
       }
-      native_.insert(tid);
+      native_[tid] = pc;
       return false;
     }
     base::logf(base::LogCat::ptrace, "thread {}: not into the recorder ({}): stepped instead", tid,
@@ -97,13 +98,56 @@ bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, 
     base::logf(base::LogCat::ptrace, "thread {}: could not leave the recorder: {}", tid, left.error().message());
     return true;
   }
+  came_out(tid, s, *left, false, host);
+  return true;
+}
+
+void InprocCollector::came_out(Tid tid, SoftStepTracer& s, const RecorderLeft& left, bool only_syscalled,
+                               CollectorHost& host) {
   // Native code since it left the cache, past the place it left for (a trap there is not: an
   // int3 traps with pc one past it): what ran there is not known.
-  const bool only_trapped = left->exited_at != 0 && (left->pc == left->exited_at || left->pc == left->exited_at + 1);
-  if (left->ran_native && !only_trapped) {
-    s.lost_track(left->pc);
-  } else if (auto start = run_start_.find(tid); start != run_start_.end() && !left->ran_native) {
-    ran_up_to(s, start->second, left->pc, host);
+  const bool only_trapped = left.exited_at != 0 && (left.pc == left.exited_at || left.pc == left.exited_at + 1);
+  if (left.ran_native && !only_trapped && !only_syscalled) {
+    s.lost_track(left.pc);
+  } else if (auto start = run_start_.find(tid); start != run_start_.end() && !left.ran_native) {
+    ran_up_to(s, start->second, left.pc, host);
+  }
+}
+
+bool InprocCollector::syscall_stopped(Tid tid, bool entry, bool caught, CollectorHost& host) {
+  SoftStepTracer* s = stepper(tid);
+  RecorderPort* port = host.recorder();
+  if (s == nullptr || port == nullptr) {
+    return true;
+  }
+  if (auto native = native_.find(tid); native != native_.end()) {
+    // It ran natively from its resume: only the call, when it stands where it was resumed at
+    // the call's entry stop (the recorder could not come in there).
+    auto pc = host.pc(tid);
+    if (pc && (entry || *pc != native->second) && s->stats().recorded != 0) {
+      s->lost_track(*pc);
+    }
+    native_.erase(native);
+    return true;
+  }
+  if (!port->inside(tid)) {
+    return SoftStepCollector::syscall_stopped(tid, entry, caught, host);  // (a step of its own)
+  }
+  auto at = port->at_syscall(tid, caught);
+  if (!at) {
+    base::logf(base::LogCat::ptrace, "thread {}: not moved out of the recorder at a syscall stop: {}", tid,
+               at.error().message());
+    return true;
+  }
+  if (at->recorders_own) {
+    return false;
+  }
+  if (at->left) {
+    take_recorded(tid, *s, *port);
+    // (A native run that stopped at its first system call, the one it left the cache for: the
+    // gate's way for a call that may change the mappings while syscalls are caught.)
+    const bool only_syscalled = at->left->ran_native && at->left->pc == at->left->exited_at + 2;
+    came_out(tid, *s, *at->left, only_syscalled, host);
   }
   return true;
 }

@@ -4,8 +4,9 @@
 // program's code and what it recorded joins its history here, so that the core, GDB and the
 // history only ever see the program's own addresses. What the cache cannot run (the core's
 // single-steps, a signal's way into its handler) is stepped and recorded as SoftStep records
-// it, and so is everything while GDB catches system calls (for now); a run the recorder did not
-// see (native code it left the cache for) is a gap.
+// it; a run the recorder did not see (native code it left the cache for) is a gap. While GDB
+// catches system calls a thread stays in the cache, and is moved back to the program's code at
+// a syscall stop GDB hears of.
 #pragma once
 
 #include <map>
@@ -23,6 +24,7 @@ class InprocCollector final : public SoftStepCollector {
   bool wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) override;
   void thread_stopped(Tid tid, CollectorHost& host) override;
   void thread_ended(Tid tid, CollectorHost& host) override;
+  bool syscall_stopped(Tid tid, bool entry, bool caught, CollectorHost& host) override;
 
  protected:
   base::Result<std::unique_ptr<BranchTracer>> make(Tid tid, const BtraceConfig& config) override;
@@ -32,13 +34,16 @@ class InprocCollector final : public SoftStepCollector {
   bool bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, CollectorHost& host);
   // What it recorded since the last take joins its history.
   void take_recorded(Tid tid, SoftStepTracer& s, RecorderPort& port);
+  // It stands in the program's code again, where `left` says: the straight run up to there, or
+  // a gap for native code it ran (none when that was only the system call it stopped in).
+  void came_out(Tid tid, SoftStepTracer& s, const RecorderLeft& left, bool only_syscalled, CollectorHost& host);
   // Where a thread that ran natively stopped.
   std::optional<Addr> native_stop(Tid tid, CollectorHost& host);
   // The thread ran from `start` (a branch's target, or where it entered) straight on to `pc`:
   // the instruction before pc is the last that ran (a signal's delivery branches from there).
   void ran_up_to(SoftStepTracer& s, Addr start, Addr pc, CollectorHost& host);
   std::map<Tid, Addr> run_start_;  // where each thread's straight run in the cache began
-  std::set<Tid> native_;  // running natively, unrecorded, until their next stop (a gap there)
+  std::map<Tid, Addr> native_;  // running natively, unrecorded, from there until their next stop (a gap there)
   std::optional<Addr> entry_site_;  // the int3 at the program's entry they run natively to at most
   std::set<Tid> waiting_;  // stopped in the cache, waiting for the translation lock a stopped thread holds
 };

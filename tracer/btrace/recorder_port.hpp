@@ -23,6 +23,12 @@ struct RecorderLeft {
   Addr exited_at = 0;       // the program address it left the cache for (0: it never did)
 };
 
+// What a syscall stop (catch syscall) of a thread in the cache was.
+struct RecorderSyscall {
+  bool recorders_own = false;        // the recorder's own call (its translator's mmap): never GDB's
+  std::optional<RecorderLeft> left;  // moved back to the program's code: where it stands
+};
+
 // The branches a thread recorded since the last take, oldest first, and how many before them
 // the recorder's ring overwrote unread.
 struct RecordedBranches {
@@ -43,6 +49,10 @@ class RecorderPort {
   virtual std::optional<Addr> comes_in_at() = 0;
   // Moves stopped tid back to the program's code, when it is in the cache.
   virtual base::Result<RecorderLeft> leave(Tid tid) = 0;
+  // tid, in the cache, stopped at a system call (the core catches them: no call may run there):
+  // moved back to the program's code when `move`, or when it ran natively since it left the
+  // cache (so that it enters again at its resume); nothing moves for the recorder's own call.
+  virtual base::Result<RecorderSyscall> at_syscall(Tid tid, bool move) = 0;
   virtual bool inside(Tid tid) const = 0;
   virtual base::Result<RecordedBranches> take(Tid tid) = 0;
 };

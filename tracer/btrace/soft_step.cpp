@@ -19,6 +19,20 @@ bool SoftStepTracer::stepped(const arch::x86::InstructionInfo& insn, Addr to) {
   return branch;
 }
 
+void SoftStepTracer::syscall_returned(Addr to) {
+  if (!syscall_) {
+    return;
+  }
+  if (to != syscall_->at + syscall_->length) {
+    if (recording_) {
+      ring_.record(BranchSample{syscall_->at, to});
+    }
+    last_ran_ = syscall_->at;
+    last_was_branch_ = true;
+  }
+  syscall_.reset();
+}
+
 void SoftStepTracer::entered_handler(Addr handler) {
   // The interrupted instruction at from() has not run. When the last instruction that ran
   // led to it sequentially, the delivery is a branch from that one; otherwise (nothing ran
@@ -138,6 +152,23 @@ StepVerdict SoftStepCollector::stepped(Tid tid, Addr pc, CollectorHost& host) {
     return StepVerdict::NotMine;
   }
   return record(tid, *s, pc, host) ? StepVerdict::Stepped : StepVerdict::NotMine;
+}
+
+bool SoftStepCollector::syscall_stopped(Tid tid, bool entry, bool /*caught*/, CollectorHost& host) {
+  SoftStepTracer* s = stepper(tid);
+  auto pc = host.pc(tid);
+  if (s == nullptr || !pc) {
+    return true;
+  }
+  if (!entry) {
+    s->syscall_returned(*pc);
+    return true;
+  }
+  const arch::x86::InstructionInfo* insn = decode_at(s->from(), host);
+  if (insn != nullptr && insn->kind == arch::x86::InsnKind::Syscall && *pc == s->from() + insn->length) {
+    s->entered_syscall(insn->length);
+  }
+  return true;
 }
 
 void SoftStepCollector::stepped_over(Tid tid, Addr pc, CollectorHost& host) {

@@ -43,6 +43,16 @@ class SoftStepTracer final : public BranchTracer {
   // SoftEmulate: the server performed the branch at `from` (length bytes); the thread is at `to`.
   // Recorded when `to` is not the next instruction, as a step of it would be.
   void performed(Addr from, Addr to, std::uint8_t length);
+  // The core ran the system call at from() (length bytes) in place of the step (it catches
+  // system calls): the thread stands at the call's entry, past it.
+  void entered_syscall(std::uint8_t length) {
+    last_ran_ = from_;
+    last_was_branch_ = false;
+    syscall_ = Syscall{from_, length};
+  }
+  // ... and at its return, at `to`: a branch from it where the call does not come back after
+  // itself (rt_sigreturn), as a step of it would record.
+  void syscall_returned(Addr to);
   // The thread ran straight-line code natively up to and including the instruction at `last`.
   void ran_through(Addr last) {
     last_ran_ = last;
@@ -96,6 +106,11 @@ class SoftStepTracer final : public BranchTracer {
   std::uint64_t stepped_ = 0;
   Addr from_ = 0;
   int step_signal_ = 0;
+  struct Syscall {
+    Addr at = 0;
+    std::uint8_t length = 0;
+  };
+  std::optional<Syscall> syscall_;  // entered_syscall's, until its return
   std::optional<Addr> last_ran_;  // the last instruction that ran
   bool last_was_branch_ = false;  // ... and it branched to where the thread is now
   bool recording_ = true;
@@ -109,6 +124,9 @@ class SoftStepCollector : public PerThreadCollector {
   bool wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) override;
   StepVerdict stepped(Tid tid, Addr pc, CollectorHost& host) override;
   void stepped_over(Tid tid, Addr pc, CollectorHost& host) override;
+  // A step asked at a system call's instruction runs to the call's entry stop instead (the core
+  // catches them): recorded as the step would have been, the call's return too.
+  bool syscall_stopped(Tid tid, bool entry, bool caught, CollectorHost& host) override;
   void code_changed() override { insn_cache_.clear(); }
 
  protected:

@@ -175,15 +175,19 @@ void LinuxTarget::take_recorder_out(Process& p) {
   p.recorder.reset();
 }
 
+// Running threads the recorder may have in its cache (one it does not know may be a clone made
+// there): their stop brings them out (InprocCollector::thread_stopped).
+bool LinuxTarget::in_recorder(const Process& p, Tid tid) const {
+  return p.recorder && p.recorder->inside(tid);
+}
+
 bool LinuxTarget::with_recorder_threads_out(Process& p, const std::function<void()>& work) {
-  // Running threads the recorder may have in its cache (one it does not know may be a clone
-  // made there): their stop brings them out (InprocCollector::thread_stopped).
-  return with_threads_paused(p, [&](Tid tid) { return p.recorder && p.recorder->inside(tid); }, work);
+  return with_threads_paused(p, [&](Tid tid) { return in_recorder(p, tid); }, work);
 }
 
 void LinuxTarget::recorder_code_changed(Process& p) {
-  if (!p.recorder) {
-    return;
+  if (!runs_any(p, [&](Tid tid) { return in_recorder(p, tid); })) {
+    return;  // (the next entry flushes, if the int3s differ by then: GDB takes them out and puts them back at each stop)
   }
   // The translations are flushed now, where a stopped thread can make the call; else at the
   // next entry.

@@ -323,6 +323,9 @@ class LinuxTarget final : public Target {
   // them. Events of others meanwhile are kept pending, as ever. False: p ended meanwhile (p is
   // gone, `work` did not run).
   bool with_threads_paused(Process& p, const std::function<bool(Tid)>& which, const std::function<void()>& work);
+  // Whether a thread of p that `which` picks runs (started, not stopped).
+  bool runs_any(const Process& p, const std::function<bool(Tid)>& which) const;
+  bool in_recorder(const Process& p, Tid tid) const;
   // The same for every thread running in the recorder's cache: its stop brings it back to the
   // program's code.
   bool with_recorder_threads_out(Process& p, const std::function<void()>& work);

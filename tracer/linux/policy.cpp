@@ -5,6 +5,7 @@
 //             the others stay pending for the next resume.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 #include <csignal>
@@ -326,6 +327,12 @@ void LinuxTarget::stop_now(Process* only) {
   }
 }
 
+bool LinuxTarget::runs_any(const Process& p, const std::function<bool(Tid)>& which) const {
+  return std::any_of(p.threads.begin(), p.threads.end(), [&](const auto& entry) {
+    return entry.second.run.running() && entry.second.run.started() && which(entry.first);
+  });
+}
+
 bool LinuxTarget::with_threads_paused(Process& p, const std::function<bool(Tid)>& which,
                                       const std::function<void()>& work) {
   auto running = [&] {
@@ -337,7 +344,7 @@ bool LinuxTarget::with_threads_paused(Process& p, const std::function<bool(Tid)>
     }
     return out;
   };
-  if (running().empty()) {
+  if (!runs_any(p, which)) {
     work();
     return true;
   }

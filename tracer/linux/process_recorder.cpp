@@ -81,7 +81,12 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
   if (auto flushed = flush_if_stale(tid); !flushed) {
     return flushed;
   }
-  return link_->enter(tid);
+  if (auto told = link_->set_syscalls_caught(p_.catch_syscalls.enabled); !told) {
+    return told;
+  }
+  auto entered = link_->enter(tid);
+  send_again(tid, link_->take_held());  // (came while a call above ran: delivered as it runs)
+  return entered;
 }
 
 base::Result<void> ProcessRecorder::flush_if_stale(Tid caller) {
@@ -97,7 +102,9 @@ base::Result<void> ProcessRecorder::flush_if_stale(Tid caller) {
   }
   // The cache holds code as it was (an int3 that is no longer there, none where one is now,
   // a library unmapped, code reprotected and rewritten).
-  if (auto flushed = link_->flush(caller); !flushed) {
+  auto flushed = link_->flush(caller);
+  send_again(caller, link_->take_held());
+  if (!flushed) {
     return flushed;
   }
   translated_with_ = std::move(sites);
@@ -158,6 +165,23 @@ base::Result<RecorderLeft> ProcessRecorder::leave(Tid tid) {
   send_again(tid, *held);
   const LeftAt at = link_->left_at(tid);
   return RecorderLeft{at.pc, at.ran_native, at.exited_at};
+}
+
+base::Result<RecorderSyscall> ProcessRecorder::at_syscall(Tid tid, bool move) {
+  if (!link_ || !link_->recording(tid)) {
+    return RecorderSyscall{};
+  }
+  auto of = link_->at_syscall(tid, move);
+  if (!of) {
+    return of.error();
+  }
+  RecorderSyscall out;
+  out.recorders_own = *of == RecorderLink::SyscallOf::recorder;
+  if (!link_->recording(tid)) {
+    const LeftAt at = link_->left_at(tid);
+    out.left = RecorderLeft{at.pc, at.ran_native, at.exited_at};
+  }
+  return out;
 }
 
 base::Result<std::optional<Addr>> ProcessRecorder::out_at_fork(Tid parent, Tid child) {

@@ -29,6 +29,7 @@ class ProcessRecorder final : public RecorderPort {
   base::Result<void> enter(Tid tid) override;
   std::optional<Addr> comes_in_at() override;
   base::Result<RecorderLeft> leave(Tid tid) override;
+  base::Result<RecorderSyscall> at_syscall(Tid tid, bool move) override;
   // (A thread the link does not know may be a clone made in the cache, on its parent's block.)
   bool inside(Tid tid) const override { return link_ && (link_->recording(tid) || !link_->knows(tid)); }
   base::Result<RecordedBranches> take(Tid tid) override;

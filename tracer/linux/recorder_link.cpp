@@ -1,9 +1,12 @@
 #include "tracer/linux/recorder_link.hpp"
 
 #include <dlfcn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "arch/x86/register_layout.hpp"
@@ -238,13 +241,39 @@ base::Result<void> RecorderLink::enter(Tid tid) {
     return r;
   }
   link.rewound.reset();
-  if (interrupted_syscall(regs)) {
-    link.rewound = ThreadLink::Interrupted{regs.gpr[gpr::kRip], regs.gpr[gpr::kRax], regs.gpr[gpr::kOrigRax]};
+  // At a syscall's entry stop (catch syscall) the call is still to run: the kernel makes it and
+  // returns to the thread entry, bound for the program address after it.
+  bool at_entry = false;
+  if (static_cast<std::int64_t>(regs.gpr[gpr::kRax]) == -ENOSYS &&
+      static_cast<std::int64_t>(regs.gpr[gpr::kOrigRax]) >= 0) {
+    auto stop = kernel_->syscall_stop(tid);
+    at_entry = stop && stop->entry;
   }
-  restart_syscall_here(regs);
-  link.resume = regs.gpr[gpr::kRip];
-  if (auto w = write_word(link.resume_slot, regs.gpr[gpr::kRip]); !w) {
-    return w;
+  if (at_entry && regs.gpr[gpr::kOrigRax] == SYS_rt_sigreturn) {
+    // It returns where its frame says, which must be the thread entry too.
+    if (auto r = point_sigreturn_frame(link, regs, false); !r) {
+      return r;
+    }
+    auto resume = read_word(link.resume_slot);
+    if (!resume) {
+      return resume.error();
+    }
+    link.resume = *resume;
+    // Its branch, the next thing it does (as the cache's sigreturn records it).
+    if (auto r = record(link, {regs.gpr[gpr::kRip] - 2, *resume}); !r) {
+      return r;
+    }
+  } else {
+    if (!at_entry) {
+      if (interrupted_syscall(regs)) {
+        link.rewound = ThreadLink::Interrupted{regs.gpr[gpr::kRip], regs.gpr[gpr::kRax], regs.gpr[gpr::kOrigRax]};
+      }
+      restart_syscall_here(regs);
+    }
+    link.resume = regs.gpr[gpr::kRip];
+    if (auto w = write_word(link.resume_slot, regs.gpr[gpr::kRip]); !w) {
+      return w;
+    }
   }
   if (auto w = write_word(link.exit_slot, 0); !w) {
     return w;
@@ -348,6 +377,11 @@ std::optional<Addr> RecorderLink::after_syscall(const ThreadLink& link, Addr pc)
   if (!exited || *exited != 0) {
     return std::nullopt;  // it ran natively since it entered: pc may be the program's
   }
+  if (pc == entry_) {
+    // Entered at a syscall's entry stop, the call made: its resume slot says where.
+    auto resume = read_word(link.resume_slot);
+    return resume ? std::optional<Addr>(*resume) : std::nullopt;
+  }
   auto memory = kernel_->memory(pid_);
   if (!memory) {
     return std::nullopt;
@@ -386,6 +420,128 @@ base::Result<std::optional<RecorderLink::MovedOut>> RecorderLink::leave_from_sys
   link.inside = false;
   link.left = LeftAt{out.to, false, 0};
   return std::optional<MovedOut>{out};
+}
+
+base::Result<RecorderLink::SyscallOf> RecorderLink::at_syscall(Tid tid, bool move) {
+  auto it = threads_.find(tid);
+  if (it == threads_.end() || !it->second.inside) {
+    return SyscallOf::program;
+  }
+  ThreadLink& link = it->second;
+  arch::x86::RawRegisters regs;
+  if (auto r = kernel_->read_gprs(tid, regs); !r) {
+    return r.error();
+  }
+  auto exited = read_word(link.exit_slot);
+  if (!exited) {
+    return exited.error();
+  }
+  const Addr pc = regs.gpr[gpr::kRip];
+  Addr to = pc;
+  if (*exited != 0) {
+    move = true;  // it ran the program's code natively since it left for it: the call is the program's
+  } else if (auto after = after_syscall(link, pc)) {
+    to = *after;
+  } else {
+    return SyscallOf::recorder;  // (the translator's mmap, a descriptor's close, ...)
+  }
+  if (!move) {
+    return SyscallOf::program;
+  }
+  if (*exited == 0 && regs.gpr[gpr::kOrigRax] == SYS_rt_sigreturn && pc != entry_) {
+    // The entry of the cache's sigreturn: its frame back to what the program's would hold, and
+    // its branch not made yet.
+    if (auto r = point_sigreturn_frame(link, regs, true); !r) {
+      return r.error();
+    }
+    auto resume = read_word(link.resume_slot);
+    if (!resume) {
+      return resume.error();
+    }
+    if (auto r = unrecord_last(link, {to - 2, *resume}); !r) {
+      return r.error();
+    }
+  }
+  regs.gpr[gpr::kRip] = to;
+  regs.gpr[gpr::kGsBase] = link.gs_base;
+  if (auto w = kernel_->write_registers(tid, regs, false); !w) {
+    return w.error();
+  }
+  link.inside = false;
+  link.left = LeftAt{to, *exited != 0, *exited};
+  return SyscallOf::program;
+}
+
+base::Result<void> RecorderLink::point_sigreturn_frame(ThreadLink& link, const arch::x86::RawRegisters& regs,
+                                                       bool to_program) {
+  constexpr Addr kSavedRip = 168;  // in the ucontext at the stack pointer (branch_sequences.cpp)
+  const Addr slot = regs.gpr[gpr::kRsp] + kSavedRip;
+  auto rip = read_word(slot);
+  if (!rip) {
+    return rip.error();
+  }
+  if (to_program) {
+    if (*rip != entry_) {
+      return base::success();
+    }
+    auto resume = read_word(link.resume_slot);
+    if (!resume) {
+      return resume.error();
+    }
+    return write_word(slot, *resume);
+  }
+  if (*rip == entry_) {
+    return base::success();
+  }
+  if (auto w = write_word(link.resume_slot, *rip); !w) {
+    return w;
+  }
+  return write_word(slot, entry_);
+}
+
+base::Result<void> RecorderLink::unrecord_last(ThreadLink& link, const hs_recorder_sample& sample) {
+  hs_recorder_ring header{};
+  if (auto r = read_struct(link.ring, header); !r) {
+    return r;
+  }
+  if (header.head == 0 || header.head <= link.taken) {
+    return base::success();  // (taken already: it stays)
+  }
+  const auto samples = reinterpret_cast<Addr>(header.samples);
+  hs_recorder_sample last{};
+  if (auto r = read_struct(samples + ((header.head - 1) % HS_RECORDER_RING_CAPACITY) * sizeof last, last); !r) {
+    return r;
+  }
+  if (last.from != sample.from || last.to != sample.to) {
+    return base::success();
+  }
+  return write_word(link.ring + offsetof(hs_recorder_ring, head), header.head - 1);
+}
+
+base::Result<void> RecorderLink::record(ThreadLink& link, const hs_recorder_sample& sample) {
+  hs_recorder_ring header{};
+  if (auto r = read_struct(link.ring, header); !r) {
+    return r;
+  }
+  const Addr at = reinterpret_cast<Addr>(header.samples) + (header.head % HS_RECORDER_RING_CAPACITY) * sizeof sample;
+  if (auto w = write_word(at, sample.from); !w) {
+    return w;
+  }
+  if (auto w = write_word(at + 8, sample.to); !w) {
+    return w;
+  }
+  return write_word(link.ring + offsetof(hs_recorder_ring, head), header.head + 1);
+}
+
+base::Result<void> RecorderLink::set_syscalls_caught(bool caught) {
+  if (syscalls_caught_ == caught || translator_slot_ == 0) {
+    return base::success();
+  }
+  if (auto w = write_word(translator_slot_ + 16, caught ? 1 : 0); !w) {
+    return w;
+  }
+  syscalls_caught_ = caught;
+  return base::success();
 }
 
 base::Result<void> RecorderLink::step(Tid tid, std::vector<int>& held) {

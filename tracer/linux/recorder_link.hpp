@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.hpp"
@@ -83,6 +84,16 @@ class RecorderLink {
     std::uint64_t gs_base = 0;
   };
   base::Result<std::optional<MovedOut>> leave_from_syscall(Tid tid);
+  // tid, in the cache, at a syscall stop (catch syscall: PTRACE_SYSCALL). Whose call it is: the
+  // program's (made in the cache, or natively since it left for native code) or the
+  // recorder's own (the translator's mmap, say: never GDB's to see). A program's call moves it
+  // back to the program's code when `move` (no call: none may run there), or always after a
+  // native run (so that it enters again at its resume); left_at() says where.
+  enum class SyscallOf { program, recorder };
+  base::Result<SyscallOf> at_syscall(Tid tid, bool move);
+  // Whether the threads stop at system calls (catch syscall): then the recorder has a call that
+  // may change the mappings made natively, where its stop shows the program's code.
+  base::Result<void> set_syscalls_caught(bool caught);
   // Where tid stood when it last left (after leave()).
   LeftAt left_at(Tid tid) const {
     auto it = threads_.find(tid);
@@ -104,6 +115,9 @@ class RecorderLink {
   // Unmaps the recorder's memory and unloads the library (no thread may be in the cache).
   base::Result<void> unload(Tid caller);
 
+  // The signals the calls made since the last leave() or take_held() held (they came while the
+  // call ran), to be sent again.
+  std::vector<int> take_held() { return std::exchange(held_, {}); }
   // tid is in the cache (entered, not left).
   bool recording(Tid tid) const {
     auto it = threads_.find(tid);
@@ -160,8 +174,18 @@ class RecorderLink {
   // stepped: it was single-stepped there (through a pushfq and popfq, maybe).
   base::Result<Way> try_leave(Tid tid, bool stepped);
   // Where in the program a thread of the cache standing at pc, right after a copied syscall, goes
-  // on (the marker there says), or nothing.
+  // on (the marker there says; at the thread entry, its resume slot), or nothing.
   std::optional<Addr> after_syscall(const ThreadLink& link, Addr pc);
+  // At a syscall stop of tid's rt_sigreturn in the cache: the frame the kernel restores goes to
+  // the thread entry, the interrupted address in the resume slot (the cache's sigreturn
+  // sequence). to_program: that address back in the frame (the sigreturn returns there
+  // natively), else the cache's way (enter() at such a stop).
+  base::Result<void> point_sigreturn_frame(ThreadLink& link, const arch::x86::RawRegisters& regs, bool to_program);
+  // The sigreturn's branch in tid's ring (the cache's sequence records it before its syscall):
+  // taken back when the thread stops at that syscall's entry, and written again when it goes
+  // on from there, so that the history is the program's at the stop.
+  base::Result<void> unrecord_last(ThreadLink& link, const hs_recorder_sample& sample);
+  base::Result<void> record(ThreadLink& link, const hs_recorder_sample& sample);
   // Whether tid, in the dispatcher, waits for the translation lock a thread outside `batch` holds.
   bool waits_outside(Tid tid, const std::vector<Tid>& batch);
   base::Result<void> step(Tid tid, std::vector<int>& held);
@@ -179,6 +203,7 @@ class RecorderLink {
   Addr translator_slot_ = 0;
   std::map<Tid, ThreadLink> threads_;
   std::vector<int> held_;  // signals held by inferior calls, not yet handed back
+  std::optional<bool> syscalls_caught_;  // as last written to the recorder
 };
 
 }  // namespace tracer

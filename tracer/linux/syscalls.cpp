@@ -8,6 +8,7 @@
 #include <csignal>
 
 #include "base/log.hpp"
+#include "tracer/linux/code_view.hpp"
 #include "tracer/linux/linux_target.hpp"
 #include "tracer/linux/ptrace_calls.hpp"
 
@@ -37,7 +38,8 @@ Result<void> LinuxTarget::set_catch_syscalls(const SyscallCatch& what) {
 
 // A thread the collector single-steps would pass a syscall without a syscall stop: while
 // its process catches syscalls, the syscall instruction (and the stop inside it) runs with
-// PTRACE_SYSCALL instead. Nothing of the history is lost: a syscall is not a branch.
+// PTRACE_SYSCALL instead. The collector hears of it at its stops (Collector::syscall_stopped):
+// a call is no branch, but one that returns elsewhere (rt_sigreturn) is.
 bool LinuxTarget::runs_to_syscall(Process& p, LinuxThread& t, bool step, bool collector_step) {
   if (!p.catch_syscalls.enabled || step) {
     return false;
@@ -53,11 +55,28 @@ bool LinuxTarget::runs_to_syscall(Process& p, LinuxThread& t, bool step, bool co
   return code && enters_syscall(*code);
 }
 
-// A syscall stop (SIGTRAP | 0x80): reported when GDB catches that syscall, else let go.
+// A syscall stop (SIGTRAP | 0x80): reported when GDB catches that syscall, else let go (and
+// so is a call a collector's own code in the process made).
 void LinuxTarget::syscall_stopped(Process& p, LinuxThread& t) {
   auto stop = kernel_.syscall_stop(t.tid);
   t.in_syscall_stop = stop && stop->entry;
-  if (stop && p.catch_syscalls.catches(stop->number) && p.known_to_gdb) {
+  const bool caught = stop && p.catch_syscalls.catches(stop->number) && p.known_to_gdb;
+  if (stop && p.collector && p.collector->tracing(t.tid)) {
+    ProcessCodeView view(p);
+    const bool programs = p.collector->syscall_stopped(t.tid, stop->entry, caught, view);
+    t.regs.forget();
+    if (!programs) {
+      keep_going(p, t);
+      if (t.stopped()) {
+        // It stays stopped (every thread is being stopped for another's event): back in the
+        // program's code, as at any stop.
+        p.collector->thread_stopped(t.tid, view);
+        t.regs.forget();
+      }
+      return;
+    }
+  }
+  if (caught) {
     StopEvent ev{stop->entry ? StopReason::SyscallEntry : StopReason::SyscallReturn, p.pid, t.tid, SIGTRAP};
     ev.syscall = stop->number;
     make_pending(t, ev);

@@ -48,6 +48,16 @@ class FakePort final : public tracer::RecorderPort {
     in.erase(tid);
     return where[tid];
   }
+  std::map<tracer::Tid, tracer::RecorderSyscall> at_syscalls;  // what the next at_syscall() says
+  std::vector<bool> moves;                                      // at_syscall()'s `move`, in turn
+  base::Result<tracer::RecorderSyscall> at_syscall(tracer::Tid tid, bool move) override {
+    moves.push_back(move);
+    tracer::RecorderSyscall out = at_syscalls[tid];
+    if (out.left) {
+      in.erase(tid);
+    }
+    return out;
+  }
   std::optional<tracer::Addr> comes_in_at() override { return entry; }
   bool inside(tracer::Tid tid) const override { return in.contains(tid); }
   base::Result<tracer::RecordedBranches> take(tracer::Tid tid) override {
@@ -130,14 +140,10 @@ TEST_CASE("inproc: a ring that went round between two stops leaves a gap before 
   CHECK(f.samples() == std::vector<BranchSample>{BranchSample::gap(0x1003), {0x1003, 0x1020}});
 }
 
-TEST_CASE("inproc: the core's steps, signals, catch syscall and a recorder that cannot come in are stepped",
-          "[inproc]") {
+TEST_CASE("inproc: the core's steps, signals and a recorder that cannot come in are stepped", "[inproc]") {
   Fixture f;
   CHECK(f.c.wants_step(kTid, 0x1000, 0, true, f.host));     // GDB's stepi
   CHECK(f.c.wants_step(kTid, 0x1000, 10, false, f.host));    // SIGUSR1 on its way to a handler
-  f.host.catching_syscalls = true;
-  CHECK(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
-  f.host.catching_syscalls = false;
   f.port.refuse = true;
   CHECK(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
   CHECK(f.port.entries == 0);
@@ -211,4 +217,57 @@ TEST_CASE("inproc: a thread waiting for the translation lock a stopped thread ho
   CHECK_FALSE(f.port.inside(kHolder));
   CHECK_FALSE(f.port.inside(kTid));
   CHECK(f.samples() == std::vector<BranchSample>{{0x1003, 0x1020}});
+}
+
+TEST_CASE("inproc: while GDB catches system calls a thread runs in the cache; at a stop GDB hears of it is in the "
+          "program's code, and the recorder's own calls are let go",
+          "[inproc][catch-syscall]") {
+  Fixture f;
+  f.host.catching_syscalls = true;
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));  // not stepped: into the cache
+  CHECK(f.port.inside(kTid));
+  // The translator's mmap: the recorder's own call, never reported; the thread stays.
+  f.port.at_syscalls[kTid] = {true, std::nullopt};
+  CHECK_FALSE(f.c.syscall_stopped(kTid, true, true, f.host));
+  CHECK(f.port.inside(kTid));
+  // A call of the program's GDB catches: back in its code, what it recorded joined.
+  f.port.recorded[kTid].samples = {{0x1003, 0x1020}};
+  f.port.at_syscalls[kTid] = {false, tracer::RecorderLeft{0x1020, false, 0}};
+  CHECK(f.c.syscall_stopped(kTid, true, true, f.host));
+  CHECK(f.port.moves == std::vector<bool>{true, true});  // (asked to move when caught)
+  CHECK_FALSE(f.port.inside(kTid));
+  CHECK(f.samples() == std::vector<BranchSample>{{0x1003, 0x1020}});
+  // One not caught, made natively from the cache (the maps gate's way while calls are caught):
+  // it stopped right past that syscall, so nothing else ran there: no gap.
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1020, 0, false, f.host));
+  f.port.at_syscalls[kTid] = {false, tracer::RecorderLeft{0x1032, true, 0x1030}};
+  CHECK(f.c.syscall_stopped(kTid, true, false, f.host));
+  CHECK(f.port.moves.back() == false);
+  CHECK(f.c.tracer(kTid)->stats().gaps == 0);
+  // Native code past it is a gap.
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1032, 0, false, f.host));
+  f.port.at_syscalls[kTid] = {false, tracer::RecorderLeft{0x1052, true, 0x1030}};
+  CHECK(f.c.syscall_stopped(kTid, true, false, f.host));
+  CHECK(f.samples().back() == BranchSample::gap(0x1052));
+}
+
+TEST_CASE("inproc: a call the recorder could not come in at runs natively to its return, which is no gap",
+          "[inproc][catch-syscall]") {
+  Fixture f;
+  f.host.catching_syscalls = true;
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  f.port.recorded[kTid].samples = {{0x1003, 0x1020}};
+  f.port.at_syscalls[kTid] = {false, tracer::RecorderLeft{0x1032, false, 0}};
+  CHECK(f.c.syscall_stopped(kTid, true, true, f.host));
+  // At the call's entry stop no call into the program may run (to flush the recorder, say).
+  f.port.not_yet = true;
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1032, 0, false, f.host));
+  f.host.regs[kTid][ax::kRip] = 0x1032;
+  CHECK(f.c.syscall_stopped(kTid, false, true, f.host));  // its return, where it was
+  CHECK(f.c.tracer(kTid)->stats().gaps == 0);
+  // Where it stopped anywhere else, it ran code nobody saw.
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1032, 0, false, f.host));
+  f.host.regs[kTid][ax::kRip] = 0x1062;
+  CHECK(f.c.syscall_stopped(kTid, true, true, f.host));
+  CHECK(f.samples().back() == BranchSample::gap(0x1062));
 }

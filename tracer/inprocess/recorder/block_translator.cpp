@@ -209,7 +209,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
           break;
         }
         if (thread_entry_ != 0) {
-          emit_sigreturn_return(e, thread_entry_, record_ ? pc : 0);
+          emit_sigreturn_return(e, thread_entry_, record_ ? pc : 0, next);
         }
         emit_maps_syscall_check(e, pc);
         safe_point(e, pc);         // on the syscall itself: the program's registers (but its flags)

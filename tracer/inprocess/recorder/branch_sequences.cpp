@@ -159,7 +159,7 @@ void emit_native_exit(Emitter& e, std::uint64_t target) {
   e.u64(target);
 }
 
-void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t record_from) {
+void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t record_from, std::uint64_t next) {
   constexpr std::uint8_t kSavedRip = 168;  // ucontext_t: flags, link, stack (40), then gregs[REG_RIP = 16]
   e.bytes({0x83, 0xf8, 0x0f, 0x75});       // cmp eax, 15; jne over
   std::uint8_t* over = e.here();
@@ -174,6 +174,7 @@ void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t
   e.bytes({0x48, 0x89, 0x8c, 0x24, kSavedRip, 0, 0, 0});  // mov [rsp+rip], rcx
   e.bytes({0xb8, 0x0f, 0, 0, 0});                          // mov eax, 15
   e.bytes({0x0f, 0x05});                                  // syscall (rt_sigreturn: no return here)
+  emit_after_syscall(e, next);
   *over = static_cast<std::uint8_t>(e.here() - (over + 1));
 }
 

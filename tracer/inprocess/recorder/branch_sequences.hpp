@@ -41,10 +41,12 @@ void emit_native_exit(Emitter& e, std::uint64_t target);
 // block's resume) and a syscall of its own does the sigreturn, so that the code after a handler
 // is recorded too; any other goes on past it. rcx is free there (the syscall overwrites it);
 // the flags are not kept (a syscall's caller takes them as clobbered). That own syscall is no
-// safe point: a thread stopped on it steps through the sigreturn, which never blocks.
+// safe point: a thread stopped on it steps through the sigreturn, which never blocks; one
+// stopped inside it (catch syscall) finds the marker of emit_after_syscall after it, `next`
+// (never run: the sigreturn does not return there).
 // record_from: the syscall's program address, recorded as a branch to where the sigreturn goes
 // (0: nothing recorded).
-void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t record_from);
+void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t record_from, std::uint64_t next);
 // Before a copied `syscall` (0f 05) at syscall_pc: a call that may change the program's mappings
 // (eax 9, 10, 11, 25 or 329: code_pages.hpp) goes to the maps gate instead, with rdi..r9 in the
 // block's syscall_args, rax = syscall_pc and rcx = the copy's cache address (emitted right after

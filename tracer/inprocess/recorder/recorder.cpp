@@ -72,7 +72,7 @@ struct Recorder {
   std::size_t thread_count = 0;
   std::size_t open_fds = 0;  // blocks whose shared_fd is still open
   std::atomic_flag translating;  // one thread translates at a time
-  // Two words the server reads (recorder_api.h, translator_slot), in this order.
+  // Three words the server reads or writes (recorder_api.h, translator_slot), in this order.
   struct ServerWords {
     // The block of the thread holding `translating` (0: none): a thread stopped waiting for it
     // cannot step out of the dispatcher until the holder has.
@@ -80,6 +80,9 @@ struct Recorder {
     // Nonzero once a thread left for native code at a system call that made translations stale
     // while other threads could be running them: the server flushes before the next entry.
     std::atomic<std::uint64_t> maps_changed;
+    // Set by the server while the threads stop at system calls (catch syscall): a call that
+    // may change the mappings runs natively, where its stop shows the program's code.
+    std::atomic<std::uint64_t> syscalls_caught;
   } words;
 };
 Recorder* g_recorder = nullptr;
@@ -172,7 +175,8 @@ void translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
 // It is made here, under the translation lock, and the thread goes on after it in the cache;
 // when it unmaps or reprotects translated code, the cache is flushed first if this is the
 // process's only thread, else the thread makes the call natively and stays out (a gap) and the
-// server flushes before the next entry. Sets where the thread goes on.
+// server flushes before the next entry. While the server catches system calls the call is made
+// natively (the server moves the thread back at its stop there). Sets where the thread goes on.
 void maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
   Recorder& rec = *g_recorder;
   ThreadState* t = this_thread_block();
@@ -182,8 +186,13 @@ void maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
   for (std::size_t i = 0; i < changed.count; ++i) {
     stale = stale || rec.pages.touches_translated(changed.lo[i], changed.hi[i]);
   }
-  if (stale && thread_count() != 1) {
+  const bool caught = rec.words.syscalls_caught.load(std::memory_order_relaxed) != 0;
+  if (stale && (thread_count() != 1 || caught)) {
     rec.words.maps_changed.store(1, std::memory_order_relaxed);
+  } else if (caught && changed.count != 0) {
+    rec.pages.forget_mappings();
+  }
+  if ((stale && thread_count() != 1) || caught) {
     t->exited_at = syscall_pc;
     unlock_translator(rec);
     go_on(*t, syscall_pc, syscall_pc);

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 8u
+#define HS_RECORDER_ABI_VERSION 9u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -26,9 +26,12 @@ struct hs_recorder_process_info {
    * (HS_RECORDER_STUB_BYTES): a thread stopped there, or on a block's private stack, is in the
    * dispatcher. */
   uint64_t stubs;
-  /* Two words: the block of the thread translating now (0: none); then nonzero when a thread
+  /* Three words: the block of the thread translating now (0: none); then nonzero when a thread
    * left for native code at a system call that unmapped or reprotected translated code while
-   * other threads could run it (flush before the next entry; a flush clears it). */
+   * other threads could run it (flush before the next entry; a flush clears it); then the
+   * server's: nonzero while the threads stop at system calls (catch syscall), when a call that
+   * may change the mappings runs natively instead of in the recorder (its stop shows the
+   * program's code). */
   uint64_t translator_slot;
   /* Functions, called on a stopped thread: */
   uint64_t new_thread;  /* uint64_t (void): a new block's hs_recorder_thread_info, 0 if none */
@@ -83,7 +86,9 @@ uint64_t hs_recorder_setup(void);
 
 /* After each system call the cache runs in place comes `jmp .+10` (these two bytes) and the
  * program address after the call (8 bytes): a thread stopped inside the call (a ptrace event,
- * where no call into the program may run) can be moved back to the program from there. */
+ * a syscall stop, where no call into the program may run) can be moved back to the program
+ * from there. The sigreturn the cache makes of the program's (rt_sigreturn, which does not
+ * return) has it too. */
 #define HS_RECORDER_AFTER_SYSCALL "\xeb\x08"
 #define HS_RECORDER_AFTER_SYSCALL_BYTES 10u
 
