@@ -154,6 +154,17 @@ inline Recording record(Backend backend, const std::string& program, std::vector
   return rec;
 }
 
+// A read() a signal interrupted (corpus restart), as dbt and inproc record it: the handler's
+// entry is a branch from the read's `syscall`, its rt_sigreturn a branch back to it, and the
+// restart itself no branch.
+inline void check_interrupted_read(const std::vector<BranchSample>& s, std::uint64_t handler) {
+  auto entry = std::find_if(s.begin(), s.end(), [&](const BranchSample& b) { return b.to == handler; });
+  REQUIRE(entry != s.end());
+  const std::uint64_t syscall_at = entry->from;
+  CHECK(std::count_if(entry, s.end(), [&](const BranchSample& b) { return b.to == syscall_at; }) == 1);  // back
+  CHECK(std::none_of(s.begin(), s.end(), [](const BranchSample& b) { return b.from == b.to; }));
+}
+
 // The two lists are equal, record for record; else where they part, four records of each.
 inline void check_same(const std::vector<BranchSample>& a, const std::vector<BranchSample>& b, const char* name_a,
                        const char* name_b) {

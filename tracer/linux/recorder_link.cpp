@@ -290,11 +290,11 @@ base::Result<void> RecorderLink::enter(Tid tid) {
 }
 
 base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
-  auto it = threads_.find(tid);
-  if (it == threads_.end() || !it->second.inside) {
+  ThreadLink* in = in_cache(tid);
+  if (in == nullptr) {
     return Way::out;
   }
-  ThreadLink& link = it->second;
+  ThreadLink& link = *in;
   arch::x86::RawRegisters regs;
   if (auto r = kernel_->read_gprs(tid, regs); !r) {
     return r.error();
@@ -397,11 +397,11 @@ std::optional<Addr> RecorderLink::after_syscall(const ThreadLink& link, Addr pc)
 }
 
 base::Result<std::optional<RecorderLink::MovedOut>> RecorderLink::leave_from_syscall(Tid tid) {
-  auto it = threads_.find(tid);
-  if (it == threads_.end() || !it->second.inside) {
+  ThreadLink* in = in_cache(tid);
+  if (in == nullptr) {
     return std::optional<MovedOut>{};
   }
-  ThreadLink& link = it->second;
+  ThreadLink& link = *in;
   arch::x86::RawRegisters regs;
   if (auto r = kernel_->read_gprs(tid, regs); !r) {
     return r.error();
@@ -423,11 +423,11 @@ base::Result<std::optional<RecorderLink::MovedOut>> RecorderLink::leave_from_sys
 }
 
 base::Result<RecorderLink::SyscallOf> RecorderLink::at_syscall(Tid tid, bool move) {
-  auto it = threads_.find(tid);
-  if (it == threads_.end() || !it->second.inside) {
+  ThreadLink* in = in_cache(tid);
+  if (in == nullptr) {
     return SyscallOf::program;
   }
-  ThreadLink& link = it->second;
+  ThreadLink& link = *in;
   arch::x86::RawRegisters regs;
   if (auto r = kernel_->read_gprs(tid, regs); !r) {
     return r.error();

@@ -151,6 +151,11 @@ class RecorderLink {
     std::shared_ptr<const SharedRegion> shared;  // its block and ring, mapped here (or none)
   };
   RecorderLink(Kernel& kernel, Pid pid, LoaderCalls loader) : kernel_(&kernel), pid_(pid), loader_(loader) {}
+  // tid's link while it is in the cache, else nullptr.
+  ThreadLink* in_cache(Tid tid) {
+    auto it = threads_.find(tid);
+    return it == threads_.end() || !it->second.inside ? nullptr : &it->second;
+  }
   base::Result<std::uint64_t> call(Tid tid, Addr function, std::vector<std::uint64_t> args);
   base::Result<void> make_block(Tid tid, ThreadLink& link);
   // Whether tid (unknown here) runs on the block of a thread in the cache: a clone made there,
