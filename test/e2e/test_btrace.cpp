@@ -50,6 +50,13 @@ std::vector<std::string> collector_flags(const std::string& collector) {
   return {"--btrace=" + collector};
 }
 
+// GDB 18 refuses `record stop` and `detach` in non-stop while threads run ("You cannot stop
+// recording while threads are running"); GDB 13 and 16 let the server take the recorder out
+// with them running.
+bool gdb_refuses_record_stop_while_running(const std::string& gdb) {
+  return gdb.find("You cannot stop recording while threads are running") != std::string::npos;
+}
+
 }  // namespace
 
 TEST_CASE("record btrace, continue to a breakpoint: the call history in order", "[e2e][btrace][installed]") {
@@ -584,7 +591,9 @@ TEST_CASE("inproc, non-stop: a breakpoint GDB inserts while threads run in the r
   // GDB reads a new thread's registers as it runs to start its history there: no error ends it.
   CHECK_THAT(out.gdb, !Contains("Could not read registers"));
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread [2-5] )"));
-  CHECK_THAT(out.gdb, Contains("recorder-mappings 0\n"));
+  if (!gdb_refuses_record_stop_while_running(out.gdb)) {
+    CHECK_THAT(out.gdb, Contains("recorder-mappings 0\n"));
+  }
   CHECK_THAT(out.server_out, Contains("workers ok"));  // every round computed right, in and out of the cache
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
@@ -606,7 +615,11 @@ TEST_CASE("inproc, non-stop, --attach: record btrace records the threads that ru
   CHECK_THAT(out.gdb, ContainsRegex(R"(Thread [2-5] "workers" hit Breakpoint 1, checksum \(seed=)"));
   // A worker that ran when recording began has recorded since: a history with no gap.
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded [1-9]\d* instructions in \d+ functions \(0 gaps\) for thread [2-5] )"));
-  CHECK_THAT(out.gdb, Contains("[Inferior 1 (process " + std::to_string(pid) + ") detached]"));
+  if (!gdb_refuses_record_stop_while_running(out.gdb)) {
+    CHECK_THAT(out.gdb, Contains("[Inferior 1 (process " + std::to_string(pid) + ") detached]"));
+  }
+  // (Else GDB leaves with the program recording and its threads running: the server takes the
+  // recorder out as it lets the program go.)
   const auto status = workers.wait(e2e::Clock::now() + std::chrono::seconds(20));
   INFO("workers: " << e2e::describe_status(status) << "\n" << workers.out());
   CHECK(e2e::exit_code(status) == 0);
