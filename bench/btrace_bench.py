@@ -1,6 +1,7 @@
 # GDB script for btrace_bench.sh (and inproc_bench.sh): from $BENCH_START (default bench_start),
 # record with $BENCH_RECORD ("btrace", "full", or "none": no recording, the session's own cost)
 # and time the `continue` to $BENCH_END (bench_end); then count the recorded instructions.
+# $BENCH_CATCH: `catch syscall` those (say "write") for that continue too.
 import os
 import re
 import time
@@ -24,6 +25,8 @@ else:
     gdb.execute("set record full insn-number-max unlimited")
     gdb.execute("record full")
 gdb.execute("break " + end)
+if os.environ.get("BENCH_CATCH"):
+    gdb.execute("catch syscall " + os.environ["BENCH_CATCH"])
 t0 = time.monotonic()
 gdb.execute("continue", to_string=True)
 elapsed = time.monotonic() - t0
