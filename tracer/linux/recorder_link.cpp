@@ -251,10 +251,7 @@ base::Result<void> RecorderLink::enter(Tid tid) {
   }
   if (at_entry && regs.gpr[gpr::kOrigRax] == SYS_rt_sigreturn) {
     // It returns where its frame says, which must be the thread entry too.
-    if (auto r = point_sigreturn_frame(link, regs, false); !r) {
-      return r;
-    }
-    auto resume = read_word(link.resume_slot);
+    auto resume = point_sigreturn_frame(link, regs, false);
     if (!resume) {
       return resume.error();
     }
@@ -451,10 +448,7 @@ base::Result<RecorderLink::SyscallOf> RecorderLink::at_syscall(Tid tid, bool mov
   if (*exited == 0 && regs.gpr[gpr::kOrigRax] == SYS_rt_sigreturn && pc != entry_) {
     // The entry of the cache's sigreturn: its frame back to what the program's would hold, and
     // its branch not made yet.
-    if (auto r = point_sigreturn_frame(link, regs, true); !r) {
-      return r.error();
-    }
-    auto resume = read_word(link.resume_slot);
+    auto resume = point_sigreturn_frame(link, regs, true);
     if (!resume) {
       return resume.error();
     }
@@ -472,7 +466,7 @@ base::Result<RecorderLink::SyscallOf> RecorderLink::at_syscall(Tid tid, bool mov
   return SyscallOf::program;
 }
 
-base::Result<void> RecorderLink::point_sigreturn_frame(ThreadLink& link, const arch::x86::RawRegisters& regs,
+base::Result<Addr> RecorderLink::point_sigreturn_frame(ThreadLink& link, const arch::x86::RawRegisters& regs,
                                                        bool to_program) {
   constexpr Addr kSavedRip = 168;  // in the ucontext at the stack pointer (branch_sequences.cpp)
   const Addr slot = regs.gpr[gpr::kRsp] + kSavedRip;
@@ -480,23 +474,29 @@ base::Result<void> RecorderLink::point_sigreturn_frame(ThreadLink& link, const a
   if (!rip) {
     return rip.error();
   }
+  if (*rip != entry_) {
+    // The program's address: into the resume slot, the frame to the thread entry (entering).
+    if (!to_program) {
+      if (auto w = write_word(link.resume_slot, *rip); !w) {
+        return w.error();
+      }
+      if (auto w = write_word(slot, entry_); !w) {
+        return w.error();
+      }
+    }
+    return *rip;
+  }
+  // The thread entry's: the resume slot holds the program's address (back in the frame: leaving).
+  auto resume = read_word(link.resume_slot);
+  if (!resume) {
+    return resume.error();
+  }
   if (to_program) {
-    if (*rip != entry_) {
-      return base::success();
+    if (auto w = write_word(slot, *resume); !w) {
+      return w.error();
     }
-    auto resume = read_word(link.resume_slot);
-    if (!resume) {
-      return resume.error();
-    }
-    return write_word(slot, *resume);
   }
-  if (*rip == entry_) {
-    return base::success();
-  }
-  if (auto w = write_word(link.resume_slot, *rip); !w) {
-    return w;
-  }
-  return write_word(slot, entry_);
+  return *resume;
 }
 
 base::Result<void> RecorderLink::unrecord_last(ThreadLink& link, const hs_recorder_sample& sample) {

@@ -184,8 +184,9 @@ class RecorderLink {
   // At a syscall stop of tid's rt_sigreturn in the cache: the frame the kernel restores goes to
   // the thread entry, the interrupted address in the resume slot (the cache's sigreturn
   // sequence). to_program: that address back in the frame (the sigreturn returns there
-  // natively), else the cache's way (enter() at such a stop).
-  base::Result<void> point_sigreturn_frame(ThreadLink& link, const arch::x86::RawRegisters& regs, bool to_program);
+  // natively), else the cache's way (enter() at such a stop). The program address the
+  // sigreturn goes to, either way.
+  base::Result<Addr> point_sigreturn_frame(ThreadLink& link, const arch::x86::RawRegisters& regs, bool to_program);
   // The sigreturn's branch in tid's ring (the cache's sequence records it before its syscall):
   // taken back when the thread stops at that syscall's entry, and written again when it goes
   // on from there, so that the history is the program's at the stop.
