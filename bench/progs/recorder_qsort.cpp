@@ -85,8 +85,8 @@ int main(int argc, char** argv) {
   Job job{&v};
   const bool native = std::strcmp(mode, "native") == 0;
   if (!native) {
-    if (auto started = recorder::start_thread(); !started) {
-      std::fprintf(stderr, "recorder: %s\n", started.error().message().c_str());
+    if (const recorder::Failure failure = recorder::start_thread(); failure != nullptr) {
+      std::fprintf(stderr, "recorder: %s\n", failure);
       return 3;
     }
     recorder::set_recording(std::strcmp(mode, "empty") != 0);

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -128,6 +129,11 @@ inline bool maps_mention(pid_t pid, const std::string& what) {
   return false;
 }
 
+// /proc/PID/maps as it reads now.
+inline std::string maps_text(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  return std::string(std::istreambuf_iterator<char>(maps), std::istreambuf_iterator<char>());
+}
 
 // The value of one of tracer_callee's pointer variables (keep_dlopen, keep_dlsym, keep_dlclose).
 inline std::uint64_t pointer_in(tracer::Kernel& kernel, pid_t pid, const std::string& variable) {

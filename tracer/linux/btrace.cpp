@@ -13,6 +13,7 @@
 #include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/linux/inferior_call.hpp"
 #include "tracer/linux/linux_target.hpp"
+#include "tracer/linux/procfs.hpp"
 
 namespace tracer {
 
@@ -50,8 +51,11 @@ std::optional<std::string> LinuxTarget::recorder_unfit(Tid tid) {
   if (at.process->isa != arch::x86::Isa::Amd64) {
     return "a 32-bit program: the recorder is 64-bit code";
   }
-  if (auto loader = find_loader_calls(at.process->pid); !loader && !libc_to_come(kernel_, at.process->pid)) {
-    return "no dlopen to bring it in with: " + loader.error().message();
+  if (procfs::seccomp_mode(at.process->pid) != 0) {
+    // (Its system calls, mmap first, could be refused, or kill the program: a filter's verdict
+    // cannot be read without privileges.)
+    return "the program runs under a seccomp filter, which could refuse the recorder's system calls or kill "
+           "the program for them";
   }
   return std::nullopt;
 }

@@ -8,6 +8,23 @@
 #include "tracer/linux/svr4_libraries.hpp"
 
 namespace tracer {
+namespace {
+
+// pid has a dynamic linker (auxv: AT_BASE) that has not mapped libc yet: right after an exec.
+bool libc_to_come(Kernel& kernel, Pid pid) {
+  auto auxv = kernel.auxv(pid);
+  if (!auxv || svr4::parse_auxv(*auxv).interpreter == 0) {
+    return false;
+  }
+  for (const MappedObject& m : procfs::mappings(pid)) {
+    if (m.path.find("/libc.so") != std::string::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 std::vector<Addr> ProcessRecorder::int3_sites() const {
   std::vector<Addr> out;
@@ -32,8 +49,8 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
     return *load_failed_;
   }
   if (!handed_over(tid)) {
-    // The dynamic linker is still at work (mapping and relocating libraries): a dlopen of ours
-    // now would come in the middle of it.
+    // The dynamic linker is still at work (mapping and relocating libraries): the recorder comes
+    // in at the program's entry, not for ld.so's start-up.
     return base::make_error(base::Errc::not_yet, "the dynamic linker has not handed over to the program yet");
   }
   // (Asked only where a call would be needed: not on every entry.)
@@ -60,14 +77,7 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
     translated_with_ = int3_sites();
   }
   if (!link_) {
-    auto loader = find_loader_calls(p_.pid);
-    if (!loader) {
-      // (after an exec, until ld.so has loaded libc: asked again at the next entry)
-      return base::make_error(base::Errc::not_yet, loader.error().message());
-    }
-    p_.code.set_aside();  // (the loader's calls pass GDB's breakpoints: the shared-library event)
-    auto loaded = RecorderLink::load(p_.kernel, p_.pid, tid, *loader, library_);
-    p_.code.put_back();
+    auto loaded = RecorderLink::load(p_.kernel, p_.pid, tid, library_);
     if (!loaded) {
       load_failed_ = loaded.error();
       base::logf(base::LogCat::ptrace, "process {}: the in-process recorder cannot come in: {}", p_.pid,

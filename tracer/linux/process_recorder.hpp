@@ -1,6 +1,6 @@
 // One process's side of the in-process recorder (the RecorderPort its InprocCollector uses):
-// the recorder brought in at the first thread's entry (RecorderLink::load with the program's own
-// dlopen), its translations dropped before a thread enters when the core's int3s or the
+// the recorder brought in at the first thread's entry (RecorderLink::load: the server's private
+// loader), its translations dropped before a thread enters when the core's int3s or the
 // program's code changed since they were made, signals a leave held sent again, and the
 // recorder taken out when recording ends. Owned by the Process (Process::recorder).
 #pragma once

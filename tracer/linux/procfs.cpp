@@ -150,6 +150,8 @@ std::optional<Pid> thread_group_of(Tid tid) { return status_field<Pid>(tid, "\nT
 
 Pid tracer_pid(Tid tid) { return status_field<Pid>(tid, "\nTracerPid:", 10).value_or(0); }
 
+int seccomp_mode(Tid tid) { return status_field<int>(tid, "\nSeccomp:", 10).value_or(0); }
+
 SignalAction signal_action(Tid tid, int sig) {
   auto caught = status_field<std::uint64_t>(tid, "\nSigCgt:", 16);
   auto ignored = status_field<std::uint64_t>(tid, "\nSigIgn:", 16);

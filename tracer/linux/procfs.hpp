@@ -51,6 +51,8 @@ std::optional<MappedObject> find_mapping(std::string_view maps, Addr addr);
 std::optional<Pid> thread_group_of(Tid tid);
 // Who ptraces tid (TracerPid of /proc/TID/status); 0: nobody, or it is gone.
 Pid tracer_pid(Tid tid);
+// The thread's seccomp mode (/proc/TID/status Seccomp:): 0 none, 1 strict, 2 filter.
+int seccomp_mode(Tid tid);
 // What the process of tid does with sig, from SigCgt and SigIgn in /proc/TID/status.
 SignalAction signal_action(Tid tid, int sig);
 

@@ -1,6 +1,5 @@
 #include "tracer/linux/recorder_link.hpp"
 
-#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -12,7 +11,8 @@
 #include "arch/x86/register_layout.hpp"
 #include "base/log.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
-#include "tracer/linux/inferior_call.hpp"
+#include "tracer/linux/recorder_loader.hpp"
+#include "tracer/linux/remote_syscalls.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
 #include "tracer/linux/syscall_restart.hpp"
@@ -26,92 +26,93 @@ namespace gpr = arch::x86;
 constexpr int kMaxSteps = 200000;               // to a safe point of the cache at worst
 constexpr int kMaxSignalsWhileLeaving = 1000;  // held while a thread runs to the leave trap
 
-Bytes text_bytes(const std::string& text) {
-  Bytes out(text.begin(), text.end());
-  out.push_back(0);
-  return out;
+// A thread moved from `pc`, right after a syscall the cache ran, to the program's `to`: its rcx,
+// which the syscall set to the cache's address, is the program's as natively (r11 has the flags).
+void syscall_return_at(arch::x86::RawRegisters& regs, Addr pc, Addr to) {
+  if (regs.gpr[gpr::kRcx] == pc) {
+    regs.gpr[gpr::kRcx] = to;
+  }
 }
 
 }  // namespace
 
-base::Result<LoaderCalls> find_loader_calls(Pid pid) {
-  auto symbols = Symbolizer::for_process(pid);
-  if (!symbols) {
-    return symbols.error();
-  }
-  for (const char* library : {"libc.so", "libdl.so"}) {
-    auto open = (*symbols)->find_symbol(library, "dlopen");
-    auto sym = (*symbols)->find_symbol(library, "dlsym");
-    auto close = (*symbols)->find_symbol(library, "dlclose");
-    if (open && sym && close) {
-      return LoaderCalls{*open, *sym, *close};
-    }
-  }
-  return base::make_error(base::Errc::unsupported, "the program has no dlopen (neither its libc nor a libdl has one)");
-}
-
-bool libc_to_come(Kernel& kernel, Pid pid) {
-  auto auxv = kernel.auxv(pid);
-  if (!auxv || svr4::parse_auxv(*auxv).interpreter == 0) {
-    return false;
-  }
-  for (const MappedObject& m : procfs::mappings(pid)) {
-    if (m.path.find("/libc.so") != std::string::npos) {
-      return false;
-    }
-  }
-  return true;
-}
-
 base::Result<std::uint64_t> RecorderLink::call(Tid tid, Addr function, std::vector<std::uint64_t> args) {
-  InferiorCall c{function, {}, {}};
-  for (std::uint64_t a : args) {
-    c.args.push_back(CallArg::of(a));
+  auto calls = RemoteSyscalls::begin(*kernel_, pid_, tid, return_gadget_);
+  if (!calls) {
+    return calls.error();
   }
-  auto outcome = call_function(*kernel_, pid_, tid, c);
-  held_.insert(held_.end(), outcome.held_signals.begin(), outcome.held_signals.end());
-  return outcome.result;
+  base::Result<std::uint64_t> result = std::uint64_t{0};
+  switch (args.size()) {  // (two at most: app_address)
+    case 0: result = calls->call(function, {}, return_gadget_); break;
+    case 1: result = calls->call(function, {args[0]}, return_gadget_); break;
+    default: result = calls->call(function, {args[0], args[1]}, return_gadget_); break;
+  }
+  auto ended = calls->end();
+  auto held = calls->take_held();
+  held_.insert(held_.end(), held.begin(), held.end());
+  if (result && !ended) {
+    return ended.error();
+  }
+  return result;
 }
 
-base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid caller, const LoaderCalls& loader,
-                                              const std::string& library) {
-  RecorderLink link(kernel, pid, loader);
-  InferiorCall open{loader.dlopen, {CallArg::data_at(0), CallArg::of(RTLD_NOW | RTLD_LOCAL)}, text_bytes(library)};
-  auto opened = call_function(kernel, pid, caller, open);
-  link.held_.insert(link.held_.end(), opened.held_signals.begin(), opened.held_signals.end());
-  if (!opened.result) {
-    return opened.result.error();
+base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid caller, const std::string& image_path) {
+  auto objects = read_recorder_objects(image_path);
+  if (!objects) {
+    return objects.error();
   }
-  if (*opened.result == 0) {
-    return base::make_error(base::Errc::failed, "the program's dlopen could not load " + library);
-  }
-  link.handle_ = *opened.result;
-  // Not the recorder this server speaks to: unloaded again, the program as it was.
-  auto refuse = [&](base::Error error) -> base::Error {
-    (void)link.call(caller, loader.dlclose, {link.handle_});
-    return error;
-  };
-  // One call sets the recorder up; the rest is read from the program's memory.
-  InferiorCall sym{loader.dlsym, {CallArg::of(link.handle_), CallArg::data_at(0)}, text_bytes("hs_recorder_setup")};
-  auto found = call_function(kernel, pid, caller, sym);
-  link.held_.insert(link.held_.end(), found.held_signals.begin(), found.held_signals.end());
-  if (!found.result) {
-    return found.result.error();
-  }
-  if (*found.result == 0) {
-    return refuse(base::make_error(base::Errc::unsupported,
-                                   library + " has no hs_recorder_setup: not a recorder of this server's version"));
-  }
-  auto at = link.call(caller, *found.result, {});
+  auto at = find_syscall_instruction(kernel, pid);
   if (!at) {
     return at.error();
   }
+  auto calls = RemoteSyscalls::begin(kernel, pid, caller, *at);
+  if (!calls) {
+    return calls.error();
+  }
+  RecorderLink link(kernel, pid);
+  auto finish = [&](base::Result<void> outcome) -> base::Result<RecorderLink> {
+    auto ended = calls->end();
+    auto held = calls->take_held();
+    link.held_.insert(link.held_.end(), held.begin(), held.end());
+    if (!outcome) {
+      return outcome.error();
+    }
+    if (!ended) {
+      return ended.error();
+    }
+    return std::move(link);
+  };
+  auto mapped = map_recorder(*calls, kernel, pid, *objects);
+  if (!mapped) {
+    return finish(mapped.error());
+  }
+  link.image_ = *mapped;
+  // Not the recorder this server speaks to: unmapped again, the program as it was.
+  auto refuse = [&](base::Error error) -> base::Result<RecorderLink> {
+    (void)calls->run(SYS_munmap, {link.image_.base, link.image_.span});
+    return finish(std::move(error));
+  };
+  auto symbol = [&](const char* name) -> Addr {
+    auto it = link.image_.exports.find(name);
+    return it == link.image_.exports.end() ? 0 : it->second;
+  };
+  const Addr setup = symbol("hs_recorder_setup");
+  link.return_gadget_ = symbol("hs_recorder_return_gadget");
+  if (setup == 0 || link.return_gadget_ == 0) {
+    return refuse(base::make_error(base::Errc::unsupported,
+                                   image_path + " has no hs_recorder_setup: not a recorder of this server's version"));
+  }
+  // One call sets the recorder up; the rest is read from the program's memory.
+  auto info_at = calls->call(setup, {}, link.return_gadget_);
+  if (!info_at) {
+    return refuse(info_at.error());
+  }
   hs_recorder_process_info info{};
-  if (auto r = link.read_struct(*at, info); !r) {
-    return r.error();
+  if (auto r = link.read_struct(*info_at, info); !r) {
+    return refuse(r.error());
   }
   if (info.abi_version != HS_RECORDER_ABI_VERSION) {
-    return refuse(base::make_error(base::Errc::unsupported, library + " is of another version than this server"));
+    return refuse(base::make_error(base::Errc::unsupported, image_path + " is of another version than this server"));
   }
   if (info.ready != 1) {
     return refuse(base::make_error(base::Errc::failed, "the recorder could not map its memory in the program"));
@@ -120,7 +121,7 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
   link.entry_ = info.thread_entry;
   link.stubs_ = info.stubs;
   link.translator_slot_ = info.translator_slot;
-  return link;
+  return finish(base::success());
 }
 
 base::Result<std::uint64_t> RecorderLink::read_word(Addr addr) {
@@ -333,6 +334,7 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
     // Right after a syscall (stopped in it, maybe in one no call may disturb): the cache says
     // where, no call needed.
     app = *to;
+    syscall_return_at(regs, pc, app);
   } else {
     auto mapped = call(tid, api_.app_address, {pc, regs.gpr[gpr::kRsp]});
     if (!mapped) {
@@ -409,6 +411,7 @@ base::Result<std::optional<RecorderLink::MovedOut>> RecorderLink::leave_from_sys
     return std::optional<MovedOut>{};
   }
   MovedOut out{pc, *to, link.gs_base};
+  syscall_return_at(regs, pc, out.to);
   regs.gpr[gpr::kRip] = out.to;
   regs.gpr[gpr::kGsBase] = link.gs_base;
   if (auto w = kernel_->write_registers(tid, regs, false); !w) {
@@ -439,6 +442,7 @@ base::Result<RecorderLink::SyscallOf> RecorderLink::at_syscall(Tid tid, bool mov
     move = true;  // it ran the program's code natively since it left for it: the call is the program's
   } else if (auto after = after_syscall(link, pc)) {
     to = *after;
+    syscall_return_at(regs, pc, to);
   } else {
     return SyscallOf::recorder;  // (the translator's mmap, a descriptor's close, ...)
   }
@@ -789,14 +793,25 @@ base::Result<void> RecorderLink::unload(Tid caller) {
   if (auto r = call(caller, api_.shutdown, {}); !r) {
     return r.error();
   }
-  auto closed = call(caller, loader_.dlclose, {handle_});
-  if (!closed) {
-    return closed.error();
+  // The image goes as it came: by a system call of the server's.
+  auto calls = RemoteSyscalls::begin(*kernel_, pid_, caller, return_gadget_);
+  if (!calls) {
+    return calls.error();
   }
-  if ((*closed & 0xffffffffu) != 0) {
-    return base::make_error(base::Errc::failed, "the program's dlclose refused the recorder");
+  auto unmapped = calls->run(SYS_munmap, {image_.base, image_.span});
+  auto ended = calls->end();
+  auto held = calls->take_held();
+  held_.insert(held_.end(), held.begin(), held.end());
+  if (!unmapped) {
+    return unmapped.error();
   }
-  handle_ = 0;
+  if (*unmapped != 0) {
+    return base::Error{base::Errc::system, static_cast<int>(-*unmapped), "the program's munmap of the recorder"};
+  }
+  if (!ended) {
+    return ended;
+  }
+  image_ = {};
   threads_.clear();
   return base::success();
 }

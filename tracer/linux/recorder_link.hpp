@@ -1,7 +1,7 @@
-// The server's side of the in-process branch recorder (issue 43): brings libhindsight-recorder.so
-// into a stopped program with inferior calls to the program's own loader, moves a stopped thread
+// The server's side of the in-process branch recorder (issue 43): maps libhindsight-recorder.so
+// into a stopped program by its private loader (recorder_loader.hpp), moves a stopped thread
 // into the recorder's code cache and back out to the program's code, reads its ring, and takes
-// the library out again. One per process. Every call here needs the process's threads stopped.
+// the image out again. One per process. Every call here needs the process's threads stopped.
 #pragma once
 
 #include <map>
@@ -14,25 +14,12 @@
 #include "base/result.hpp"
 #include "tracer/inprocess/recorder/recorder_ring.h"
 #include "tracer/linux/kernel.hpp"
+#include "tracer/linux/recorder_loader.hpp"
 #include "tracer/linux/shared_region.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
 
-// The program's dlopen, dlsym and dlclose (glibc >= 2.34 has them in libc.so.6).
-struct LoaderCalls {
-  Addr dlopen = 0;
-  Addr dlsym = 0;
-  Addr dlclose = 0;
-
-  bool operator==(const LoaderCalls&) const = default;
-};
-
-// Finds them in pid's libraries (libc.so, else libdl.so of an older glibc).
-base::Result<LoaderCalls> find_loader_calls(Pid pid);
-// pid has a dynamic linker (auxv: AT_BASE) that has not mapped libc yet: right after an exec,
-// its dlopen is still to come.
-bool libc_to_come(Kernel& kernel, Pid pid);
 
 // Where a thread stood when it left the cache.
 struct LeftAt {
@@ -51,9 +38,9 @@ struct TakenSamples {
 
 class RecorderLink {
  public:
-  // Loads `library` into pid with calls on `caller` and sets the recorder up.
-  static base::Result<RecorderLink> load(Kernel& kernel, Pid pid, Tid caller, const LoaderCalls& loader,
-                                         const std::string& library);
+  // Maps the recorder image at `image_path` into pid (its private loader, recorder_loader.hpp)
+  // with system calls on `caller`, and sets the recorder up.
+  static base::Result<RecorderLink> load(Kernel& kernel, Pid pid, Tid caller, const std::string& image_path);
 
   // The link of a fork child of this process to its copy of the recorder: the same library at
   // the same addresses, none of this process's threads. settle_in_fork_child() before its first
@@ -112,7 +99,7 @@ class RecorderLink {
   bool cache_stale();
   // The thread is gone (its block stays until unload; its ring cannot be read any more).
   void forget(Tid tid) { threads_.erase(tid); }
-  // Unmaps the recorder's memory and unloads the library (no thread may be in the cache).
+  // Unmaps the recorder's memory and its image (no thread may be in the cache).
   base::Result<void> unload(Tid caller);
 
   // The signals the calls made since the last leave() or take_held() held (they came while the
@@ -150,7 +137,8 @@ class RecorderLink {
     LeftAt left;
     std::shared_ptr<const SharedRegion> shared;  // its block and ring, mapped here (or none)
   };
-  RecorderLink(Kernel& kernel, Pid pid, LoaderCalls loader) : kernel_(&kernel), pid_(pid), loader_(loader) {}
+  RecorderLink(Kernel& kernel, Pid pid) : kernel_(&kernel), pid_(pid) {}
+  // function(args) run on stopped tid, returning to the image's gadget (no fault, no signal).
   // tid's link while it is in the cache, else nullptr.
   ThreadLink* in_cache(Tid tid) {
     auto it = threads_.find(tid);
@@ -201,8 +189,8 @@ class RecorderLink {
 
   Kernel* kernel_;
   Pid pid_;
-  LoaderCalls loader_;
-  std::uint64_t handle_ = 0;
+  MappedRecorder image_;    // where the image lies in the program
+  Addr return_gadget_ = 0;  // its `syscall` that calls return to (and the server's calls use)
   Api api_;
   Addr entry_ = 0;
   Addr stubs_ = 0;

@@ -17,6 +17,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "arch/x86/instruction_length.hpp"
@@ -177,8 +178,9 @@ std::vector<hs_recorder_sample> recorded() {
 }
 
 std::uint64_t run_recorded(recorder::RecordedFn fn, void* arg) {
-  auto started = recorder::start_thread();
-  REQUIRE(started);
+  const recorder::Failure failure = recorder::start_thread();
+  INFO((failure != nullptr ? failure : ""));
+  REQUIRE(failure == nullptr);
   recorder::clear_ring();
   return recorder::run(fn, arg);
 }
@@ -347,6 +349,63 @@ TEST_CASE("recorder: snprintf and a system call run in the cache", "[recorder]")
   REQUIRE(samples.size() > 100);  // libc's formatting recorded, not run natively
   check_calls_and_returns(samples);
   REQUIRE(recorder::stats().native_exits == 0);
+}
+
+namespace {
+
+// What a `syscall` instruction leaves the program: rcx the address after it, r11 the flags it
+// ran with, and the flags themselves unchanged. number: getpid (run in place by the cache) or
+// mmap, then munmap (through the recorder's maps gate).
+struct SyscallRegs {
+  std::uint64_t number = 0;
+  std::uint64_t flags_before = 0, flags_after = 0, rcx = 0, r11 = 0, after = 0;
+};
+
+__attribute__((noinline)) std::uint64_t syscall_regs(void* arg) {
+  auto* r = static_cast<SyscallRegs*>(arg);
+  std::uint64_t rax = r->number;
+  register std::uint64_t r10 asm("r10") = MAP_PRIVATE | MAP_ANONYMOUS;
+  register std::uint64_t r8 asm("r8") = static_cast<std::uint64_t>(-1);
+  register std::uint64_t r9 asm("r9") = 0;
+  asm volatile(
+      "leaq -128(%%rsp), %%rsp\n\t"  // (past the red zone: the pushes below are the test's own)
+      "stc\n\t"
+      "pushfq\n\t"
+      "popq %[before]\n\t"
+      "leaq 1f(%%rip), %[after]\n\t"
+      "stc\n\t"  // (the pop left CF as it was, but say it again: the flags the syscall runs with)
+      "syscall\n"
+      "1:\n\t"
+      "movq %%rcx, %[rcx]\n\t"
+      "movq %%r11, %[r11]\n\t"
+      "pushfq\n\t"
+      "popq %[flags_after]\n\t"
+      "leaq 128(%%rsp), %%rsp\n\t"
+      : "+a"(rax), [before] "=&r"(r->flags_before), [after] "=&r"(r->after), [rcx] "=&r"(r->rcx),
+        [r11] "=&r"(r->r11), [flags_after] "=&r"(r->flags_after), "+r"(r10), "+r"(r8), "+r"(r9)
+      : "D"(0), "S"(4096), "d"(PROT_READ | PROT_WRITE)
+      : "rcx", "r11", "memory", "cc");
+  if (r->number == SYS_mmap && static_cast<std::int64_t>(rax) > 0) {
+    munmap(reinterpret_cast<void*>(rax), 4096);
+  }
+  return rax;
+}
+
+}  // namespace
+
+TEST_CASE("recorder: after a syscall run in the cache, rcx, r11 and the flags are the program's", "[recorder]") {
+  const long number = GENERATE(long{SYS_getpid}, long{SYS_mmap});
+  INFO("syscall " << number);
+  SyscallRegs native{static_cast<std::uint64_t>(number)};
+  syscall_regs(&native);
+  REQUIRE(native.rcx == native.after);  // (what the instruction does, natively)
+  REQUIRE(native.r11 == native.flags_before);
+  SyscallRegs r{static_cast<std::uint64_t>(number)};
+  run_recorded(syscall_regs, &r);
+  CHECK(r.rcx == r.after);
+  CHECK(r.r11 == r.flags_before);
+  CHECK(r.flags_after == r.flags_before);
+  CHECK((r.flags_before & 1) == 1);  // CF, as stc set it
 }
 
 TEST_CASE("recorder: C++ exceptions thrown and caught in the cache", "[recorder]") {

@@ -1,6 +1,6 @@
 #include "tracer/inprocess/recorder/address_map.hpp"
 
-#include <sys/mman.h>
+#include "tracer/inprocess/recorder/sys.hpp"
 
 namespace recorder {
 namespace {
@@ -12,9 +12,9 @@ std::size_t slot_of(std::uint64_t key, std::size_t slots) {
 }  // namespace
 
 bool AddressMap::init(std::size_t slots) {
-  void* p = mmap(nullptr, slots * sizeof(Entry), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) {
+  void* p = sys::map(nullptr, slots * sizeof(Entry), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+  if (p == nullptr) {
     return false;
   }
   slots_ = static_cast<Entry*>(p);
@@ -25,7 +25,7 @@ bool AddressMap::init(std::size_t slots) {
 
 void AddressMap::release() {
   if (slots_ != nullptr) {
-    munmap(slots_, capacity_ * sizeof(Entry));
+    sys::unmap(slots_, capacity_ * sizeof(Entry));
   }
   slots_ = nullptr;
   capacity_ = size_ = 0;
@@ -33,7 +33,7 @@ void AddressMap::release() {
 
 void AddressMap::clear() {
   if (slots_ != nullptr) {
-    madvise(slots_, capacity_ * sizeof(Entry), MADV_DONTNEED);  // private anonymous: zero again
+    sys::advise(slots_, capacity_ * sizeof(Entry), MADV_DONTNEED);  // private anonymous: zero again
   }
   size_ = 0;
 }

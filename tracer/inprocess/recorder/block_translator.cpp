@@ -216,6 +216,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
         e.raw(code, insn.length);  // runs in place: the kernel sees the same registers
         safe_point(e, next);
         emit_after_syscall(e, next);
+        e.mov_imm64(kRcx, next);  // rcx: the program's address after the call, as `syscall` leaves it
         safe_point(e, next);
         emit_direct_exit(e, next, blocks_);
         break;

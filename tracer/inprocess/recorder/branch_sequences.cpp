@@ -161,9 +161,12 @@ void emit_native_exit(Emitter& e, std::uint64_t target) {
 
 void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t record_from, std::uint64_t next) {
   constexpr std::uint8_t kSavedRip = 168;  // ucontext_t: flags, link, stack (40), then gregs[REG_RIP = 16]
-  e.bytes({0x83, 0xf8, 0x0f, 0x75});       // cmp eax, 15; jne over
+  // Not rt_sigreturn: over, the flags untouched (the syscall hands them to r11).
+  e.bytes({0x8d, 0x48, static_cast<std::uint8_t>(-15)});  // lea ecx, [rax - 15] (rcx is the syscall's)
+  e.bytes({0x67, 0xe3, 5});                               // jecxz sigreturn
+  e.bytes({0xe9});                                        // jmp over
   std::uint8_t* over = e.here();
-  e.bytes({0});
+  e.u32(0);
   // (rax, rcx and rdx are free: the sigreturn takes every register from the frame)
   e.bytes({0x48, 0x8b, 0x84, 0x24, kSavedRip, 0, 0, 0});  // mov rax, [rsp+rip]
   if (record_from != 0) {
@@ -175,18 +178,24 @@ void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t
   e.bytes({0xb8, 0x0f, 0, 0, 0});                          // mov eax, 15
   e.bytes({0x0f, 0x05});                                  // syscall (rt_sigreturn: no return here)
   emit_after_syscall(e, next);
-  *over = static_cast<std::uint8_t>(e.here() - (over + 1));
+  const auto rel = static_cast<std::uint32_t>(e.here() - (over + 4));
+  std::memcpy(over, &rel, 4);
 }
 
 void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc) {
-  std::uint8_t* to_gate[4];
+  // Compared with no flag changed (the syscall hands the program's flags to r11): rcx, which the
+  // syscall overwrites anyway, takes eax - number, and jecxz jumps on zero.
+  std::uint8_t* to_gate[5];
   int n = 0;
-  for (std::uint8_t number : {9, 10, 11, 25}) {  // mmap, mprotect, munmap, mremap
-    e.bytes({0x83, 0xf8, number, 0x74, 0});     // cmp eax, number; je gate
+  for (std::uint32_t number : {9u, 10u, 11u, 25u, 329u}) {  // mmap, mprotect, munmap, mremap, pkey_mprotect
+    e.bytes({0x8d, 0x88});  // lea ecx, [rax - number]
+    e.u32(static_cast<std::uint32_t>(-static_cast<std::int32_t>(number)));
+    e.bytes({0x67, 0xe3, 0});  // jecxz gate
     to_gate[n++] = e.here() - 1;
   }
-  e.bytes({0x3d, 0x49, 0x01, 0, 0, 0x75, 0});  // cmp eax, 329 (pkey_mprotect); jne copy
-  std::uint8_t* to_copy = e.here() - 1;
+  e.bytes({0xe9});  // jmp copy
+  std::uint8_t* to_copy = e.here();
+  e.u32(0);
   for (std::uint8_t* rel : to_gate) {
     *rel = static_cast<std::uint8_t>(e.here() - (rel + 1));
   }
@@ -200,7 +209,8 @@ void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc) {
   std::uint8_t* copy_imm = e.here();
   e.u64(0);
   e.jmp_gs(&ts().maps_gate);
-  *to_copy = static_cast<std::uint8_t>(e.here() - (to_copy + 1));
+  const auto rel = static_cast<std::uint32_t>(e.here() - (to_copy + 4));
+  std::memcpy(to_copy, &rel, 4);
   const std::uint64_t copy = e.address();
   std::memcpy(copy_imm, &copy, 8);
 }

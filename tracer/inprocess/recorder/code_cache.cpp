@@ -1,6 +1,6 @@
 #include "tracer/inprocess/recorder/code_cache.hpp"
 
-#include <sys/mman.h>
+#include "tracer/inprocess/recorder/sys.hpp"
 
 namespace recorder {
 namespace {
@@ -52,7 +52,7 @@ void CodeCache::clear() {
 
 void CodeCache::release() {
   for (std::size_t i = 0; i < count_; ++i) {
-    munmap(regions_[i].base, kRegionSize);
+    sys::unmap(regions_[i].base, kRegionSize);
   }
   count_ = 0;
   current_ = nullptr;
@@ -80,15 +80,15 @@ CodeCache::Region* CodeCache::map_near(std::uint64_t near) {
         continue;
       }
       const std::uint64_t want = side == 0 ? aligned - offset : aligned + offset;
-      void* got = mmap(reinterpret_cast<void*>(want), kRegionSize, PROT_READ | PROT_WRITE | PROT_EXEC,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+      void* got = sys::map(reinterpret_cast<void*>(want), kRegionSize, PROT_READ | PROT_WRITE | PROT_EXEC,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE);
       if (got == reinterpret_cast<void*>(want)) {
         auto* base = static_cast<std::uint8_t*>(got);
         regions_[count_] = Region{base, base};
         return &regions_[count_++];
       }
-      if (got != MAP_FAILED) {
-        munmap(got, kRegionSize);  // (a kernel without MAP_FIXED_NOREPLACE took it as a hint)
+      if (got != nullptr) {
+        sys::unmap(got, kRegionSize);  // (a kernel without MAP_FIXED_NOREPLACE took it as a hint)
       }
     }
   }

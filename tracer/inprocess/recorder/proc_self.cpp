@@ -1,16 +1,16 @@
 #include "tracer/inprocess/recorder/proc_self.hpp"
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
+
+#include "tracer/inprocess/recorder/sys.hpp"
 
 namespace recorder {
 
 bool for_each_line(const char* path, LineFn fn, void* context) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  const int fd = static_cast<int>(sys::open(path, O_RDONLY | O_CLOEXEC));
   if (fd < 0) {
     return false;
   }
@@ -19,7 +19,7 @@ bool for_each_line(const char* path, LineFn fn, void* context) {
   std::size_t length = 0;
   bool ok = true;
   for (;;) {
-    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    const long got = sys::read(fd, buffer, sizeof buffer);
     if (got < 0) {
       ok = false;
       break;
@@ -27,7 +27,7 @@ bool for_each_line(const char* path, LineFn fn, void* context) {
     if (got == 0) {
       break;
     }
-    for (ssize_t i = 0; i < got; ++i) {
+    for (long i = 0; i < got; ++i) {
       if (buffer[i] == '\n') {
         fn(context, line, length);
         length = 0;
@@ -39,7 +39,7 @@ bool for_each_line(const char* path, LineFn fn, void* context) {
   if (length != 0) {
     fn(context, line, length);
   }
-  ::close(fd);
+  sys::close(fd);
   return ok;
 }
 
@@ -50,9 +50,13 @@ std::size_t thread_count() {
       [](void* out, const char* line, std::size_t length) {
         constexpr char kKey[] = "Threads:";
         if (length > sizeof kKey - 1 && std::memcmp(line, kKey, sizeof kKey - 1) == 0) {
-          char digits[32] = {};
-          std::memcpy(digits, line + sizeof kKey - 1, std::min<std::size_t>(length - (sizeof kKey - 1), 31));
-          *static_cast<std::size_t*>(out) = std::strtoul(digits, nullptr, 10);
+          std::size_t n = 0;
+          for (std::size_t i = sizeof kKey - 1; i < length; ++i) {
+            if (line[i] >= '0' && line[i] <= '9') {
+              n = n * 10 + static_cast<std::size_t>(line[i] - '0');
+            }
+          }
+          *static_cast<std::size_t*>(out) = n;
         }
       },
       &count);

@@ -4,16 +4,15 @@
 #include "tracer/inprocess/recorder/recorder.hpp"
 
 #include <cpuid.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <fcntl.h>
+#include <asm/prctl.h>
 #include <atomic>
 #include <new>
 
 #include "tracer/inprocess/recorder/branch_sequences.hpp"
 #include "tracer/inprocess/recorder/proc_self.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
+#include "tracer/inprocess/recorder/sys.hpp"
 #include "tracer/inprocess/recorder/thread_state.hpp"
 
 extern "C" std::uint64_t hs_recorder_enter(std::uint64_t cache_fn, void* arg);
@@ -87,6 +86,31 @@ struct Recorder {
 };
 Recorder* g_recorder = nullptr;
 
+// A thread pointer for a thread that has none while it translates: Zydis (the distribution's
+// build) reads its stack guard at %fs:0x28, and a static program before its libc set TLS up, or a
+// thread of a raw clone, has %fs base 0. Zeros, so the guard reads the same at entry and exit.
+alignas(64) std::uint8_t g_spare_thread_pointer[256];
+
+class ThreadPointerForTranslation {
+ public:
+  ThreadPointerForTranslation() {
+    std::uint64_t fs = 0;
+    if (sys::arch_prctl(ARCH_GET_FS, reinterpret_cast<std::uint64_t>(&fs)) == 0 && fs == 0) {
+      lent_ = sys::arch_prctl(ARCH_SET_FS, reinterpret_cast<std::uint64_t>(g_spare_thread_pointer)) == 0;
+    }
+  }
+  ~ThreadPointerForTranslation() {
+    if (lent_) {
+      sys::arch_prctl(ARCH_SET_FS, 0);  // the program's own again
+    }
+  }
+  ThreadPointerForTranslation(const ThreadPointerForTranslation&) = delete;
+  ThreadPointerForTranslation& operator=(const ThreadPointerForTranslation&) = delete;
+
+ private:
+  bool lent_ = false;
+};
+
 void lock_translator(Recorder& rec) {
   while (rec.translating.test_and_set(std::memory_order_acquire)) {
     __builtin_ia32_pause();
@@ -111,14 +135,7 @@ void forget_translations(Recorder& rec) {
 }
 
 long raw_syscall(std::uint64_t number, const std::uint64_t a[6]) {
-  register std::uint64_t r10 asm("r10") = a[3];
-  register std::uint64_t r8 asm("r8") = a[4];
-  register std::uint64_t r9 asm("r9") = a[5];
-  asm volatile("syscall"
-               : "+a"(number)
-               : "D"(a[0]), "S"(a[1]), "d"(a[2]), "r"(r10), "r"(r8), "r"(r9)
-               : "rcx", "r11", "memory");
-  return static_cast<long>(number);
+  return sys::call6(static_cast<long>(number), a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 // The memfd descriptors of blocks, closed in the program (the server has mapped them): all, or
@@ -129,10 +146,8 @@ void close_shared_fds(Recorder& rec, const ThreadState* only = nullptr) {
     if (b.shared_fd >= 0 && (only == nullptr || b.state == only)) {
       // (The program may have closed it and opened a file of its own under the same number.)
       struct stat st {};
-      const std::uint64_t fstat_args[6] = {static_cast<std::uint64_t>(b.shared_fd), reinterpret_cast<std::uint64_t>(&st)};
-      const std::uint64_t close_args[6] = {static_cast<std::uint64_t>(b.shared_fd)};
-      if (raw_syscall(SYS_fstat, fstat_args) == 0 && st.st_ino == b.shared_inode) {
-        raw_syscall(SYS_close, close_args);
+      if (sys::fstat(b.shared_fd, &st) == 0 && st.st_ino == b.shared_inode) {
+        sys::close(b.shared_fd);
       }
       b.shared_fd = -1;
       --rec.open_fds;
@@ -154,7 +169,11 @@ void translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
   if (rec.open_fds != 0) {
     close_shared_fds(rec, &t);  // (its first run in the cache: the server has mapped its block)
   }
-  const std::uint64_t made = rec.translator.translation_of(target);
+  std::uint64_t made = 0;
+  {
+    ThreadPointerForTranslation thread_pointer;
+    made = rec.translator.translation_of(target);
+  }
   if (made == target) {
     // Left for native code (emit_native_exit's note); not remembered, nor linked: code on a
     // writable page may be translatable once it is not (code_pages.hpp).
@@ -170,6 +189,14 @@ void translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
   remember(t.lookup, target, made);
   go_on(t, made, target);
 }
+
+// What the dispatcher saved on the thread's private stack (emit_dispatcher: pushfq, then rsi,
+// rdi, r8, r9, r10, r11), by its place from the top: 0 the flags, 6 r11.
+std::uint64_t& dispatcher_saved(const ThreadState& t, int place) {
+  return reinterpret_cast<std::uint64_t*>(t.private_stack_top)[-1 - place];
+}
+constexpr int kSavedFlags = 0;
+constexpr int kSavedR11 = 6;
 
 // The maps gate (emit_maps_syscall_check): the thread's system call may change the mappings.
 // It is made here, under the translation lock, and the thread goes on after it in the cache;
@@ -199,9 +226,11 @@ void maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
     return;
   }
   t->save_rax = static_cast<std::uint64_t>(raw_syscall(t->save_rax, t->syscall_args));
+  dispatcher_saved(*t, kSavedR11) = dispatcher_saved(*t, kSavedFlags);  // as `syscall` leaves r11 (rcx: after the marker)
   std::uint64_t next = copy + 2;
   if (stale) {
     forget_translations(rec);
+    ThreadPointerForTranslation thread_pointer;
     next = rec.translator.translation_of(syscall_pc + 2);
     if (next == syscall_pc + 2) {
       t->exited_at = next;
@@ -231,13 +260,12 @@ std::size_t page_round(std::size_t bytes) {
 }
 
 void* map_rw(std::size_t bytes, int prot = PROT_READ | PROT_WRITE) {
-  void* p = mmap(nullptr, page_round(bytes), prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
+  return sys::map(nullptr, page_round(bytes), prot, MAP_PRIVATE | MAP_ANONYMOUS);
 }
 
 void unmap(const void* p, std::size_t bytes) {
   if (p != nullptr) {
-    munmap(const_cast<void*>(p), page_round(bytes));
+    sys::unmap(p, page_round(bytes));
   }
 }
 
@@ -245,19 +273,20 @@ void unmap(const void* p, std::size_t bytes) {
 // descriptor in `fd`), else (memfd refused: a seccomp filter, an old kernel) private memory and
 // fd -1.
 void* map_shared(std::size_t bytes, int& fd, std::uint64_t& inode) {
-  fd = static_cast<int>(::syscall(SYS_memfd_create, "hindsight-ring", MFD_CLOEXEC));
+  fd = static_cast<int>(sys::memfd_create("hindsight-ring", MFD_CLOEXEC));
   if (fd >= 0) {
     struct stat st {};
-    void* p = ::ftruncate(fd, static_cast<off_t>(bytes)) == 0 && ::fstat(fd, &st) == 0
-                  ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                  : MAP_FAILED;
-    if (p != MAP_FAILED) {
+    void* p = sys::ftruncate(fd, bytes) == 0 && sys::fstat(fd, &st) == 0
+                  ? sys::map(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd)
+                  : nullptr;
+    if (p != nullptr) {
       inode = st.st_ino;
       return p;
     }
-    ::close(fd);
+    sys::close(fd);
     fd = -1;
   }
+  fd = -1;
   return map_rw(bytes);
 }
 
@@ -275,24 +304,24 @@ void emit_thread_entry(Emitter& e) {
 
 }  // namespace
 
-base::Result<void> init() {
+Failure init() {
   if (g_recorder != nullptr) {
-    return {};
+    return nullptr;
   }
   const std::size_t xsave = xsave_size();
   if (xsave == 0) {
-    return base::make_error(base::Errc::unsupported, "this CPU has no XSAVE");
+    return "this CPU has no XSAVE";
   }
   auto* memory = map_rw(sizeof(Recorder));
   auto* stubs = static_cast<std::uint8_t*>(map_rw(kStubBytes, PROT_READ | PROT_WRITE | PROT_EXEC));
   if (memory == nullptr || stubs == nullptr) {
     unmap(memory, sizeof(Recorder));
     unmap(stubs, kStubBytes);
-    return base::sys_error("mmap for the recorder");
+    return "mmap for the recorder failed";
   }
   auto* rec = new (memory) Recorder;
   if (!rec->blocks.init() || !rec->safe_points.init(kSafePoints)) {
-    return base::sys_error("mmap for the recorder's tables");
+    return "mmap for the recorder's tables failed";
   }
   rec->translator.leave_at(reinterpret_cast<std::uint64_t>(hs_recorder_exit_point));
   rec->xsave = xsave;
@@ -309,7 +338,7 @@ base::Result<void> init() {
   rec->maps_gate = e.address();
   emit_dispatcher(e, maps_gate, reinterpret_cast<std::uint64_t>(stubs) + HS_RECORDER_LEAVE_TRAP_OFFSET);
   g_recorder = rec;
-  return {};
+  return nullptr;
 }
 
 ThreadState* new_thread_block() {
@@ -328,7 +357,7 @@ ThreadState* new_thread_block() {
     unmap_lookup_table(lookup);
     unmap(shared, shared_bytes);
     if (fd >= 0) {
-      ::close(fd);
+      sys::close(fd);
     }
     unmap(stack, kPrivateStack);
     unmap(area, rec->xsave);
@@ -428,24 +457,24 @@ void shutdown() {
   g_recorder = nullptr;
 }
 
-base::Result<void> start_thread() {
+Failure start_thread() {
   if (current_thread_state() != nullptr) {
-    return {};
+    return nullptr;
   }
-  if (auto made = init(); !made) {
-    return made;
+  if (const Failure failure = init(); failure != nullptr) {
+    return failure;
   }
   ThreadState* block = new_thread_block();
   if (block == nullptr) {
-    return base::sys_error("mmap for the recorder's thread block");
+    return "mmap for the recorder's thread block failed";
   }
   if (!set_thread_state(block)) {
-    return base::sys_error("arch_prctl(ARCH_SET_GS) for the recorder's thread block");
+    return "arch_prctl(ARCH_SET_GS) for the recorder's thread block failed";
   }
   lock_translator(*g_recorder);
   close_shared_fds(*g_recorder, block);  // (no server maps it: this process records itself)
   unlock_translator(*g_recorder);
-  return {};
+  return nullptr;
 }
 
 std::uint64_t run(RecordedFn fn, void* arg) {

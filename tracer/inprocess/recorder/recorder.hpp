@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "base/result.hpp"
 #include "tracer/inprocess/recorder/block_translator.hpp"
 #include "tracer/inprocess/recorder/recorder_ring.h"
 #include "tracer/inprocess/recorder/thread_state.hpp"
@@ -14,9 +13,12 @@
 namespace recorder {
 
 using RecordedFn = std::uint64_t (*)(void*);
+// Why the recorder could not start, in a few words; nullptr when it did. (No base::Result: the
+// recorder loaded into a program has no heap to put a std::string on.)
+using Failure = const char*;
 
 // The recorder's shared parts (cache, tables, dispatcher, thread entry); once per process.
-base::Result<void> init();
+Failure init();
 // A new thread's block (thread_state.hpp: its ring, private stack, XSAVE area), for the thread
 // whose %gs base will point at it; nullptr when none could be mapped. After init().
 ThreadState* new_thread_block();
@@ -42,7 +44,7 @@ void shutdown();
 void settle_fork_child();
 
 // Sets the calling thread up to record (init, and a block of its own); once per thread.
-base::Result<void> start_thread();
+Failure start_thread();
 // fn(arg) run in the cache on this thread (start_thread first); its result. Control that leaves
 // the cache (see block_translator.hpp) runs on natively to fn's return.
 std::uint64_t run(RecordedFn fn, void* arg);

@@ -1,9 +1,19 @@
-// libhindsight-recorder.so's entry points: what the server calls in the program it brought the
-// recorder into (with an inferior call, tracer/linux/inferior_call.hpp) and the tables it reads
-// there. C names, exported by recorder.map and nothing else.
+// libhindsight-recorder.so's entry points: what the server calls in the program it mapped the
+// recorder into (tracer/linux/remote_syscalls.hpp's call) and the tables it reads there. C names,
+// exported by recorder.map and nothing else.
 #include "tracer/inprocess/recorder/recorder_api.h"
 
 #include "tracer/inprocess/recorder/recorder.hpp"
+
+asm(R"(
+  .text
+  .globl hs_recorder_return_gadget
+  .type hs_recorder_return_gadget, @function
+hs_recorder_return_gadget:
+  syscall
+  ud2
+  .size hs_recorder_return_gadget, .-hs_recorder_return_gadget
+)");
 
 namespace {
 
@@ -37,15 +47,17 @@ uint64_t address_of(Fn* fn) {
 
 }  // namespace
 
-extern "C" unsigned hs_recorder_abi_version(void) {
+#define HS_EXPORTED extern "C" __attribute__((visibility("default")))
+
+HS_EXPORTED unsigned hs_recorder_abi_version(void) {
   return HS_RECORDER_ABI_VERSION;
 }
 
-extern "C" uint64_t hs_recorder_setup(void) {
+HS_EXPORTED uint64_t hs_recorder_setup(void) {
   hs_recorder_process_info& info = g_process_info;
   info = hs_recorder_process_info{};
   info.abi_version = HS_RECORDER_ABI_VERSION;
-  if (recorder::init()) {
+  if (recorder::init() == nullptr) {
     info.ready = 1;
     info.thread_entry = recorder::thread_entry();
     info.stubs = recorder::stubs();

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* What the server calls in libhindsight-recorder.so once it has loaded it into the program
- * (inferior calls on a stopped thread), and what it reads there. The server and the library must
- * agree on the version: a server finding another refuses to record with it. Addresses are the
- * program's. Each inferior call costs a round of ptrace stops: the server makes one call to set
- * the recorder up and one per thread, and reads the rest from the program's memory. */
+/* What the server calls in libhindsight-recorder.so once its private loader has mapped it into
+ * the program (tracer/linux/recorder_loader.hpp; calls on a stopped thread that return to
+ * hs_recorder_return_gadget), and what it reads there. The server and the image must agree on the
+ * version: a server finding another refuses to record with it. Addresses are the program's. Each
+ * call costs a round of ptrace stops: the server makes one call to set the recorder up and one per
+ * thread, and reads the rest from the program's memory. */
 #ifndef HINDSIGHT_RECORDER_API_H
 #define HINDSIGHT_RECORDER_API_H
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 9u
+#define HS_RECORDER_ABI_VERSION 10u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -80,6 +81,10 @@ struct hs_recorder_thread_info {
 #define HS_RECORDER_LEAVE_REQUEST 16u
 
 unsigned hs_recorder_abi_version(void);
+/* A `syscall` instruction (then ud2): the return address of the server's calls. The call's end is
+ * the thread's stop at this system call's entry (PTRACE_SYSCALL), its result in orig_rax there;
+ * the server skips the call. No fault, no signal: nothing the program could see. */
+extern char hs_recorder_return_gadget[];
 /* Sets the shared parts up (code cache, tables, dispatcher) and returns the address of its
  * hs_recorder_process_info. */
 uint64_t hs_recorder_setup(void);

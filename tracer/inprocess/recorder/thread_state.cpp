@@ -1,8 +1,8 @@
 #include "tracer/inprocess/recorder/thread_state.hpp"
 
 #include <asm/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+
+#include "tracer/inprocess/recorder/sys.hpp"
 
 namespace recorder {
 
@@ -18,7 +18,7 @@ std::int32_t gs_offset(const void* field) {
 
 ThreadState* current_thread_state() {
   unsigned long base = 0;
-  if (::syscall(SYS_arch_prctl, ARCH_GET_GS, &base) != 0 || base == 0) {
+  if (sys::arch_prctl(ARCH_GET_GS, reinterpret_cast<std::uint64_t>(&base)) != 0 || base == 0) {
     return nullptr;
   }
   return reinterpret_cast<ThreadState*>(base);
@@ -26,7 +26,7 @@ ThreadState* current_thread_state() {
 
 bool set_thread_state(ThreadState* state) {
   state->self = state;
-  return ::syscall(SYS_arch_prctl, ARCH_SET_GS, reinterpret_cast<unsigned long>(state)) == 0;
+  return sys::arch_prctl(ARCH_SET_GS, reinterpret_cast<std::uint64_t>(state)) == 0;
 }
 
 }  // namespace recorder

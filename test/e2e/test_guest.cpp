@@ -1,0 +1,151 @@
+// The in-process recorder is a guest (issue 55): what a program sees of itself is the same
+// recorded as natively, at launch and at attach. test/progs/guest_probe.c prints what it sees.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "test/e2e/gdb_session.hpp"
+#include "test/e2e/matchers.hpp"
+
+using Catch::Matchers::Contains;
+using e2e::ContainsRegex;
+
+namespace {
+
+// guest_probe's report: its lines after the probe, in order.
+std::string report_of(const std::string& out) {
+  std::string report;
+  for (const char* key : {"link map: ", "heap grew", "maps naming", "SIGSEGV handler: ", "syscall 39: ", "syscall 9: "}) {
+    const auto at = out.find(key);
+    if (at != std::string::npos) {
+      report += out.substr(at, out.find('\n', at) - at + 1);
+    }
+  }
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("inproc is a guest at launch: the program's link map, heap, maps, SIGSEGV handler and mask are as "
+          "natively",
+          "[e2e][btrace][guest]") {
+  auto native = e2e::run_gdb({.program = "guest_probe", .commands = {"break probe_point", "continue", "continue"}});
+  INFO(native.transcript());
+  const std::string expected = report_of(native.server_out);
+  REQUIRE_THAT(expected, Contains("SIGSEGV handler: ours, blocked: yes\n"));
+  CHECK_THAT(expected, Contains("heap grew by 0 bytes") && Contains("maps naming a guest: 0\n"));
+  CHECK_THAT(expected, Contains("syscall 39: rcx as natively, r11 as natively, flags as natively\n"));
+
+  auto recorded = e2e::run_gdb({.program = "guest_probe",
+                                .commands = {"break probe_point", "continue", "record btrace", "break probe_done",
+                                             "continue", "monitor btrace", "info record", "continue"},
+                                .server_flags = {"--btrace=inproc"}});
+  INFO(recorded.transcript());
+  CHECK_THAT(recorded.gdb, ContainsRegex(R"(thread \d+: inproc, )"));
+  // The probe's own calls (dl_iterate_phdr, printf, ...) recorded in the cache, not stepped.
+  CHECK_THAT(recorded.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions \(0 gaps\))"));
+  CHECK(report_of(recorded.server_out) == expected);
+  CHECK_THAT(recorded.gdb, Contains("exited normally"));
+
+  // Stopped at the syscalls (catch syscall: each thread moved out of the cache at its stop), the
+  // program's registers after them are its own too.
+  auto caught = e2e::run_gdb({.program = "guest_probe",
+                              .commands = {"break probe_point", "continue", "record btrace", "catch syscall getpid mmap",
+                                           "continue", "continue", "continue", "continue", "delete", "continue"},
+                              .server_flags = {"--btrace=inproc"}});
+  INFO(caught.transcript());
+  CHECK_THAT(caught.gdb, Contains("(returned from syscall getpid)"));
+  CHECK(report_of(caught.server_out) == expected);
+  CHECK_THAT(caught.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("inproc is a guest at attach: the program's link map, heap, maps, SIGSEGV handler and mask are as "
+          "natively, and detach leaves nothing of it",
+          "[e2e][btrace][guest][attach]") {
+  e2e::Child native({.argv = {e2e::prog_path("guest_probe")}});
+  REQUIRE(native.wait(e2e::Clock::now() + std::chrono::seconds(10)));
+  const std::string expected = report_of(native.out());
+  REQUIRE_THAT(expected, Contains("SIGSEGV handler: ours, blocked: yes\n"));
+
+  e2e::Child probe({.argv = {e2e::prog_path("guest_probe"), "wait"}});
+  REQUIRE(probe.wait_for_text("waiting", e2e::Clock::now() + std::chrono::seconds(5), true));
+  auto out = e2e::run_gdb({.commands = {"record btrace", "set var go = 1", "break probe_done", "continue",
+                                        "info record", "record stop", "detach"},
+                           .transport = e2e::Transport::attach,
+                           .attach_pid = probe.pid(),
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions \(\d+ gaps\))"));
+  CHECK_THAT(out.gdb, Contains("detached]"));
+  const auto status = probe.wait(e2e::Clock::now() + std::chrono::seconds(10));
+  INFO("probe: " << e2e::describe_status(status) << "\n" << probe.out());
+  CHECK(e2e::exit_code(status) == 0);
+  CHECK(report_of(probe.out()) == expected);
+}
+
+namespace {
+
+// The stepped count `monitor btrace` gives for the first inproc thread ("N stepped"), or -1.
+long stepped(const std::string& gdb) {
+  static const std::regex re(R"(: inproc, [^\n]*?(\d+) stepped)");
+  std::smatch m;
+  return std::regex_search(gdb, m, re) ? std::stol(m[1]) : -1;
+}
+
+// guest_limits run natively in `mode`: its output.
+std::string native_limits(const std::string& mode) {
+  e2e::Child native({.argv = {e2e::prog_path("guest_limits"), mode}});
+  const auto status = native.wait(e2e::Clock::now() + std::chrono::seconds(10));
+  REQUIRE(e2e::exit_code(status) == 0);
+  return native.out();
+}
+
+}  // namespace
+
+TEST_CASE("inproc comes in where the program holds its loader's lock or has no descriptor free: nothing of the "
+          "program's is used, and its threads run in the cache, not stepped",
+          "[e2e][btrace][guest]") {
+  const std::string mode = GENERATE("loader-lock", "no-fds");
+  INFO("mode " << mode);
+  const std::string expected = native_limits(mode);
+  const std::vector<std::string> commands = {mode == "loader-lock" ? "break holding" : "break main",
+                                             "continue", "record btrace", "break done", "continue",
+                                             "monitor btrace", "info record", "continue"};
+  auto out = e2e::run_gdb({.program = "guest_limits", .commands = commands, .args = {mode},
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains(", done () at "));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions \(0 gaps\))"));
+  const long steps = stepped(out.gdb);
+  CHECK(steps >= 0);
+  CHECK(steps < 50);  // (GDB's own steps over its breakpoints; not the program's work)
+  CHECK(out.server_out == expected);
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("inproc refuses a program under a seccomp filter in plain words, and the program runs on natively; auto "
+          "records it with soft and says why",
+          "[e2e][btrace][guest]") {
+  const std::string expected = native_limits("seccomp");
+  auto refused = e2e::run_gdb({.program = "guest_limits",
+                               .commands = {"break done", "continue", "record btrace", "continue"},
+                               .args = {"seccomp"},
+                               .server_flags = {"--btrace=inproc"}});
+  INFO(refused.transcript());
+  CHECK_THAT(refused.gdb, Contains("the in-process recorder cannot come in: the program runs under a seccomp filter"));
+  CHECK(refused.server_out == expected);
+  CHECK_THAT(refused.gdb, Contains("exited normally"));
+
+  auto chosen = e2e::run_gdb({.program = "guest_limits",
+                              .commands = {"break done", "continue", "record btrace", "monitor btrace", "continue"},
+                              .args = {"seccomp"}});
+  INFO(chosen.transcript());
+  if (chosen.gdb.find(": bts, ") == std::string::npos) {
+    CHECK_THAT(chosen.gdb, Contains("auto passed over inproc: the program runs under a seccomp filter"));
+    CHECK_THAT(chosen.gdb, ContainsRegex(R"(thread \d+: soft, )"));
+  }
+  CHECK(chosen.server_out == expected);
+  CHECK_THAT(chosen.gdb, Contains("exited normally"));
+}

@@ -1,0 +1,74 @@
+// System calls the server makes in a program, on one of its stopped threads: the thread is
+// pointed at a `syscall` instruction already in the program's memory (its vDSO's) and run to
+// the call's exit stop (PTRACE_SYSCALL). No code of the program's runs, nothing is written to
+// its code, no signal is raised in it. How the server maps the recorder (recorder_loader.hpp).
+//
+// Afterwards the thread is put back in a signal-delivery stop (a SIGSTOP of the server's, taken
+// unreported) with its own registers and siginfo: resumed with a signal, it delivers that signal
+// with the siginfo it stopped with, as if nothing had run.
+#pragma once
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "arch/x86/raw_registers.hpp"
+#include "base/result.hpp"
+#include "tracer/linux/kernel.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer {
+
+// The next status of tid; at `deadline` it is stopped with SIGSTOP (timed_out set then).
+base::Result<int> status_by(Kernel& kernel, Pid pid, Tid tid, std::chrono::steady_clock::time_point deadline,
+                            bool& timed_out);
+
+// Where a `syscall` instruction (0f 05) stands in pid's vDSO, else in a mapping of code of the
+// program's files: an address from which a thread can be made to enter the kernel.
+base::Result<Addr> find_syscall_instruction(Kernel& kernel, Pid pid);
+
+class RemoteSyscalls {
+ public:
+  // On tid, stopped where a call may run (call_refused); a system call it was stopped inside
+  // (a clone, fork, exec or vfork-done event) first runs to its end, its result kept. `at`:
+  // the address of a `syscall` instruction (find_syscall_instruction).
+  static base::Result<RemoteSyscalls> begin(Kernel& kernel, Pid pid, Tid tid, Addr at);
+  RemoteSyscalls(RemoteSyscalls&& other) noexcept;
+  RemoteSyscalls& operator=(RemoteSyscalls&&) = delete;
+  ~RemoteSyscalls();
+
+  // The kernel's result (-errno on failure), or why there is none.
+  base::Result<std::int64_t> run(long number, std::initializer_list<std::uint64_t> args);
+  // Runs function(args) in the program (its stack below the thread's red zone) and takes its
+  // result when it returns to `return_to`, a `syscall` instruction of the server's (the
+  // recorder's return gadget): the return's stop at that syscall's entry ends it, no fault.
+  // System calls the function makes run as usual. `limit`: abandoned after it (Errc::timed_out).
+  base::Result<std::uint64_t> call(Addr function, std::initializer_list<std::uint64_t> args, Addr return_to,
+                                   std::chrono::milliseconds limit = std::chrono::milliseconds(5000));
+  // The thread as it was: registers, stop kind, siginfo. Signals that came meanwhile were held:
+  // take_held() lists them, for the caller to send again.
+  base::Result<void> end();
+  std::vector<int> take_held() { return std::exchange(held_, {}); }
+
+ private:
+  RemoteSyscalls(Kernel& kernel, Pid pid, Tid tid, Addr at) : kernel_(&kernel), pid_(pid), tid_(tid), at_(at) {}
+  // Resumes to the next syscall stop of the thread; signals on the way are held.
+  base::Result<void> to_syscall_stop(std::chrono::steady_clock::time_point deadline);
+
+  Kernel* kernel_;
+  Pid pid_;
+  Tid tid_;
+  Addr at_;
+  arch::x86::RawRegisters saved_;
+  std::optional<siginfo_t> siginfo_;
+  bool moved_ = false;           // the thread left its stop: end() puts it back
+  bool in_signal_stop_ = false;  // it stands in a signal-delivery stop (not a syscall stop)
+  bool ended_ = false;
+  std::vector<int> held_;
+};
+
+}  // namespace tracer
