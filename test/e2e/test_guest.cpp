@@ -2,6 +2,7 @@
 // recorded as natively, at launch and at attach. test/progs/guest_probe.c prints what it sees.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 #include <vector>
@@ -87,11 +88,14 @@ TEST_CASE("inproc is a guest at attach: the program's link map, heap, maps, SIGS
 
 namespace {
 
-// The stepped count `monitor btrace` gives for the first inproc thread ("N stepped"), or -1.
+// The most steps `monitor btrace` gives for an inproc thread ("N stepped"), or -1 if none.
 long stepped(const std::string& gdb) {
   static const std::regex re(R"(: inproc, [^\n]*?(\d+) stepped)");
-  std::smatch m;
-  return std::regex_search(gdb, m, re) ? std::stol(m[1]) : -1;
+  long most = -1;
+  for (auto it = std::sregex_iterator(gdb.begin(), gdb.end(), re); it != std::sregex_iterator(); ++it) {
+    most = std::max(most, std::stol((*it)[1]));
+  }
+  return most;
 }
 
 // guest_limits run natively in `mode`: its output.
@@ -148,4 +152,26 @@ TEST_CASE("inproc refuses a program under a seccomp filter in plain words, and t
   }
   CHECK(chosen.server_out == expected);
   CHECK_THAT(chosen.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("inproc: 2,000 threads made and joined one after the other all record in the cache, the blocks of threads "
+          "gone made anew",
+          "[e2e][btrace][guest][threads]") {
+  e2e::Child native({.argv = {e2e::prog_path("many_threads")}});
+  REQUIRE(e2e::exit_code(native.wait(e2e::Clock::now() + std::chrono::seconds(20))) == 0);
+  auto out = e2e::run_gdb({.program = "many_threads",
+                           .commands = {"break main", "continue", "record btrace", "break last_thread", "continue",
+                                        "monitor btrace", "info record", "delete", "continue"},
+                           .timeout = std::chrono::seconds(120),
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains("hit Breakpoint 2, last_thread ()"));
+  // The 2,000th thread, like the first, ran in the cache: its work recorded, not stepped (a
+  // thread with no block left was stepped from the 1,025th on).
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{3,} instructions in \d+ functions \(0 gaps\) for thread)"));
+  const long steps = stepped(out.gdb);
+  CHECK(steps >= 0);
+  CHECK(steps < 50);
+  CHECK(out.server_out == native.out());
+  CHECK_THAT(out.gdb, Contains("exited normally"));
 }

@@ -173,12 +173,16 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link) {
     return r;
   }
   link.block = info.block;
+  link.info = *at;
   link.resume_slot = info.resume_slot;
   link.exit_slot = info.exit_slot;
   link.ring = info.ring;
   link.private_stack_top = info.private_stack_top;
   link.leave_slots = info.leave_slots;
-  if (info.shared_fd >= 0) {
+  if (auto kept = retired_.find(info.block); kept != retired_.end()) {
+    link.shared = std::move(kept->second);  // (a retired block made anew: mapped here already)
+    retired_.erase(kept);
+  } else if (info.shared_fd >= 0) {
     // Mapped here while the program still holds the descriptor: it closes it at the thread's
     // first run in the cache.
     auto shared = SharedRegion::map(pid_, static_cast<int>(info.shared_fd), info.block, info.shared_bytes);
@@ -189,6 +193,24 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link) {
     }
   }
   return base::success();
+}
+
+void RecorderLink::forget(Tid tid) {
+  auto it = threads_.find(tid);
+  if (it == threads_.end()) {
+    return;
+  }
+  const ThreadLink link = std::move(it->second);
+  threads_.erase(it);
+  const bool own_block = link.block != 0 && link.info != 0 &&
+                         std::none_of(threads_.begin(), threads_.end(),
+                                      [&](const auto& other) { return other.second.block == link.block; });
+  if (!own_block) {
+    return;  // (a clone made in the cache ran on its parent's block)
+  }
+  if (write_word(link.info + offsetof(hs_recorder_thread_info, retired), 1)) {
+    retired_[link.block] = link.shared;
+  }
 }
 
 // A thread cloned in the cache runs on its parent's block: it leaves as its parent would, with
@@ -764,6 +786,7 @@ RecorderLink RecorderLink::for_fork_child(Pid child) const {
   RecorderLink link = *this;  // (the library's addresses)
   link.pid_ = child;
   link.threads_.clear();
+  link.retired_.clear();  // (the parent's blocks: the child never reuses them)
   link.held_.clear();
   return link;
 }

@@ -97,8 +97,9 @@ class RecorderLink {
   // Whether the recorder found its translations stale while threads could be running them (a
   // system call unmapped or reprotected translated code): flush before the next entry.
   bool cache_stale();
-  // The thread is gone (its block stays until unload; its ring cannot be read any more).
-  void forget(Tid tid) { threads_.erase(tid); }
+  // The thread is gone (its ring taken): its block is retired, for the recorder to make anew for
+  // the next thread (written in the program's memory, no call; the server's mapping kept).
+  void forget(Tid tid);
   // Unmaps the recorder's memory and its image (no thread may be in the cache).
   base::Result<void> unload(Tid caller);
 
@@ -119,6 +120,7 @@ class RecorderLink {
   };
   struct ThreadLink {
     Addr block = 0;
+    Addr info = 0;  // its hs_recorder_thread_info
     Addr resume_slot = 0, exit_slot = 0, ring = 0;  // in its block
     Addr leave_slots = 0;  // target, target_app, leave_request (recorder_api.h)
     Addr private_stack_top = 0;
@@ -196,6 +198,9 @@ class RecorderLink {
   Addr stubs_ = 0;
   Addr translator_slot_ = 0;
   std::map<Tid, ThreadLink> threads_;
+  // Blocks of threads gone, by address: the server's mappings of them, for the thread that gets
+  // the block next.
+  std::map<Addr, std::shared_ptr<const SharedRegion>> retired_;
   std::vector<int> held_;  // signals held by inferior calls, not yet handed back
   std::optional<bool> syscalls_caught_;  // as last written to the recorder
 };

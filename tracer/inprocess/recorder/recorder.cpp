@@ -69,6 +69,9 @@ struct Recorder {
   std::size_t xsave = 0;
   ThreadBlock threads[kMaxThreadBlocks]{};
   std::size_t thread_count = 0;
+  // In a fork child, the blocks before this one are its parent's (their memory is shared with it,
+  // a memfd): never reused here.
+  std::size_t first_own_block = 0;
   std::size_t open_fds = 0;  // blocks whose shared_fd is still open
   std::atomic_flag translating;  // one thread translates at a time
   // Three words the server reads or writes (recorder_api.h, translator_slot), in this order.
@@ -341,9 +344,41 @@ Failure init() {
   return nullptr;
 }
 
+// A block the server retired (its thread gone), made anew for the next thread: its ring empty,
+// its lookup table cleared, its memory and the server's mapping of it kept.
+ThreadState* reuse_retired_block(Recorder& rec) {
+  for (std::size_t i = rec.first_own_block; i < rec.thread_count; ++i) {
+    ThreadState& t = *rec.threads[i].state;
+    if (t.info.retired != 1) {
+      continue;
+    }
+    const ThreadState kept = t;
+    new (&t) ThreadState;
+    t.self = &t;
+    t.ring.samples = kept.ring.samples;
+    t.lookup = kept.lookup;
+    t.private_stack_top = kept.private_stack_top;
+    t.xsave_area = kept.xsave_area;
+    t.dispatch = kept.dispatch;
+    t.maps_gate = kept.maps_gate;
+    t.info = kept.info;
+    t.info.shared_fd = -1;
+    t.info.retired = 0;
+    clear_lookup_table(t.lookup);
+    return &t;
+  }
+  return nullptr;
+}
+
 ThreadState* new_thread_block() {
   Recorder* rec = g_recorder;
-  if (rec == nullptr || rec->thread_count == kMaxThreadBlocks) {
+  if (rec == nullptr) {
+    return nullptr;
+  }
+  if (ThreadState* reused = reuse_retired_block(*rec)) {
+    return reused;
+  }
+  if (rec->thread_count == kMaxThreadBlocks) {
     return nullptr;
   }
   const std::size_t shared_bytes = kSamplesOffset + HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample);
@@ -379,7 +414,8 @@ ThreadState* new_thread_block() {
             .private_stack_top = t.private_stack_top,
             .leave_slots = address(&t.target),
             .shared_fd = fd,
-            .shared_bytes = shared_bytes};
+            .shared_bytes = shared_bytes,
+            .retired = 0};
   rec->threads[rec->thread_count++] = ThreadBlock{&t, rec->xsave, shared_bytes, fd, inode};
   rec->open_fds += fd >= 0 ? 1 : 0;
   return &t;
@@ -432,6 +468,7 @@ void settle_fork_child() {
   rec->words.translating_block.store(0, std::memory_order_relaxed);
   rec->translating.clear(std::memory_order_release);
   close_shared_fds(*rec);  // (copies of the parent's: this process maps nothing of them itself)
+  rec->first_own_block = rec->thread_count;
   forget_translations(*rec);
 }
 

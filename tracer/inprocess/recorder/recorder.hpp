@@ -20,7 +20,8 @@ using Failure = const char*;
 // The recorder's shared parts (cache, tables, dispatcher, thread entry); once per process.
 Failure init();
 // A new thread's block (thread_state.hpp: its ring, private stack, XSAVE area), for the thread
-// whose %gs base will point at it; nullptr when none could be mapped. After init().
+// whose %gs base will point at it: one the server retired (its thread gone) made anew, else a
+// new one; nullptr when none could be mapped. After init().
 ThreadState* new_thread_block();
 // Where a thread whose block's `resume` is set and whose %gs points at its block enters the
 // cache (the server sets its rip there).

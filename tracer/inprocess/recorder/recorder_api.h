@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 10u
+#define HS_RECORDER_ABI_VERSION 11u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -35,7 +35,7 @@ struct hs_recorder_process_info {
    * program's code). */
   uint64_t translator_slot;
   /* Functions, called on a stopped thread: */
-  uint64_t new_thread;  /* uint64_t (void): a new block's hs_recorder_thread_info, 0 if none */
+  uint64_t new_thread;  /* uint64_t (void): a new (or retired) block's hs_recorder_thread_info, 0 if none */
   /* uint64_t (uint64_t pc, uint64_t sp), called on the thread stopped at pc with its stack at sp:
    * pc outside the recorder's code, the program address at a safe point, 0 where it must step on
    * first. */
@@ -70,6 +70,10 @@ struct hs_recorder_thread_info {
    * dispatcher closes it then (the server has mapped it by then). */
   int64_t shared_fd;
   uint64_t shared_bytes;
+  /* The server sets it to 1 once the thread is gone (it has taken its ring): new_thread makes the
+   * block anew for the next thread, its memory (and the server's mapping of it) kept. A reused
+   * block comes with shared_fd -1. */
+  uint64_t retired;
 };
 
 #define HS_RECORDER_PRIVATE_STACK_BYTES (256u << 10)
