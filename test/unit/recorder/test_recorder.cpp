@@ -565,3 +565,72 @@ TEST_CASE("recorder: code unmapped and other code mapped at its address runs as 
   check_all_branches(samples);
   munmap(g.page, 4096);
 }
+
+namespace {
+
+// 200,000 blocks of generated code, each `add eax, 1` then a jump over 8 bytes of padding to the
+// next (a taken branch each), the last one `ret`: more blocks than the recorder's tables hold.
+constexpr std::uint32_t kGeneratedBlocks = 200000;
+constexpr std::size_t kGeneratedBlockBytes = 16;
+
+struct ManyBlocks {
+  std::uint8_t* code = nullptr;
+  std::uint64_t result = 0;
+};
+
+OPAQUE std::uint64_t run_many_blocks(void* arg) {
+  auto& m = *static_cast<ManyBlocks*>(arg);
+  m.result = reinterpret_cast<std::uint64_t (*)()>(m.code)();
+  return m.result;
+}
+
+std::uint8_t* generate_many_blocks() {
+  const std::size_t bytes = kGeneratedBlocks * kGeneratedBlockBytes;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(p != MAP_FAILED);
+  auto* code = static_cast<std::uint8_t*>(p);
+  for (std::uint32_t i = 0; i < kGeneratedBlocks; ++i) {
+    std::uint8_t* b = code + i * kGeneratedBlockBytes;
+    std::memset(b, 0x90, kGeneratedBlockBytes);
+    if (i == 0) {
+      b[0] = 0x31, b[1] = 0xc0;  // xor eax, eax (then a jmp: block 0 counts too)
+      b[2] = 0x83, b[3] = 0xc0, b[4] = 0x01;  // add eax, 1
+      b[5] = 0xe9;
+    } else {
+      b[0] = 0x83, b[1] = 0xc0, b[2] = 0x01;  // add eax, 1
+      b[3] = i + 1 == kGeneratedBlocks ? 0xc3 : 0xe9;  // ret, or jmp rel32
+    }
+    std::uint8_t* jmp = b + (i == 0 ? 5 : 3);
+    if (*jmp == 0xe9) {
+      const auto rel = static_cast<std::int32_t>(kGeneratedBlockBytes - (jmp + 5 - b));
+      std::memcpy(jmp + 1, &rel, 4);
+    }
+  }
+  REQUIRE(mprotect(code, bytes, PROT_READ | PROT_EXEC) == 0);
+  return code;
+}
+
+}  // namespace
+
+TEST_CASE("recorder: generated code of 200,000 blocks is recorded to its end: a full cache is forgotten and "
+          "translated afresh",
+          "[recorder]") {
+  ManyBlocks m{generate_many_blocks()};
+  const auto before = recorder::stats();
+  REQUIRE(run_recorded(run_many_blocks, &m) == kGeneratedBlocks);
+  const auto after = recorder::stats();
+  CHECK(after.blocks - before.blocks >= kGeneratedBlocks);
+  CHECK(after.native_exits == before.native_exits);
+  CHECK(after.refused_full > before.refused_full);  // (it did fill up, and went on)
+  // The ring went round; its last samples are the generated code's last jumps, then its return.
+  const hs_recorder_ring& ring = recorder::ring();
+  REQUIRE(ring.head > 16);
+  const auto last_jump = reinterpret_cast<std::uint64_t>(m.code) + (kGeneratedBlocks - 2) * kGeneratedBlockBytes + 3;
+  bool found = false;
+  for (std::uint64_t n = ring.head - 16; n < ring.head; ++n) {
+    const hs_recorder_sample& sample = ring.samples[n % HS_RECORDER_RING_CAPACITY];
+    found = found || (sample.from == last_jump && sample.to == last_jump + kGeneratedBlockBytes - 3);
+  }
+  CHECK(found);
+  munmap(m.code, kGeneratedBlocks * kGeneratedBlockBytes);
+}

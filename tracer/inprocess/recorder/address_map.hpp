@@ -19,6 +19,8 @@ class AddressMap {
   // Sets key's value. False when the map is half full.
   bool insert(std::uint64_t key, std::uint64_t value);
   std::size_t size() const { return size_; }
+  // How many more keys insert() takes.
+  std::size_t room() const { return capacity_ / 2 > size_ ? capacity_ / 2 - size_ : 0; }
 
  private:
   struct Entry {

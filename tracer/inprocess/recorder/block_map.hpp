@@ -28,6 +28,7 @@ class BlockMap {
   // Records a translation. False when the map is full.
   bool insert(std::uint64_t app, std::uint64_t cache) { return map_.insert(app, cache); }
   std::size_t size() const { return map_.size(); }
+  std::size_t room() const { return map_.room(); }
 
  private:
   static constexpr std::size_t kSlots = 1u << 17;  // 64 Ki blocks at most (2 MiB, touched sparsely)

@@ -152,8 +152,14 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
     ++stats_.native_exits;  // writable, or no code at all: it runs (or faults) natively
     return 0;
   }
-  std::uint8_t* at = cache_.reserve(start, kMaxBlockBytes);
+  // (Room for a whole block first: a block made with a safe point missing could not be left.)
+  constexpr std::size_t kSafePointsPerBlock = 4 * kMaxInstructions + 4 * kMaxTakenStubs;
+  std::uint8_t* at = full_ || blocks_.room() == 0 || safe_points_.room() < kSafePointsPerBlock
+                         ? nullptr
+                         : cache_.reserve(start, kMaxBlockBytes);
   if (at == nullptr) {
+    full_ = true;
+    ++stats_.refused_full;
     return 0;
   }
   Emitter e(at);
@@ -300,6 +306,8 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
   cache_.commit(e.here());
   const auto made = reinterpret_cast<std::uint64_t>(at);
   if (!blocks_.insert(start, made)) {
+    full_ = true;  // (room() said otherwise: not reached)
+    ++stats_.refused_full;
     return 0;
   }
   pages_.note_translated(start);

@@ -11,6 +11,10 @@
 // registers are the program's own at a known program address (each copied instruction's start,
 // each exit's start, a direct exit after its record), so that a thread stopped there can be
 // moved back to the program's code.
+//
+// When the cache or a table is full it translates nothing more (full()) until its owner has
+// forgotten every translation (recorder.cpp: at once for a process's only thread, else at the
+// server's next flush), so that recording goes on past any number of blocks.
 #pragma once
 
 #include <Zydis/Zydis.h>
@@ -27,6 +31,7 @@ namespace recorder {
 struct TranslatorStats {
   std::uint64_t blocks = 0;
   std::uint64_t native_exits = 0;  // blocks that end by leaving the cache
+  std::uint64_t refused_full = 0;  // translations refused because the cache or a table was full
 };
 
 class BlockTranslator {
@@ -42,10 +47,14 @@ class BlockTranslator {
   // Without ring stores: what the translation alone costs.
   void set_recording(bool on) { record_ = on; }
   const TranslatorStats& stats() const { return stats_; }
+  // The cache or one of its tables is full: translation_of makes nothing more until the
+  // translations are forgotten (then emptied() says so).
+  bool full() const { return full_; }
+  void emptied() { full_ = false; }
 
  private:
   std::uint64_t translate_block(std::uint64_t start);
-  void safe_point(const Emitter& e, std::uint64_t app) { (void)safe_points_.insert(e.address(), app); }
+  void safe_point(const Emitter& e, std::uint64_t app) { full_ = !safe_points_.insert(e.address(), app) || full_; }
   CodeCache& cache_;
   BlockMap& blocks_;
   AddressMap& safe_points_;  // cache address -> program address
@@ -54,6 +63,7 @@ class BlockTranslator {
   std::uint64_t native_landing_ = 0;
   std::uint64_t thread_entry_ = 0;
   bool record_ = true;
+  bool full_ = false;
   TranslatorStats stats_;
 };
 

@@ -135,6 +135,7 @@ void forget_translations(Recorder& rec) {
     clear_lookup_table(rec.threads[i].state->lookup);
   }
   rec.words.maps_changed.store(0, std::memory_order_relaxed);
+  rec.translator.emptied();
 }
 
 long raw_syscall(std::uint64_t number, const std::uint64_t a[6]) {
@@ -176,6 +177,18 @@ void translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
   {
     ThreadPointerForTranslation thread_pointer;
     made = rec.translator.translation_of(target);
+    if (made == target && rec.translator.full()) {
+      // Full: the process's only thread (here, in the dispatcher) forgets every translation and
+      // goes on translating afresh; with other threads, which may be running translations, it
+      // runs natively (a gap) and the server flushes before the next entry.
+      if (thread_count() == 1) {
+        forget_translations(rec);
+        link_slot = 0;  // (the exit it came by is gone)
+        made = rec.translator.translation_of(target);
+      } else {
+        rec.words.maps_changed.store(1, std::memory_order_relaxed);
+      }
+    }
   }
   if (made == target) {
     // Left for native code (emit_native_exit's note); not remembered, nor linked: code on a
