@@ -11,7 +11,7 @@
 #include "tracer/btrace/bts_decode.hpp"
 #include "tracer/btrace/collector_factories.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
-#include "tracer/linux/inferior_call.hpp"
+#include "tracer/linux/call_refusal.hpp"
 #include "tracer/linux/linux_target.hpp"
 #include "tracer/linux/procfs.hpp"
 

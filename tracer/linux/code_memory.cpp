@@ -256,20 +256,6 @@ void CodeMemory::reinstate() {
   }
 }
 
-void CodeMemory::set_aside() const {
-  for (const auto& [addr, site] : sites_.sites()) {
-    (void)restore(addr, site.original);
-  }
-}
-
-void CodeMemory::put_back() const {
-  for (const auto& [addr, site] : sites_.sites()) {
-    if (lifted_ != addr) {
-      (void)raw_->write(addr, Bytes{kInt3});
-    }
-  }
-}
-
 base::Result<void> CodeMemory::restore(Addr addr, std::uint8_t original) const {
   auto now = raw_->read(addr, 1);
   if (!now) {

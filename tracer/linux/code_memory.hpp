@@ -75,10 +75,6 @@ class CodeMemory {
   // that are still in this memory become ours, as GDB thinks them the parent's now.
   void adopt(const CodeMemory& vfork_child);
 
-  // Every int3 of ours out of memory for a while, the table kept (inferior calls into the
-  // program's loader must not trap on GDB's breakpoints); put_back() writes them again.
-  void set_aside() const;
-  void put_back() const;
 
   // A step-over in place: the original byte goes into memory while one thread runs it (the
   // site stays ours), then the int3 comes back if an owner still wants it.

@@ -2,7 +2,7 @@
 
 #include "arch/x86/register_layout.hpp"
 #include "base/log.hpp"
-#include "tracer/linux/inferior_call.hpp"
+#include "tracer/linux/call_refusal.hpp"
 #include "tracer/linux/process.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
@@ -260,9 +260,7 @@ base::Result<void> ProcessRecorder::unload(Tid caller) {
   if (!held) {
     return held.error();
   }
-  p_.code.set_aside();
   auto unloaded = link_->unload(caller);
-  p_.code.put_back();
   link_.reset();
   if (unloaded) {
     base::logf(base::LogCat::ptrace, "process {}: the in-process recorder is out", p_.pid);

@@ -13,7 +13,7 @@
 #include "arch/x86/register_layout.hpp"
 #include "base/log.hpp"
 #include <fmt/format.h>
-#include "tracer/linux/inferior_call.hpp"
+#include "tracer/linux/call_refusal.hpp"
 #include "tracer/linux/procfs.hpp"
 
 namespace tracer {
@@ -129,6 +129,9 @@ base::Result<RemoteSyscalls> RemoteSyscalls::begin(Kernel& kernel, Pid pid, Tid 
   if (auto r = kernel.read_gprs(tid, rs.saved_); !r) {
     return r.error();
   }
+  if (auto r = kernel.read_xstate(tid, rs.saved_); !r) {  // (a called function may use the vector registers)
+    return r.error();
+  }
   if (auto si = kernel.get_siginfo(tid)) {
     rs.siginfo_ = *si;
   }
@@ -163,10 +166,10 @@ RemoteSyscalls::~RemoteSyscalls() {
   }
 }
 
-base::Result<void> RemoteSyscalls::to_syscall_stop(std::chrono::steady_clock::time_point deadline) {
-  bool timed_out = false;
+base::Result<int> RemoteSyscalls::resume_to_stop(bool to_syscall, std::chrono::steady_clock::time_point deadline,
+                                                 bool& timed_out) {
   for (;;) {
-    if (auto r = kernel_->resume_to_syscall(tid_, 0); !r) {
+    if (auto r = to_syscall ? kernel_->resume_to_syscall(tid_, 0) : kernel_->resume(tid_, false, 0); !r) {
       return r.error();
     }
     auto status = status_by(*kernel_, pid_, tid_, deadline, timed_out);
@@ -181,16 +184,28 @@ base::Result<void> RemoteSyscalls::to_syscall_stop(std::chrono::steady_clock::ti
     if (!WIFSTOPPED(st)) {
       continue;
     }
-    if (is_syscall_stop(st) || plain_syscall_stop(*kernel_, tid_, st)) {
-      in_signal_stop_ = false;
-      return base::success();
-    }
     if ((st >> 16) == PTRACE_EVENT_EXIT) {
       ended_ = true;
       return base::Error{base::Errc::no_thread, 0, "the thread exited during the server's system call"};
     }
     if ((st >> 16) != 0) {
       continue;  // a clone or fork of the called function's: the new task stops on its own
+    }
+    return st;
+  }
+}
+
+base::Result<void> RemoteSyscalls::to_syscall_stop(std::chrono::steady_clock::time_point deadline) {
+  bool timed_out = false;
+  for (;;) {
+    auto status = resume_to_stop(true, deadline, timed_out);
+    if (!status) {
+      return status.error();
+    }
+    const int st = *status;
+    if (is_syscall_stop(st) || plain_syscall_stop(*kernel_, tid_, st)) {
+      in_signal_stop_ = false;
+      return base::success();
     }
     const int sig = WSTOPSIG(st);
     if (sig == SIGSTOP && timed_out) {
@@ -315,30 +330,17 @@ base::Result<void> RemoteSyscalls::end() {
     const auto deadline = std::chrono::steady_clock::now() + kSettleLimit;
     bool timed_out = false;
     for (;;) {
-      if (auto r = kernel_->resume(tid_, false, 0); !r) {
-        return r.error();
-      }
-      auto status = status_by(*kernel_, pid_, tid_, deadline, timed_out);
+      auto status = resume_to_stop(false, deadline, timed_out);
       if (!status) {
         return status.error();
       }
-      const int st = *status;
-      if (WIFEXITED(st) || WIFSIGNALED(st)) {
-        return base::Error{base::Errc::no_process, 0, "the process ended during the server's system call"};
-      }
-      if (!WIFSTOPPED(st) || (st >> 16) != 0) {
-        if ((st >> 16) == PTRACE_EVENT_EXIT) {
-          return base::Error{base::Errc::no_thread, 0, "the thread exited during the server's system call"};
-        }
-        continue;
-      }
-      if (WSTOPSIG(st) == SIGSTOP) {
+      if (WSTOPSIG(*status) == SIGSTOP) {
         break;
       }
-      held_.push_back(WSTOPSIG(st));
+      held_.push_back(WSTOPSIG(*status));
     }
   }
-  auto restored = kernel_->write_registers(tid_, saved_, false);
+  auto restored = kernel_->write_registers(tid_, saved_, moved_);
   if (siginfo_) {
     (void)kernel_->set_siginfo(tid_, *siginfo_);
   }

@@ -56,6 +56,9 @@ class RemoteSyscalls {
 
  private:
   RemoteSyscalls(Kernel& kernel, Pid pid, Tid tid, Addr at) : kernel_(&kernel), pid_(pid), tid_(tid), at_(at) {}
+  // Resumes the thread (to its next syscall stop, or on) and waits for its next stop, not an
+  // event of a task a called function made; an exit is an error.
+  base::Result<int> resume_to_stop(bool to_syscall, std::chrono::steady_clock::time_point deadline, bool& timed_out);
   // Resumes to the next syscall stop of the thread; signals on the way are held.
   base::Result<void> to_syscall_stop(std::chrono::steady_clock::time_point deadline);
 

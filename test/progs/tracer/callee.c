@@ -1,4 +1,4 @@
-/* Functions a tracer test calls inside the running program (tracer/linux/inferior_call.hpp),
+/* Functions a tracer test calls inside the running program (tracer/linux/remote_syscalls.hpp),
  * and a main that sleeps in a syscall meanwhile: `callee N [W]` sleeps N times 100 ms (and so
  * do W worker threads of its own), then says how many ticks it counted and how many sleeps
  * were cut short (none, if a syscall the call interrupted restarts). It prints "ready" first,

@@ -1,0 +1,24 @@
+// Whether the server may run anything of its own on a stopped thread of the program (a system
+// call or a call of the recorder's, remote_syscalls.hpp): not inside a system call that cannot
+// go on to its end now, nor in one that waits under a signal mask of its own.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "tracer/linux/kernel.hpp"
+#include "tracer/types.hpp"
+
+namespace tracer {
+
+// Why no call may run on stopped `tid` now, or nothing. It stands in a system call that cannot
+// finish yet (a vfork waiting for its child, an exit, a syscall stop), or in one that waits under
+// a signal mask of its own (sigsuspend, ppoll, pselect, epoll_pwait): resumed for a call, the
+// kernel would put the program's mask back before its handler ran.
+std::optional<std::string> call_refused(Kernel& kernel, Tid tid);
+
+}  // namespace tracer
