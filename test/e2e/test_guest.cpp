@@ -129,25 +129,29 @@ TEST_CASE("inproc comes in where the program holds its loader's lock or has no d
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
 
-TEST_CASE("inproc refuses a program under a seccomp filter in plain words, and the program runs on natively; auto "
-          "records it with soft and says why",
+TEST_CASE("inproc refuses a program under a seccomp filter or a tight RLIMIT_AS in plain words, and the program runs "
+          "on natively; auto records it with soft and says why",
           "[e2e][btrace][guest]") {
-  const std::string expected = native_limits("seccomp");
+  const std::string mode = GENERATE("seccomp", "as-limit");
+  INFO("mode " << mode);
+  const std::string why = mode == "seccomp" ? "the program runs under a seccomp filter"
+                                            : "the program's address space limit (RLIMIT_AS) leaves ";
+  const std::string expected = native_limits(mode);
   auto refused = e2e::run_gdb({.program = "guest_limits",
                                .commands = {"break done", "continue", "record btrace", "continue"},
-                               .args = {"seccomp"},
+                               .args = {mode},
                                .server_flags = {"--btrace=inproc"}});
   INFO(refused.transcript());
-  CHECK_THAT(refused.gdb, Contains("the in-process recorder cannot come in: the program runs under a seccomp filter"));
+  CHECK_THAT(refused.gdb, Contains("the in-process recorder cannot come in: " + why));
   CHECK(refused.server_out == expected);
   CHECK_THAT(refused.gdb, Contains("exited normally"));
 
   auto chosen = e2e::run_gdb({.program = "guest_limits",
                               .commands = {"break done", "continue", "record btrace", "monitor btrace", "continue"},
-                              .args = {"seccomp"}});
+                              .args = {mode}});
   INFO(chosen.transcript());
   if (chosen.gdb.find(": bts, ") == std::string::npos) {
-    CHECK_THAT(chosen.gdb, Contains("auto passed over inproc: the program runs under a seccomp filter"));
+    CHECK_THAT(chosen.gdb, Contains("auto passed over inproc: " + why));
     CHECK_THAT(chosen.gdb, ContainsRegex(R"(thread \d+: soft, )"));
   }
   CHECK(chosen.server_out == expected);

@@ -4,6 +4,7 @@
  *                loader's lock held, and waits there until main has done its work
  *   no-fds       every descriptor under a low RLIMIT_NOFILE is in use
  *   seccomp      a seccomp filter kills the process at any memfd_create (the program makes none)
+ *   as-limit     RLIMIT_AS leaves 64 MiB more than the program maps now
  * Then main works (a checksum of a sort) and calls `done`. It prints the same natively and
  * recorded. */
 #define _GNU_SOURCE
@@ -74,6 +75,22 @@ static int kill_at_memfd_create(void) {
   return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0 ? 0 : -1;
 }
 
+/* The bytes the process maps now (/proc/self/status VmSize). */
+static unsigned long mapped_now(void) {
+  char line[256];
+  unsigned long kb = 0;
+  FILE* f = fopen("/proc/self/status", "r");
+  while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+    if (sscanf(line, "VmSize: %lu kB", &kb) == 1) {
+      break;
+    }
+  }
+  if (f != NULL) {
+    fclose(f);
+  }
+  return kb * 1024;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   pthread_t t;
@@ -92,6 +109,9 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "seccomp") == 0 && kill_at_memfd_create() != 0) {
     perror("seccomp");
     return 2;
+  } else if (strcmp(mode, "as-limit") == 0) {
+    struct rlimit lim = {mapped_now() + (64ul << 20), RLIM_INFINITY};
+    setrlimit(RLIMIT_AS, &lim);
   }
   printf("%s: checksum %u\n", mode, work());
   fflush(stdout);

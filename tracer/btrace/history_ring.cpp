@@ -148,8 +148,8 @@ BtraceStats HistoryRing::stats() const {
   BtraceStats s;
   s.capacity = capacity_;
   s.kept = kept();
-  s.recorded = head_;
-  s.lost = head_ - kept();
+  s.recorded = head_ + missed_;
+  s.lost = head_ - kept() + missed_;
   s.gaps = gaps_;
   return s;
 }

@@ -109,6 +109,9 @@ class HistoryRing {
 
   // Appends one sample, overwriting the oldest when the ring is full. O(1).
   void push(const BranchSample& sample);
+  // `count` branches the collector recorded and lost before they reached this ring (its own ring
+  // went round between two reads): counted as recorded and lost (the gap itself is pushed).
+  void missed(std::uint64_t count) { missed_ += count; }
   // A clock reading (CLOCK_MONOTONIC) taken now, at the current head.
   void mark_time(std::uint64_t t_ns) { marks_.add(head_, t_ns); }
   // The kept history with when each block began; stopped_ns: when the thread stopped.
@@ -128,7 +131,7 @@ class HistoryRing {
   // The next delta reports overflow (when anything was recorded), so the reader reads all.
   void new_reader() { cursor_.new_reader(); }
   std::uint64_t kept() const { return head_ < capacity_ ? head_ : capacity_; }
-  // capacity, kept, recorded and lost (overwritten); backend is left empty.
+  // capacity, kept, recorded and lost (overwritten here, or missed before); backend is left empty.
   BtraceStats stats() const;
 
  private:
@@ -137,6 +140,7 @@ class HistoryRing {
 
   std::uint64_t capacity_;
   std::uint64_t gaps_ = 0;
+  std::uint64_t missed_ = 0;
   std::vector<BranchSample> buf_;  // grows up to capacity_, then sample n lives at n % capacity_
   std::uint64_t head_ = 0;
   BtraceCursor cursor_;

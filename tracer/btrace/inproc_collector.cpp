@@ -161,6 +161,7 @@ void InprocCollector::take_recorded(Tid tid, SoftStepTracer& s, RecorderPort& po
   }
   if (taken->lost != 0 && !taken->samples.empty()) {
     s.lost_track(taken->samples.front().from);  // the ring went round between two stops
+    s.missed(taken->lost);
   }
   for (const BranchSample& b : taken->samples) {
     s.took(b);

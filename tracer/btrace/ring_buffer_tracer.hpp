@@ -21,6 +21,7 @@ class RingBufferTracer final : public BranchTracer {
   void record(const BranchSample& sample);
   // One recorded by another, with no clock reading beside it (read_clock() brackets a batch).
   void record_unclocked(const BranchSample& sample) { ring_.push(sample); }
+  void missed(std::uint64_t count) { ring_.missed(count); }
   void read_clock() { ring_.mark_time(monotonic_ns()); }
 
   base::Result<BtraceData> read(BtraceRead kind, Addr current_pc) override;

@@ -68,6 +68,8 @@ class SoftStepTracer final : public BranchTracer {
     last_was_branch_ = true;
   }
   void read_clock() { ring_.read_clock(); }
+  // Branches the in-process recorder made and lost before they were taken (its ring went round).
+  void missed(std::uint64_t count) { ring_.missed(count); }
   // The path from the last record is unknown; the thread was found again at `found_at`.
   void lost_track(Addr found_at);
   // SoftEmulate's scope: while off, steps and performed branches keep the bookkeeping but

@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "base/log.hpp"
 #include "tracer/btrace/bts_decode.hpp"
 #include "tracer/btrace/collector_factories.hpp"
@@ -56,6 +58,15 @@ std::optional<std::string> LinuxTarget::recorder_unfit(Tid tid) {
     // cannot be read without privileges.)
     return "the program runs under a seccomp filter, which could refuse the recorder's system calls or kill "
            "the program for them";
+  }
+  // What the recorder maps for itself and a few threads (its image, two code cache regions, its
+  // tables, each thread's ring, stack and lookup table: some 60 MiB), with room to spare: under
+  // a tighter RLIMIT_AS it would take what the program's own mmap needs.
+  constexpr std::uint64_t kRecorderAddressSpace = 128ull << 20;
+  if (auto room = procfs::address_space_room(at.process->pid); room && *room < kRecorderAddressSpace) {
+    return fmt::format("the program's address space limit (RLIMIT_AS) leaves {} MiB free, and the recorder "
+                       "maps some 60 MiB of its own",
+                       *room >> 20);
   }
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -151,6 +152,19 @@ std::optional<Pid> thread_group_of(Tid tid) { return status_field<Pid>(tid, "\nT
 Pid tracer_pid(Tid tid) { return status_field<Pid>(tid, "\nTracerPid:", 10).value_or(0); }
 
 int seccomp_mode(Tid tid) { return status_field<int>(tid, "\nSeccomp:", 10).value_or(0); }
+
+std::optional<std::uint64_t> address_space_room(Pid pid) {
+  struct rlimit limit {};
+  if (::prlimit(pid, RLIMIT_AS, nullptr, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return std::nullopt;
+  }
+  const auto size_kb = status_field<std::uint64_t>(pid, "\nVmSize:", 10);
+  if (!size_kb) {
+    return std::nullopt;
+  }
+  const std::uint64_t used = *size_kb * 1024;
+  return limit.rlim_cur > used ? limit.rlim_cur - used : 0;
+}
 
 SignalAction signal_action(Tid tid, int sig) {
   auto caught = status_field<std::uint64_t>(tid, "\nSigCgt:", 16);

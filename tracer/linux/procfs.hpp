@@ -53,6 +53,9 @@ std::optional<Pid> thread_group_of(Tid tid);
 Pid tracer_pid(Tid tid);
 // The thread's seccomp mode (/proc/TID/status Seccomp:): 0 none, 1 strict, 2 filter.
 int seccomp_mode(Tid tid);
+// The bytes of address space pid may still map under its RLIMIT_AS (prlimit, /proc/PID/status
+// VmSize); nothing when it has no limit (or it cannot be read).
+std::optional<std::uint64_t> address_space_room(Pid pid);
 // What the process of tid does with sig, from SigCgt and SigIgn in /proc/TID/status.
 SignalAction signal_action(Tid tid, int sig);
 

@@ -12,7 +12,7 @@
 namespace tracer {
 namespace {
 
-constexpr std::uint64_t kPage = 4096;
+constexpr std::uint64_t kPageBytes = 4096;
 
 // Libraries a private image's objects may name without the server mapping them: the image
 // itself answers what they use of libc (freestanding.cpp), and a symbol nothing defines is
@@ -133,8 +133,8 @@ base::Result<MappedRecorder> map_recorder(RemoteSyscalls& calls, Kernel& kernel,
   // Pages no segment covers (between them) stay as reserved; each segment's pages get its own.
   for (const PlacedObject& object : image->objects) {
     for (const ElfObject::Segment& seg : object.segments) {
-      const Addr lo = seg.vaddr & ~(kPage - 1);
-      const Addr hi = (seg.vaddr + seg.bytes.size() + kPage - 1) & ~(kPage - 1);
+      const Addr lo = seg.vaddr & ~(kPageBytes - 1);
+      const Addr hi = (seg.vaddr + seg.bytes.size() + kPageBytes - 1) & ~(kPageBytes - 1);
       auto r = calls.run(SYS_mprotect, {lo, hi - lo, static_cast<std::uint64_t>(seg.prot)});
       if (!r) {
         return unreserve(r.error());

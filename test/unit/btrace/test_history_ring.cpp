@@ -182,6 +182,13 @@ TEST_CASE("stats: capacity, kept, recorded, lost", "[ring]") {
   CHECK(s.kept == 8);
   CHECK(s.recorded == 15);
   CHECK(s.lost == 7);
+  // Branches a collector lost before they reached the ring (the in-process recorder's ring went
+  // round between two stops) count as recorded and lost, never as none.
+  ring.missed(100);
+  s = ring.stats();
+  CHECK(s.kept == 8);
+  CHECK(s.recorded == 115);
+  CHECK(s.lost == 107);
 }
 
 TEST_CASE("RingBufferTracer: record, read, conf, stats", "[ring][tracer]") {

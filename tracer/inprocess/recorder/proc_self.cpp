@@ -63,4 +63,21 @@ std::size_t thread_count() {
   return count;
 }
 
+unsigned long auxv_value(unsigned long type) {
+  const int fd = static_cast<int>(sys::open("/proc/self/auxv", O_RDONLY | O_CLOEXEC));
+  if (fd < 0) {
+    return 0;
+  }
+  unsigned long pair[2] = {};
+  unsigned long value = 0;
+  while (sys::read(fd, pair, sizeof pair) == static_cast<long>(sizeof pair) && pair[0] != 0) {
+    if (pair[0] == type) {
+      value = pair[1];
+      break;
+    }
+  }
+  sys::close(fd);
+  return value;
+}
+
 }  // namespace recorder

@@ -14,5 +14,7 @@ using LineFn = void (*)(void* context, const char* line, std::size_t length);
 bool for_each_line(const char* path, LineFn fn, void* context);
 // How many threads the process has now (/proc/self/status), 0 if unknown.
 std::size_t thread_count();
+// A value of the process's auxiliary vector (/proc/self/auxv), 0 if it has none.
+unsigned long auxv_value(unsigned long type);
 
 }  // namespace recorder

@@ -93,12 +93,24 @@ Recorder* g_recorder = nullptr;
 // build) reads its stack guard at %fs:0x28, and a static program before its libc set TLS up, or a
 // thread of a raw clone, has %fs base 0. Zeros, so the guard reads the same at entry and exit.
 alignas(64) std::uint8_t g_spare_thread_pointer[256];
+// Whether the kernel lets the program read its %fs base itself (rdfsbase: AT_HWCAP2's
+// HWCAP2_FSGSBASE), else a system call asks (a stop under catch syscall).
+bool g_rdfsbase = false;
+
+std::uint64_t fs_base() {
+  std::uint64_t fs = 0;
+  if (g_rdfsbase) {
+    asm volatile("rdfsbase %0" : "=r"(fs));
+  } else if (sys::arch_prctl(ARCH_GET_FS, reinterpret_cast<std::uint64_t>(&fs)) != 0) {
+    return 1;  // (unknown: taken as set)
+  }
+  return fs;
+}
 
 class ThreadPointerForTranslation {
  public:
   ThreadPointerForTranslation() {
-    std::uint64_t fs = 0;
-    if (sys::arch_prctl(ARCH_GET_FS, reinterpret_cast<std::uint64_t>(&fs)) == 0 && fs == 0) {
+    if (fs_base() == 0) {
       lent_ = sys::arch_prctl(ARCH_SET_FS, reinterpret_cast<std::uint64_t>(g_spare_thread_pointer)) == 0;
     }
   }
@@ -342,6 +354,8 @@ Failure init() {
   rec->translator.leave_at(reinterpret_cast<std::uint64_t>(hs_recorder_exit_point));
   rec->xsave = xsave;
   rec->stubs = stubs;
+  constexpr unsigned long kHwcap2 = 26, kFsgsbase = 1ul << 1;  // AT_HWCAP2, HWCAP2_FSGSBASE
+  g_rdfsbase = (auxv_value(kHwcap2) & kFsgsbase) != 0;
   Emitter e(stubs);
   static_assert(HS_RECORDER_LEAVE_TRAP_OFFSET == 0);
   e.bytes({0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,  // the leave trap (then padding)
