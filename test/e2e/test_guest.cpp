@@ -108,10 +108,11 @@ std::string native_limits(const std::string& mode) {
 
 }  // namespace
 
-TEST_CASE("inproc comes in where the program holds its loader's lock or has no descriptor free: nothing of the "
-          "program's is used, and its threads run in the cache, not stepped",
+TEST_CASE("inproc comes in where the program holds its loader's lock, has no descriptor free or runs under a seccomp "
+          "filter that refuses memfd_create: nothing of the program's is used, and its threads run in the cache, not "
+          "stepped",
           "[e2e][btrace][guest]") {
-  const std::string mode = GENERATE("loader-lock", "no-fds");
+  const std::string mode = GENERATE("loader-lock", "no-fds", "seccomp");
   INFO("mode " << mode);
   const std::string expected = native_limits(mode);
   const std::vector<std::string> commands = {mode == "loader-lock" ? "break holding" : "break main",
@@ -129,13 +130,13 @@ TEST_CASE("inproc comes in where the program holds its loader's lock or has no d
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
 
-TEST_CASE("inproc refuses a program under a seccomp filter or a tight RLIMIT_AS in plain words, and the program runs "
-          "on natively; auto records it with soft and says why",
+TEST_CASE("inproc refuses a program in seccomp's strict mode or under a tight RLIMIT_AS in plain words, and the "
+          "program runs on natively; auto records it with soft and says why",
           "[e2e][btrace][guest]") {
-  const std::string mode = GENERATE("seccomp", "as-limit");
+  const std::string mode = GENERATE("seccomp-strict", "as-limit");
   INFO("mode " << mode);
-  const std::string why = mode == "seccomp" ? "the program runs under a seccomp filter"
-                                            : "the program's address space limit (RLIMIT_AS) leaves ";
+  const std::string why = mode == "seccomp-strict" ? "the program runs in seccomp's strict mode"
+                                                   : "the program's address space limit (RLIMIT_AS) leaves ";
   const std::string expected = native_limits(mode);
   auto refused = e2e::run_gdb({.program = "guest_limits",
                                .commands = {"break done", "continue", "record btrace", "continue"},

@@ -118,7 +118,7 @@ TEST_CASE("backends: auto's order in triage: the in-process recorder, then dbt, 
   check_auto_order(tracer::kAutoUnattended);
   REQUIRE(std::size(tracer::kAutoUnattended) >= 3);
   CHECK(tracer::kAutoUnattended[0] == Backend::Inproc);  // no Valgrind start-up per process
-  CHECK(tracer::kAutoUnattended[1] == Backend::Dbt);     // where it cannot come in (a seccomp filter)
+  CHECK(tracer::kAutoUnattended[1] == Backend::Dbt);     // where it cannot come in (seccomp's strict mode)
   CHECK(std::end(tracer::kAutoUnattended)[-1] == Backend::Step);
   CHECK_FALSE(has(tracer::kAutoUnattended, Backend::Bts));
   // Without a program to start, the launch-only recorder is left out, silently.

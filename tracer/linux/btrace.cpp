@@ -53,11 +53,11 @@ std::optional<std::string> LinuxTarget::recorder_unfit(Tid tid) {
   if (at.process->isa != arch::x86::Isa::Amd64) {
     return "a 32-bit program: the recorder is 64-bit code";
   }
-  if (procfs::seccomp_mode(at.process->pid) != 0) {
-    // (Its system calls, mmap first, could be refused, or kill the program: a filter's verdict
-    // cannot be read without privileges.)
-    return "the program runs under a seccomp filter, which could refuse the recorder's system calls or kill "
-           "the program for them";
+  if (procfs::seccomp_mode(at.process->pid) == 1) {
+    // (A filter, as containers have, is let be: one that refuses a call of the recorder's makes
+    // it do without, or refuse in plain words; one that kills for it is not read yet.)
+    return "the program runs in seccomp's strict mode, which kills it at any system call but read, write, exit "
+           "and sigreturn";
   }
   // What the recorder maps for itself and a few threads (its image, two code cache regions, its
   // tables, each thread's ring, stack and lookup table: some 60 MiB), with room to spare: under

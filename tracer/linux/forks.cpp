@@ -239,7 +239,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
       unrecorded = ok.error().message();
     }
   } else if (p.collector && p.collector->records_in_process()) {
-    if (auto unfit = recorder_unfit(p.pid)) {  // (a 32-bit program, a seccomp filter)
+    if (auto unfit = recorder_unfit(p.pid)) {  // (a 32-bit program, seccomp's strict mode)
       unrecorded = "the in-process recorder cannot come in: " + *unfit;
     }
   }
