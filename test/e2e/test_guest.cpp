@@ -180,3 +180,19 @@ TEST_CASE("inproc: 2,000 threads made and joined one after the other all record 
   CHECK(out.server_out == native.out());
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
+
+TEST_CASE("inproc under a seccomp filter that kills for a call of the recorder's: the program's death reaches GDB, "
+          "nothing hangs",
+          "[e2e][btrace][guest]") {
+  // (The filter's verdicts are not read yet: the recorder's memfd_create kills the program. What
+  // must hold meanwhile: the server's wait that saw the death hands it back to the core, and GDB
+  // hears of it, where its `continue` used to wait for ever.)
+  auto out = e2e::run_gdb({.program = "guest_limits",
+                           .commands = {"break done", "continue", "record btrace", "continue"},
+                           .args = {"seccomp-kill"},
+                           .timeout = std::chrono::seconds(30),
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_FALSE(out.timed_out);
+  CHECK_THAT(out.gdb, Contains("Program terminated with signal SIGSYS"));
+}

@@ -4,6 +4,7 @@
  *                loader's lock held, and waits there until main has done its work
  *   no-fds       every descriptor under a low RLIMIT_NOFILE is in use
  *   seccomp      a seccomp filter refuses memfd_create (EPERM), as a container's profile may
+ *   seccomp-kill a seccomp filter kills the process at any memfd_create (the program makes none)
  *   seccomp-strict  seccomp's strict mode: read, write, exit and sigreturn only (it ends with exit)
  *   as-limit     RLIMIT_AS leaves 64 MiB more than the program maps now
  * Then main works (a checksum of a sort) and calls `done`. It prints the same natively and
@@ -74,11 +75,11 @@ static unsigned work(void) {
   return sum;
 }
 
-static int refuse_memfd_create(void) {
+static int filter_memfd_create(unsigned verdict) {
   struct sock_filter filter[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 1 /* EPERM */),
+      BPF_STMT(BPF_RET | BPF_K, verdict),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
   struct sock_fprog prog = {sizeof filter / sizeof filter[0], filter};
@@ -116,7 +117,10 @@ int main(int argc, char** argv) {
     while (open("/dev/null", O_RDONLY) >= 0) {
       ++fds;
     }
-  } else if (strcmp(mode, "seccomp") == 0 && refuse_memfd_create() != 0) {
+  } else if (strcmp(mode, "seccomp") == 0 && filter_memfd_create(SECCOMP_RET_ERRNO | 1 /* EPERM */) != 0) {
+    perror("seccomp");
+    return 2;
+  } else if (strcmp(mode, "seccomp-kill") == 0 && filter_memfd_create(SECCOMP_RET_KILL_PROCESS) != 0) {
     perror("seccomp");
     return 2;
   } else if (strcmp(mode, "seccomp-strict") == 0) {

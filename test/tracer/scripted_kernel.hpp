@@ -112,6 +112,7 @@ class ScriptedKernel final : public Kernel {
   bool waiting() const { return !statuses_.empty(); }
 
   // --- Kernel -----------------------------------------------------------------------------
+  void hand_back(WaitStatus status) override { statuses_.push_front(status); }
   std::optional<WaitStatus> wait_any(bool) override {
     if (statuses_.empty()) {
       return std::nullopt;

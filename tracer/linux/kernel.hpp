@@ -42,6 +42,10 @@ class Kernel {
   virtual base::Result<int> wait_for(Tid tid) = 0;
   // A status of tid waiting now (nullopt: none yet); never blocks.
   virtual base::Result<std::optional<int>> poll_for(Tid tid) = 0;
+  // A status a caller of wait_for or poll_for took and does not own (a thread's exit during the
+  // server's own call in it): wait_any gives it before any other, so that it reaches the one event
+  // pipeline as if it had not been taken.
+  virtual void hand_back(WaitStatus status) = 0;
 
   // --- ptrace requests ----------------------------------------------------------------------
   virtual base::Result<void> attach(Tid tid) = 0;

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cerrno>
+#include <deque>
 
 #include "base/log.hpp"
 #include "tracer/linux/debug_registers.hpp"
@@ -16,7 +17,13 @@ namespace {
 
 class LinuxKernel final : public Kernel {
  public:
+  void hand_back(WaitStatus status) override { handed_back_.push_back(status); }
   std::optional<WaitStatus> wait_any(bool block) override {
+    if (!handed_back_.empty()) {
+      const WaitStatus w = handed_back_.front();
+      handed_back_.pop_front();
+      return w;
+    }
     for (;;) {
       int st = 0;
       const Tid tid = ::waitpid(-1, &st, block ? __WALL : __WALL | WNOHANG);
@@ -95,6 +102,9 @@ class LinuxKernel final : public Kernel {
     }
     return std::unique_ptr<RawMemory>(std::move(mem));
   }
+
+ private:
+  std::deque<WaitStatus> handed_back_;  // (hand_back: before any waitpid)
 };
 
 }  // namespace

@@ -104,7 +104,8 @@ base::Result<ElfObject> read_elf_object(const Bytes& file, const std::string& na
         dynamic.push_back(d);
       }
     } else if (ph.p_type == PT_LOAD) {
-      if (ph.p_filesz > ph.p_memsz || ph.p_offset + ph.p_filesz > file.size() || ph.p_memsz > (1u << 30)) {
+      if (ph.p_filesz > ph.p_memsz || ph.p_offset > file.size() || ph.p_filesz > file.size() - ph.p_offset ||
+          ph.p_memsz > (1u << 30) || ph.p_vaddr > (1ull << 40)) {
         return bad(name, "a loadable segment lies outside the file");
       }
       ElfObject::Segment seg{ph.p_vaddr, Bytes(ph.p_memsz, 0), prot_of(ph.p_flags)};

@@ -1,5 +1,6 @@
 #include "tracer/linux/recorder_link.hpp"
 
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -578,8 +579,9 @@ base::Result<void> RecorderLink::step(Tid tid, std::vector<int>& held) {
   if (!st) {
     return st.error();
   }
-  if (!WIFSTOPPED(*st)) {
+  if (!WIFSTOPPED(*st) || (*st >> 16) == PTRACE_EVENT_EXIT) {
     threads_.erase(tid);
+    kernel_->hand_back({tid, *st});  // (the core's to report)
     return base::make_error(base::Errc::no_thread, "a thread ended while it left the recorder");
   }
   if (WSTOPSIG(*st) != SIGTRAP) {
@@ -628,8 +630,9 @@ base::Result<void> RecorderLink::run_to_leave_trap(const std::vector<Tid>& tids,
         failed = st.error();
         break;
       }
-      if (!WIFSTOPPED(*st)) {
+      if (!WIFSTOPPED(*st) || (*st >> 16) == PTRACE_EVENT_EXIT) {
         threads_.erase(tid);
+        kernel_->hand_back({tid, *st});  // (the core's to report)
         failed = base::make_error(base::Errc::no_thread, "a thread ended while it left the recorder");
         break;
       }

@@ -179,6 +179,7 @@ base::Result<int> RemoteSyscalls::resume_to_stop(bool to_syscall, std::chrono::s
     const int st = *status;
     if (WIFEXITED(st) || WIFSIGNALED(st)) {
       ended_ = true;
+      kernel_->hand_back({tid_, st});  // (the core's to report: GDB hears of the end)
       return base::Error{base::Errc::no_process, 0, "the process ended during the server's system call"};
     }
     if (!WIFSTOPPED(st)) {
@@ -186,6 +187,7 @@ base::Result<int> RemoteSyscalls::resume_to_stop(bool to_syscall, std::chrono::s
     }
     if ((st >> 16) == PTRACE_EVENT_EXIT) {
       ended_ = true;
+      kernel_->hand_back({tid_, st});
       return base::Error{base::Errc::no_thread, 0, "the thread exited during the server's system call"};
     }
     if ((st >> 16) != 0) {
