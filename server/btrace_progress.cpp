@@ -64,10 +64,12 @@ void BtraceProgress::tick(tracer::Target& target, Clock::time_point now) {
   last_said_ = now;
   const double seconds = std::chrono::duration<double>(now - *running_since_).count();
   say_(progress_line(r.backend, r.branches - at_start_, seconds));
-  if (!advised_ && dbt_built_) {
+  if (!advised_) {
     advised_ = true;
-    say_("hindsight: software recording stops the program at every branch; for long recordings start the "
-         "program with --btrace=dbt (docs/btrace.md)");
+    // (Attached, dbt cannot serve: it must start the program. The advice names both ways.)
+    say_("hindsight: software recording stops the program at every branch; for long recordings " +
+         tracer::software_advice() + " where it can come in" +
+         (dbt_built_ ? ", or start the program with --btrace=dbt" : "") + " (docs/btrace.md)");
   }
 }
 

@@ -38,7 +38,7 @@ class BtraceProgress {
   std::uint64_t at_start_ = 0;  // branches recorded when this run began
   std::uint64_t last_ = 0;      // at the last line
   Clock::time_point last_said_{};  // the last line's time (or the run's start)
-  bool advised_ = false;        // the advice to use dbt is given once
+  bool advised_ = false;        // the advice to use a faster collector is given once
 };
 
 // "hindsight: soft has recorded 1.2 million branches in 10 s (120000 a second)".

@@ -39,6 +39,7 @@ struct BackendRow {
   std::string_view name;
   std::string_view what;       // for --help and the man pages
   std::string_view cost;       // what it costs the program, as triage's report says it
+  std::string_view called;     // what advice calls it ("the in-process recorder")
   Needs needs;
   bool scoped = false;           // records only what --btrace-scope names (else every branch)
   bool launch_only = false;      // records only a program it starts: no --attach, --multi or --wrapper
@@ -55,17 +56,20 @@ inline constexpr BackendRow kBackends[] = {
      .name = "auto",
      .what = "the fastest that works here",
      .cost = "the fastest collector this machine has",
+     .called = "the fastest collector here",
      .needs = Needs::Nothing,
      .scoped = true},
     {.backend = Backend::Bts,
      .name = "bts",
      .what = "Intel BTS through perf_event: the CPU records every branch (Intel hardware, no VM)",
      .cost = "bts: the hardware records branches; the program runs near native speed",
+     .called = "Intel BTS",
      .needs = Needs::PerfBts},
     {.backend = Backend::Dbt,
      .name = "dbt",
      .what = "PROG runs under the dbt recorder, a Valgrind tool: every branch, about 5x slower than native",
      .cost = "dbt: the program ran under a Valgrind tool, about 5x slower than native on branchy code",
+     .called = "the dbt recorder",
      .needs = Needs::Valgrind,
      .launch_only = true,
      .under_another = true,
@@ -76,6 +80,7 @@ inline constexpr BackendRow kBackends[] = {
      .name = "soft",
      .what = "software: an int3 at each branch, the branch emulated",
      .cost = "soft: one ptrace stop per taken branch (~30k branches/s); code without branches runs native",
+     .called = "the software tracer",
      .needs = Needs::Ptrace,
      .scoped = true,
      .stop_per_branch = true},
@@ -83,6 +88,7 @@ inline constexpr BackendRow kBackends[] = {
      .name = "step",
      .what = "software: single-stepping, the slow reference",
      .cost = "step: one ptrace stop per instruction (~25k instructions/s)",
+     .called = "single-stepping",
      .needs = Needs::Ptrace,
      .stop_per_branch = true},
     {.backend = Backend::Inproc,
@@ -90,6 +96,7 @@ inline constexpr BackendRow kBackends[] = {
      .what = "in-process: the server brings a recorder into the program, whose code runs in a cache that records "
              "each taken branch (about 2x slower than native; at attach too)",
      .cost = "inproc: the program ran in the in-process recorder's code cache, about 2x slower than native",
+     .called = "the in-process recorder",
      .needs = Needs::Recorder,
      .no_fork_following = "the in-process recorder does not follow forks yet"},
 };
@@ -117,6 +124,23 @@ inline const BackendRow& backend_row(Backend backend) {
 }
 
 inline std::string_view backend_name(Backend backend) { return backend_row(backend).name; }
+
+// Where hardware cannot record, or a collector cannot serve this way: the first of auto's
+// session choices with no hardware, which records at launch and at attach alike.
+inline Backend software_choice() {
+  for (const Backend backend : kAutoInSession) {
+    const BackendRow& row = backend_row(backend);
+    if (row.needs != Needs::PerfBts && !row.launch_only) {
+      return backend;
+    }
+  }
+  return Backend::Soft;
+}
+// "use the in-process recorder (--btrace=inproc)": the advice that names software_choice().
+inline std::string software_advice() {
+  const BackendRow& row = backend_row(software_choice());
+  return "use " + std::string(row.called) + " (--btrace=" + std::string(row.name) + ")";
+}
 
 inline std::optional<Backend> backend_from_name(std::string_view name) {
   for (const auto& row : kBackends) {

@@ -54,8 +54,8 @@ echo "perf_event_open: $perf" | show
 check "perf_event_open is refused (Operation not permitted)" "$([ "$perf" = "Operation not permitted" ]; echo $?)"
 bts=$("$SERVER" --version 2>&1 | grep -E '^  bts ')
 echo "$bts" | show
-check "--version: BTS cannot record here, why, and the software tracer named" \
-  "$(echo "$bts" | grep -qE 'no: .*(seccomp|not available on this CPU).*--btrace=soft'; echo $?)"
+check "--version: BTS cannot record here, why, and the in-process recorder named" \
+  "$(echo "$bts" | grep -qE 'no: .*(seccomp|not available on this CPU).*--btrace=inproc'; echo $?)"
 
 # ptrace: allowed by the profile, without CAP_SYS_PTRACE (bit 19); the host's Yama scope, if any.
 cap_eff=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)

@@ -302,7 +302,7 @@ TEST_CASE("auto takes BTS where the kernel gives it, else the in-process recorde
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions \(0 gaps\) for thread 1)"));
   // Where it passed BTS over, it says so and why (on this VM: no BTS), in the kernel's words.
   if (out.gdb.find(": inproc, ") != std::string::npos) {
-    CHECK_THAT(out.gdb, ContainsRegex(R"(auto passed over bts: (Intel BTS is not available on this CPU|Intel BTS via perf_event_open failed: )[^\n]+--btrace=soft\))"));
+    CHECK_THAT(out.gdb, ContainsRegex(R"(auto passed over bts: (Intel BTS is not available on this CPU|Intel BTS via perf_event_open failed: )[^\n]+--btrace=inproc\))"));
   } else {
     CHECK_THAT(out.gdb, !Contains("auto passed over"));
   }
@@ -350,8 +350,8 @@ TEST_CASE("--btrace=bts where the kernel has no BTS: GDB is told why and what to
   if (out.gdb.find("Could not enable branch tracing") == std::string::npos) {
     HS_SKIP("this machine has Intel BTS: record btrace with --btrace=bts worked");
   }
-  CHECK_THAT(out.gdb, ContainsRegex(R"(Could not enable branch tracing for Thread [^:]+: (Intel BTS is not available on this CPU|Intel BTS via perf_event_open failed: )[^\n]*use the software tracer \(--btrace=soft\))"));
-  CHECK_THAT(out.gdb, ContainsRegex(R"(\n  Intel BTS: [^\n]+--btrace=soft\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Could not enable branch tracing for Thread [^:]+: (Intel BTS is not available on this CPU|Intel BTS via perf_event_open failed: )[^\n]*use the in-process recorder \(--btrace=inproc\))"));
+  CHECK_THAT(out.gdb, ContainsRegex(R"(\n  Intel BTS: [^\n]+--btrace=inproc\))"));
 }
 
 TEST_CASE("--btrace-scope=exe: a call into libc is a call and a return; libc and its callbacks unrecorded",
@@ -504,9 +504,9 @@ TEST_CASE("a long software recording says how it goes in GDB's console and on th
   INFO(out.transcript());
   const std::string line = R"(hindsight: soft has recorded \d+ branches in \d+ s \(\d+ a second\))";
   CHECK_THAT(out.server_err, ContainsRegex(line));
-  CHECK_THAT(out.server_err, Contains("for long recordings start the program with --btrace=dbt"));
+  CHECK_THAT(out.server_err, Contains("for long recordings use the in-process recorder (--btrace=inproc)"));
   // In GDB's console while the program runs (O packets), before its end.
-  CHECK_THAT(out.gdb, ContainsRegex(line + R"([\s\S]*start the program with --btrace=dbt[\s\S]*(exited normally|exited with code))"));
+  CHECK_THAT(out.gdb, ContainsRegex(line + R"([\s\S]*use the in-process recorder \(--btrace=inproc\)[\s\S]*(exited normally|exited with code))"));
 }
 
 TEST_CASE("inproc: a recorded program that execs is recorded again once the new program has its libc",

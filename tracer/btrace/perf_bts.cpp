@@ -16,7 +16,6 @@ namespace tracer {
 
 namespace {
 
-constexpr std::string_view kSoftHint = "; use the software tracer (--btrace=soft)";
 
 // Family 6 models whose BTS records wrong `from` addresses after power-state changes
 // (erratum AAJ122): Nehalem, Westmere, Sandy Bridge, Ivy Bridge.
@@ -64,14 +63,14 @@ base::Result<void> bts_cpu_check(const CpuIdentity& cpu) {
     std::string who = cpu.vendor.empty() ? std::string("unknown") : cpu.vendor;
     return base::make_error(base::Errc::unsupported, "Intel BTS is not available on this CPU (vendor " + who +
                                                          "): branch trace store is an Intel feature" +
-                                                         std::string(kSoftHint));
+                                                         "; " + software_advice());
   }
   if (cpu.family == 6 &&
       std::find(kAaj122Models.begin(), kAaj122Models.end(), cpu.model) != kAaj122Models.end()) {
     return base::make_error(base::Errc::unsupported,
                             "Intel BTS is disabled on this CPU (family 6, model " + hex(cpu.model) +
                                 "): erratum AAJ122 corrupts the recorded branch sources" +
-                                std::string(kSoftHint));
+                                "; " + software_advice());
   }
   return base::success();
 }

@@ -12,6 +12,7 @@
 #include <limits>
 #include <utility>
 
+#include "tracer/backend.hpp"
 #include "tracer/btrace/bts_decode.hpp"
 
 namespace tracer {
@@ -75,7 +76,7 @@ std::string perf_open_error_text(int err, int paranoid) {
     case EBUSY: text += " (another user holds the branch-tracing hardware: a perf session or the VM host)"; break;
     default: break;
   }
-  text += "; use the software tracer (--btrace=soft)";
+  text += "; " + software_advice();
   return text;
 }
 

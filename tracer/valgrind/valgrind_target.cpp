@@ -8,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "tracer/backend.hpp"
 #include "tracer/btrace/bts_decode.hpp"
 #include "tracer/btrace/dbt_ring.h"
 #include "tracer/linux/procfs.hpp"
@@ -70,7 +71,7 @@ Result<Pid> ValgrindTarget::launch(const LaunchSpec& spec) {
 
 Result<void> ValgrindTarget::attach(Pid) {
   return base::make_error(base::Errc::unsupported,
-                          "the dbt recorder must start the program: attaching needs --btrace=soft or step");
+                          "the dbt recorder must start the program; to attach, " + software_advice());
 }
 
 Result<void> ValgrindTarget::detach() {

@@ -24,13 +24,13 @@ TEST_CASE("bts_cpu_check: Intel only, minus the AAJ122 models", "[perf]") {
     auto r = tracer::bts_cpu_check(CpuIdentity{"GenuineIntel", 6, model});
     REQUIRE_FALSE(r);
     CHECK(r.error().code == base::Errc::unsupported);
-    CHECK_THAT(r.error().message(), Catch::Contains("AAJ122") && Catch::Contains("--btrace=soft"));
+    CHECK_THAT(r.error().message(), Catch::Contains("AAJ122") && Catch::Contains("--btrace=inproc"));
   }
   auto amd = tracer::bts_cpu_check(CpuIdentity{"AuthenticAMD", 0x19, 0x21});
   REQUIRE_FALSE(amd);
   CHECK(amd.error().message() ==
         "Intel BTS is not available on this CPU (vendor AuthenticAMD): branch trace store is an Intel "
-        "feature; use the software tracer (--btrace=soft)");
+        "feature; use the in-process recorder (--btrace=inproc)");
   CHECK_FALSE(tracer::bts_cpu_check(CpuIdentity{"", 0, 0}));
 }
 
@@ -43,17 +43,17 @@ TEST_CASE("host_cpu: a vendor string and a family", "[perf]") {
 TEST_CASE("perf_open_error_text: what was tried, why it failed, what to do", "[perf]") {
   CHECK(tracer::perf_open_error_text(ENOENT, 2) ==
         "Intel BTS via perf_event_open failed: No such file or directory (this machine or VM exposes no "
-        "branch-sampling PMU); use the software tracer (--btrace=soft)");
+        "branch-sampling PMU); use the in-process recorder (--btrace=inproc)");
   std::string locked = tracer::perf_open_error_text(EACCES, 3);
   CHECK_THAT(locked, Catch::StartsWith("Intel BTS via perf_event_open failed: Permission denied") &&
                          Catch::Contains("/proc/sys/kernel/perf_event_paranoid is 3") &&
-                         Catch::Contains("2 or less") && Catch::EndsWith("(--btrace=soft)"));
+                         Catch::Contains("2 or less") && Catch::EndsWith("(--btrace=inproc)"));
   std::string eperm = tracer::perf_open_error_text(EPERM, 2);
   CHECK_THAT(eperm, Catch::Contains("Operation not permitted") && Catch::Contains("perf_event_paranoid") &&
                         Catch::Contains("seccomp"));
   CHECK_THAT(tracer::perf_open_error_text(ESRCH, 2), Catch::Contains("the thread no longer exists"));
   CHECK_THAT(tracer::perf_open_error_text(EMFILE, 2),
-             Catch::Contains("Too many open files") && Catch::EndsWith("(--btrace=soft)"));
+             Catch::Contains("Too many open files") && Catch::EndsWith("(--btrace=inproc)"));
 }
 
 TEST_CASE("perf_open_error_text: each errno gets its own reason and remedy", "[perf]") {
@@ -79,7 +79,7 @@ TEST_CASE("perf_open_error_text: each errno gets its own reason and remedy", "[p
     CAPTURE(row.err);
     const std::string text = tracer::perf_open_error_text(row.err, 2);
     CHECK_THAT(text, Catch::StartsWith(std::string("Intel BTS via perf_event_open failed: ") + row.says) &&
-                         Catch::Contains(row.why) && Catch::EndsWith("use the software tracer (--btrace=soft)"));
+                         Catch::Contains(row.why) && Catch::EndsWith("use the in-process recorder (--btrace=inproc)"));
   }
   CHECK_THAT(tracer::perf_map_error_text(ENOMEM),
              Catch::StartsWith("Failed to map the BTS trace buffer: Cannot allocate memory") &&
@@ -127,7 +127,7 @@ TEST_CASE("PerfBts on real hardware: samples from a spinning child", "[perf][har
   auto tracer = tracer::open_perf_bts(child.pid(), tracer::BtraceConfig{0x10000});
   if (!tracer) {
     CHECK(tracer.error().code == base::Errc::unsupported);
-    CHECK_THAT(tracer.error().message(), Catch::Contains("--btrace=soft"));
+    CHECK_THAT(tracer.error().message(), Catch::Contains("--btrace=inproc"));
     HS_SKIP(tracer.error().message());
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
