@@ -72,7 +72,11 @@ std::optional<std::string> call_refused(Kernel& kernel, Tid tid) {
   if (!kernel.read_gprs(tid, regs)) {
     return std::nullopt;  // (the call says why)
   }
-  return refusal(regs, inside_syscall(regs, kernel.get_siginfo(tid)));
+  return call_refused(regs, kernel.get_siginfo(tid));
+}
+
+std::optional<std::string> call_refused(const RawRegisters& regs, const base::Result<siginfo_t>& siginfo) {
+  return refusal(regs, inside_syscall(regs, siginfo));
 }
 
 }  // namespace tracer

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/x86/raw_registers.hpp"
 #include "base/result.hpp"
 #include "tracer/linux/kernel.hpp"
 #include "tracer/types.hpp"
@@ -20,5 +21,7 @@ namespace tracer {
 // a signal mask of its own (sigsuspend, ppoll, pselect, epoll_pwait): resumed for a call, the
 // kernel would put the program's mask back before its handler ran.
 std::optional<std::string> call_refused(Kernel& kernel, Tid tid);
+// The same from the thread's registers and siginfo, read already.
+std::optional<std::string> call_refused(const arch::x86::RawRegisters& regs, const base::Result<siginfo_t>& siginfo);
 
 }  // namespace tracer

@@ -37,17 +37,12 @@ void syscall_return_at(arch::x86::RawRegisters& regs, Addr pc, Addr to) {
 
 }  // namespace
 
-base::Result<std::uint64_t> RecorderLink::call(Tid tid, Addr function, std::vector<std::uint64_t> args) {
+base::Result<std::uint64_t> RecorderLink::call(Tid tid, Addr function, std::initializer_list<std::uint64_t> args) {
   auto calls = RemoteSyscalls::begin(*kernel_, pid_, tid, return_gadget_);
   if (!calls) {
     return calls.error();
   }
-  base::Result<std::uint64_t> result = std::uint64_t{0};
-  switch (args.size()) {  // (two at most: app_address)
-    case 0: result = calls->call(function, {}, return_gadget_); break;
-    case 1: result = calls->call(function, {args[0]}, return_gadget_); break;
-    default: result = calls->call(function, {args[0], args[1]}, return_gadget_); break;
-  }
+  base::Result<std::uint64_t> result = calls->call(function, args, return_gadget_);
   auto ended = calls->end();
   auto held = calls->take_held();
   held_.insert(held_.end(), held.begin(), held.end());

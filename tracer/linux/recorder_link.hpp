@@ -4,6 +4,7 @@
 // the image out again. One per process. Every call here needs the process's threads stopped.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -146,7 +147,7 @@ class RecorderLink {
     auto it = threads_.find(tid);
     return it == threads_.end() || !it->second.inside ? nullptr : &it->second;
   }
-  base::Result<std::uint64_t> call(Tid tid, Addr function, std::vector<std::uint64_t> args);
+  base::Result<std::uint64_t> call(Tid tid, Addr function, std::initializer_list<std::uint64_t> args);
   base::Result<void> make_block(Tid tid, ThreadLink& link);
   // Whether tid (unknown here) runs on the block of a thread in the cache: a clone made there,
   // which leaves as its parent would (then noted as inside).

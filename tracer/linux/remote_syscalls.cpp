@@ -122,18 +122,20 @@ base::Result<Addr> find_syscall_instruction(Kernel& kernel, Pid pid) {
 }
 
 base::Result<RemoteSyscalls> RemoteSyscalls::begin(Kernel& kernel, Pid pid, Tid tid, Addr at) {
-  if (auto why = call_refused(kernel, tid)) {
-    return base::make_error(base::Errc::not_yet, *why);
-  }
   RemoteSyscalls rs(kernel, pid, tid, at);
   if (auto r = kernel.read_gprs(tid, rs.saved_); !r) {
     return r.error();
   }
+  auto siginfo = kernel.get_siginfo(tid);
+  if (auto why = call_refused(rs.saved_, siginfo)) {
+    rs.ended_ = true;  // (nothing to put back)
+    return base::make_error(base::Errc::not_yet, *why);
+  }
+  if (siginfo) {
+    rs.siginfo_ = *siginfo;
+  }
   if (auto r = kernel.read_xstate(tid, rs.saved_); !r) {  // (a called function may use the vector registers)
     return r.error();
-  }
-  if (auto si = kernel.get_siginfo(tid)) {
-    rs.siginfo_ = *si;
   }
   auto& r = rs.saved_.gpr;
   const bool inside = static_cast<std::int64_t>(r[gpr::kOrigRax]) >= 0 && static_cast<std::int64_t>(r[gpr::kRax]) == -ENOSYS;
@@ -223,25 +225,34 @@ base::Result<void> RemoteSyscalls::to_syscall_stop(std::chrono::steady_clock::ti
   }
 }
 
+base::Result<void> RemoteSyscalls::start_at(Addr rip, const int (&order)[6], std::initializer_list<std::uint64_t> args,
+                                            std::uint64_t rax, Addr sp) {
+  RawRegisters regs = saved_;
+  auto& r = regs.gpr;
+  std::size_t i = 0;
+  for (std::uint64_t a : args) {
+    r[order[i++]] = a;
+  }
+  r[gpr::kRip] = rip;
+  r[gpr::kRsp] = sp;
+  r[gpr::kRax] = rax;
+  r[gpr::kOrigRax] = kNoSyscall;
+  r[gpr::kEflags] &= ~(gpr::kEflagsDirection | gpr::kEflagsTrap);
+  if (auto w = kernel_->write_registers(tid_, regs, false); !w) {
+    return w;
+  }
+  moved_ = true;
+  return base::success();
+}
+
 base::Result<std::int64_t> RemoteSyscalls::run(long number, std::initializer_list<std::uint64_t> args) {
   static constexpr int kArgs[] = {gpr::kRdi, gpr::kRsi, gpr::kRdx, gpr::kR10, gpr::kR8, gpr::kR9};
   if (args.size() > std::size(kArgs)) {
     return base::make_error(base::Errc::invalid, "a system call takes at most 6 arguments");
   }
-  RawRegisters regs = saved_;
-  auto& r = regs.gpr;
-  std::size_t i = 0;
-  for (std::uint64_t a : args) {
-    r[kArgs[i++]] = a;
-  }
-  r[gpr::kRax] = static_cast<std::uint64_t>(number);
-  r[gpr::kOrigRax] = kNoSyscall;
-  r[gpr::kRip] = at_;
-  r[gpr::kEflags] &= ~(gpr::kEflagsDirection | gpr::kEflagsTrap);
-  if (auto w = kernel_->write_registers(tid_, regs, false); !w) {
+  if (auto w = start_at(at_, kArgs, args, static_cast<std::uint64_t>(number), saved_.gpr[gpr::kRsp]); !w) {
     return w.error();
   }
-  moved_ = true;
   const auto deadline = std::chrono::steady_clock::now() + kSettleLimit;
   for (int stop = 0; stop < 2; ++stop) {  // its entry, then its exit
     if (auto s = to_syscall_stop(deadline); !s) {
@@ -265,27 +276,15 @@ base::Result<std::uint64_t> RemoteSyscalls::call(Addr function, std::initializer
   if (!memory) {
     return memory.error();
   }
-  RawRegisters regs = saved_;
-  auto& r = regs.gpr;
-  const Addr slot = ((r[gpr::kRsp] - kRedZone) & ~Addr{15}) - 8;  // as a `call` leaves it
+  const Addr slot = ((saved_.gpr[gpr::kRsp] - kRedZone) & ~Addr{15}) - 8;  // as a `call` leaves it
   Bytes ret(8);
   std::memcpy(ret.data(), &return_to, 8);
   if (auto w = (*memory)->write(slot, ret); !w) {
     return w.error();
   }
-  std::size_t i = 0;
-  for (std::uint64_t a : args) {
-    r[kArgs[i++]] = a;
-  }
-  r[gpr::kRip] = function;
-  r[gpr::kRsp] = slot;
-  r[gpr::kRax] = 0;
-  r[gpr::kOrigRax] = kNoSyscall;
-  r[gpr::kEflags] &= ~(gpr::kEflagsDirection | gpr::kEflagsTrap);
-  if (auto w = kernel_->write_registers(tid_, regs, false); !w) {
+  if (auto w = start_at(function, kArgs, args, 0 /* no vector arguments */, slot); !w) {
     return w.error();
   }
-  moved_ = true;
   const auto deadline = std::chrono::steady_clock::now() + limit;
   for (;;) {
     if (auto s = to_syscall_stop(deadline); !s) {

@@ -56,6 +56,10 @@ class RemoteSyscalls {
 
  private:
   RemoteSyscalls(Kernel& kernel, Pid pid, Tid tid, Addr at) : kernel_(&kernel), pid_(pid), tid_(tid), at_(at) {}
+  // The thread's own registers but these, written: `args` in the registers `order` names, rip, rax
+  // and rsp as given, no system call to restart, the trap and direction flags clear.
+  base::Result<void> start_at(Addr rip, const int (&order)[6], std::initializer_list<std::uint64_t> args,
+                              std::uint64_t rax, Addr sp);
   // Resumes the thread (to its next syscall stop, or on) and waits for its next stop, not an
   // event of a task a called function made; an exit is an error.
   base::Result<int> resume_to_stop(bool to_syscall, std::chrono::steady_clock::time_point deadline, bool& timed_out);
