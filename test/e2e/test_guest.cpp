@@ -196,3 +196,66 @@ TEST_CASE("inproc under a seccomp filter that kills for a call of the recorder's
   CHECK_FALSE(out.timed_out);
   CHECK_THAT(out.gdb, Contains("Program terminated with signal SIGSYS"));
 }
+
+namespace {
+
+// guest_cases's output in `mode` natively (without its "waiting" line).
+std::string native_case(const std::string& mode) {
+  e2e::Child native({.argv = {e2e::prog_path("guest_cases"), mode}});
+  const auto status = native.wait(e2e::Clock::now() + std::chrono::seconds(20));
+  REQUIRE(e2e::exit_code(status) == 0);
+  return native.out();
+}
+
+std::string without_waiting(std::string out) {
+  if (const auto at = out.find("waiting\n"); at != std::string::npos) {
+    out.erase(at, 8);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("inproc keeps the program's own %gs at launch: a base never set, one set in a constructor, set with "
+          "arch_prctl and wrgsbase while recording, read through %gs, across a stop and in a new thread",
+          "[e2e][btrace][guest]") {
+  const std::string mode = GENERATE("gs-none", "gs-own");
+  INFO("mode " << mode);
+  const std::string expected = native_case(mode);
+  REQUIRE_THAT(expected, Contains(mode == "gs-none" ? "never set: base 0\n" : "own: base a, sum 66000\n"));
+  auto out = e2e::run_gdb({.program = "guest_cases",
+                           .commands = {"break main", "continue", "record btrace", "break stop_point", "continue",
+                                        "break done", "continue", "monitor btrace", "info record", "continue"},
+                           .args = {mode},
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains(", done () at "));
+  // Its uses of %gs translated: recorded in the cache to the end, no gap, nothing stepped.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions \(0 gaps\))"));
+  const long steps = stepped(out.gdb);
+  CHECK(steps >= 0);
+  CHECK(steps < 50);
+  CHECK(out.server_out == expected);
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+TEST_CASE("inproc keeps the program's own %gs at attach: the base it set before, and those it sets while recorded",
+          "[e2e][btrace][guest][attach]") {
+  const std::string mode = GENERATE("gs-none", "gs-own");
+  INFO("mode " << mode);
+  const std::string expected = native_case(mode);
+  e2e::Child program({.argv = {e2e::prog_path("guest_cases"), mode, "wait"}});
+  REQUIRE(program.wait_for_text("waiting", e2e::Clock::now() + std::chrono::seconds(5), true));
+  auto out = e2e::run_gdb({.commands = {"record btrace", "set var go = 1", "break stop_point", "continue", "break done",
+                                        "continue", "info record", "record stop", "detach"},
+                           .transport = e2e::Transport::attach,
+                           .attach_pid = program.pid(),
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions)"));
+  CHECK_THAT(out.gdb, Contains("detached]"));
+  const auto status = program.wait(e2e::Clock::now() + std::chrono::seconds(10));
+  INFO("program: " << e2e::describe_status(status) << "\n" << program.out());
+  CHECK(e2e::exit_code(status) == 0);
+  CHECK(without_waiting(program.out()) == expected);
+}

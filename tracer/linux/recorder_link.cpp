@@ -113,7 +113,8 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
   if (info.ready != 1) {
     return refuse(base::make_error(base::Errc::failed, "the recorder could not map its memory in the program"));
   }
-  link.api_ = {info.new_thread, info.app_address, info.flush, info.shutdown, info.settle_fork_child};
+  link.api_ = {info.new_thread, info.flush, info.shutdown, info.settle_fork_child};
+  link.cache_view_ = {info.safe_points, info.safe_point_slots, info.cache_regions, info.cache_region_count};
   link.entry_ = info.thread_entry;
   link.stubs_ = info.stubs;
   link.translator_slot_ = info.translator_slot;
@@ -175,6 +176,7 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link) {
   link.ring = info.ring;
   link.private_stack_top = info.private_stack_top;
   link.leave_slots = info.leave_slots;
+  link.app_gs_slot = info.app_gs_slot;
   if (auto kept = retired_.find(info.block); kept != retired_.end()) {
     link.shared = std::move(kept->second);  // (a retired block made anew: mapped here already)
     retired_.erase(kept);
@@ -215,13 +217,24 @@ bool RecorderLink::note_if_clone(Tid tid, const arch::x86::RawRegisters& regs) {
   for (const auto& [other, link] : threads_) {
     if (link.block != 0 && regs.gpr[gpr::kGsBase] == link.block) {
       ThreadLink child;
-      child.gs_base = link.gs_base;
+      child.gs_base = program_gs(link, regs);
       child.inside = true;
       threads_[tid] = child;
       return true;
     }
   }
   return false;
+}
+
+std::uint64_t RecorderLink::program_gs(const ThreadLink& link, const arch::x86::RawRegisters& regs) {
+  if (link.block == 0 || link.app_gs_slot == 0) {
+    return link.gs_base;  // (a clone made in the cache: its parent's, as it was then)
+  }
+  if (regs.gpr[gpr::kGsBase] != link.block) {
+    return regs.gpr[gpr::kGsBase];  // set in native code, or by the way out to it
+  }
+  auto kept = read_word(link.app_gs_slot);
+  return kept ? *kept : link.gs_base;
 }
 
 bool RecorderLink::cache_stale() {
@@ -295,6 +308,11 @@ base::Result<void> RecorderLink::enter(Tid tid) {
     return w;
   }
   link.gs_base = regs.gpr[gpr::kGsBase];
+  if (link.app_gs_slot != 0) {
+    if (auto w = write_word(link.app_gs_slot, link.gs_base); !w) {
+      return w;
+    }
+  }
   link.left = LeftAt{};
   regs.gpr[gpr::kGsBase] = link.block;
   regs.gpr[gpr::kRip] = entry_;
@@ -354,7 +372,7 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
     app = *to;
     syscall_return_at(regs, pc, app);
   } else {
-    auto mapped = call(tid, api_.app_address, {pc, regs.gpr[gpr::kRsp]});
+    auto mapped = app_address(pc);
     if (!mapped) {
       return mapped.error();
     }
@@ -375,7 +393,7 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
     left.exited_at = *exited;
   }
   regs.gpr[gpr::kRip] = app;
-  regs.gpr[gpr::kGsBase] = link.gs_base;
+  regs.gpr[gpr::kGsBase] = program_gs(link, regs);
   if (stepped) {
     // A pushfq stepped saved the trap flag, and its popfq, stepped too, set it for good: the
     // program would trap after its next instruction.
@@ -387,6 +405,41 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
   link.inside = false;
   link.left = left;
   return Way::out;
+}
+
+base::Result<Addr> RecorderLink::app_address(Addr pc) {
+  const CacheView& view = cache_view_;
+  auto count = read_word(view.region_count);
+  if (!count) {
+    return count.error();
+  }
+  std::vector<hs_recorder_cache_region> regions(std::min<std::uint64_t>(*count, HS_RECORDER_MAX_CACHE_REGIONS));
+  if (auto r = read_bytes(view.regions, regions.data(), regions.size() * sizeof(hs_recorder_cache_region)); !r) {
+    return r.error();
+  }
+  if (std::none_of(regions.begin(), regions.end(), [&](const hs_recorder_cache_region& r) {
+        return pc >= r.base && pc < r.base + HS_RECORDER_CACHE_REGION_BYTES;
+      })) {
+    return pc;  // the program's own code
+  }
+  if (view.safe_point_slots == 0 || (view.safe_point_slots & (view.safe_point_slots - 1)) != 0) {
+    return base::make_error(base::Errc::failed, "the recorder's safe points are not a table");
+  }
+  // The safe points, probed as the recorder inserts (a half-full table at most: an empty slot ends it).
+  for (std::uint64_t i = hs_recorder_slot_of(pc, view.safe_point_slots), probes = 0; probes < view.safe_point_slots;
+       i = (i + 1) & (view.safe_point_slots - 1), ++probes) {
+    hs_recorder_safe_point entry{};
+    if (auto r = read_struct(view.safe_points + i * sizeof entry, entry); !r) {
+      return r.error();
+    }
+    if (entry.cache == pc) {
+      return entry.app;  // (0 while its insert is half done: a step on, and asked again)
+    }
+    if (entry.cache == 0) {
+      break;
+    }
+  }
+  return Addr{0};
 }
 
 std::optional<Addr> RecorderLink::after_syscall(const ThreadLink& link, Addr pc) {
@@ -428,10 +481,10 @@ base::Result<std::optional<RecorderLink::MovedOut>> RecorderLink::leave_from_sys
   if (!to) {
     return std::optional<MovedOut>{};
   }
-  MovedOut out{pc, *to, link.gs_base};
+  MovedOut out{pc, *to, program_gs(link, regs)};
   syscall_return_at(regs, pc, out.to);
   regs.gpr[gpr::kRip] = out.to;
-  regs.gpr[gpr::kGsBase] = link.gs_base;
+  regs.gpr[gpr::kGsBase] = out.gs_base;
   if (auto w = kernel_->write_registers(tid, regs, false); !w) {
     return w.error();
   }
@@ -479,7 +532,7 @@ base::Result<RecorderLink::SyscallOf> RecorderLink::at_syscall(Tid tid, bool mov
     }
   }
   regs.gpr[gpr::kRip] = to;
-  regs.gpr[gpr::kGsBase] = link.gs_base;
+  regs.gpr[gpr::kGsBase] = program_gs(link, regs);
   if (auto w = kernel_->write_registers(tid, regs, false); !w) {
     return w.error();
   }

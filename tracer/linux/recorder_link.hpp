@@ -117,7 +117,12 @@ class RecorderLink {
 
  private:
   struct Api {  // the recorder's functions (recorder_api.h)
-    Addr new_thread = 0, app_address = 0, flush = 0, shutdown = 0, settle_fork_child = 0;
+    Addr new_thread = 0, flush = 0, shutdown = 0, settle_fork_child = 0;
+  };
+  struct CacheView {  // what tells a cache address's program address (recorder_api.h)
+    Addr safe_points = 0;
+    std::uint64_t safe_point_slots = 0;
+    Addr regions = 0, region_count = 0;
   };
   struct ThreadLink {
     Addr block = 0;
@@ -125,7 +130,8 @@ class RecorderLink {
     Addr resume_slot = 0, exit_slot = 0, ring = 0;  // in its block
     Addr leave_slots = 0;  // target, target_app, leave_request (recorder_api.h)
     Addr private_stack_top = 0;
-    std::uint64_t gs_base = 0;  // the thread's own, given back when it leaves
+    Addr app_gs_slot = 0;  // in its block: the program's %gs base while it runs in the cache
+    std::uint64_t gs_base = 0;  // the thread's own at its entry
     Addr resume = 0;  // where enter() sent it, as it wrote in its block's resume slot
     // At enter(), an interrupted syscall it rewound to run again, as it stood before (rip, rax,
     // orig_rax): a thread that leaves without having run gets them back, so that the kernel
@@ -172,6 +178,13 @@ class RecorderLink {
   // Where in the program a thread of the cache standing at pc, right after a copied syscall, goes
   // on (the marker there says; at the thread entry, its resume slot), or nothing.
   std::optional<Addr> after_syscall(const ThreadLink& link, Addr pc);
+  // Where the program would be for a thread stopped at pc, read from the recorder's tables (no
+  // call): pc itself outside the cache, the program address at a safe point, 0 where the thread
+  // must step on first (the stubs and the private stack are the caller's to tell).
+  base::Result<Addr> app_address(Addr pc);
+  // The program's %gs base for tid leaving the cache with `regs` (program_gs.hpp): one its
+  // native code set (the real base is not its block), else the one the cache kept in the block.
+  std::uint64_t program_gs(const ThreadLink& link, const arch::x86::RawRegisters& regs);
   // At a syscall stop of tid's rt_sigreturn in the cache: the frame the kernel restores goes to
   // the thread entry, the interrupted address in the resume slot (the cache's sigreturn
   // sequence). to_program: that address back in the frame (the sigreturn returns there
@@ -195,6 +208,7 @@ class RecorderLink {
   MappedRecorder image_;    // where the image lies in the program
   Addr return_gadget_ = 0;  // its `syscall` that calls return to (and the server's calls use)
   Api api_;
+  CacheView cache_view_;
   Addr entry_ = 0;
   Addr stubs_ = 0;
   Addr translator_slot_ = 0;

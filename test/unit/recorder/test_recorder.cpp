@@ -16,11 +16,13 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "arch/x86/instruction_length.hpp"
+#include "test/support/skip.hpp"
 #include "tracer/inprocess/recorder/recorder.hpp"
 
 // Called, not inlined nor folded into its caller (GCC's noipa; clang has noinline only).
@@ -436,27 +438,55 @@ TEST_CASE("recorder: longjmp out of a callee in the cache", "[recorder]") {
 
 namespace {
 
-// Reads %gs:0 (in a recording thread, the recorder's own block: thread_state.hpp).
+// Reads the word at its %gs base, and its base by rdgsbase.
 OPAQUE std::uint64_t read_gs_word(void*) {
   std::uint64_t word = 0;
   asm volatile("mov %%gs:0, %0" : "=r"(word));
   return word;
 }
+OPAQUE std::uint64_t read_gs_base(void*) {
+  std::uint64_t base = 0;
+  asm volatile("rdgsbase %0" : "=r"(base));
+  return base;
+}
+// Sets its %gs base to arg by wrgsbase, and gives back the word there by %gs.
+OPAQUE std::uint64_t write_gs_base(void* arg) {
+  asm volatile("wrgsbase %0" ::"r"(arg) : "memory");
+  return read_gs_word(nullptr);
+}
+
+bool fsgsbase() {
+  return (getauxval(AT_HWCAP2) & 2) != 0;  // HWCAP2_FSGSBASE
+}
 
 }  // namespace
 
-TEST_CASE("recorder: an instruction that uses %gs is not translated: the program runs on natively there",
+TEST_CASE("recorder: the program's own %gs (its operands, rdgsbase, wrgsbase) is its base kept in the block, "
+          "translated and recorded",
           "[recorder]") {
-  const auto exits = recorder::stats().native_exits;
-  const std::uint64_t word = run_recorded(read_gs_word, nullptr);
-  // Copied into the cache it would read the same block; what matters is that it is not
-  // copied: the block ends there, recording stops (a gap), and the rest runs natively.
-  CHECK(word != 0);
-  CHECK(recorder::stats().native_exits == exits + 1);
-  const auto samples = recorded();
-  for (const auto& s : samples) {
-    CHECK(s.to != recorder::exit_point());  // its return ran natively: not recorded
+  if (!fsgsbase()) {
+    HS_SKIP("the kernel does not let programs use FSGSBASE");
   }
+  REQUIRE(recorder::start_thread() == nullptr);
+  recorder::ThreadState* t = recorder::current_thread_state();
+  REQUIRE(t != nullptr);
+  std::uint64_t own[2] = {0x1234, 0x5678};
+  const std::uint64_t kept = t->app_gs;
+  const auto exits = recorder::stats().native_exits;
+  t->app_gs = reinterpret_cast<std::uint64_t>(&own[0]);
+  const std::uint64_t word = run_recorded(read_gs_word, nullptr);
+  const std::uint64_t base = run_recorded(read_gs_base, nullptr);
+  const std::uint64_t written = run_recorded(write_gs_base, &own[1]);
+  const std::uint64_t base_after = t->app_gs;
+  t->app_gs = kept;
+  CHECK(word == 0x1234);
+  CHECK(base == reinterpret_cast<std::uint64_t>(&own[0]));
+  CHECK(written == 0x5678);
+  CHECK(base_after == reinterpret_cast<std::uint64_t>(&own[1]));
+  CHECK(recorder::this_thread_block() == t);  // (the real base is the block's again)
+  CHECK(recorder::stats().native_exits == exits);
+  const auto samples = recorded();
+  CHECK(count_to(samples, recorder::exit_point()) == 1);  // its return recorded
 }
 
 namespace {

@@ -1,12 +1,13 @@
 #include "tracer/inprocess/recorder/address_map.hpp"
 
+#include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/inprocess/recorder/sys.hpp"
 
 namespace recorder {
 namespace {
 
 std::size_t slot_of(std::uint64_t key, std::size_t slots) {
-  return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ull) >> 40) & (slots - 1);
+  return static_cast<std::size_t>(hs_recorder_slot_of(key, slots));  // (the server probes as here)
 }
 
 }  // namespace

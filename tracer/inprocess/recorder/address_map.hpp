@@ -21,6 +21,9 @@ class AddressMap {
   std::size_t size() const { return size_; }
   // How many more keys insert() takes.
   std::size_t room() const { return capacity_ / 2 > size_ ? capacity_ / 2 - size_ : 0; }
+  // Where its entries lie ({key, value}: recorder_api.h's hs_recorder_safe_point), and how many.
+  std::uint64_t entries() const { return reinterpret_cast<std::uint64_t>(slots_); }
+  std::size_t capacity() const { return capacity_; }
 
  private:
   struct Entry {

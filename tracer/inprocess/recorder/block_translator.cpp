@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "tracer/inprocess/recorder/branch_sequences.hpp"
+#include "tracer/inprocess/recorder/program_gs.hpp"
 
 namespace recorder {
 namespace {
@@ -59,13 +60,8 @@ Kind classify(const ZydisDecodedInstruction& insn, const std::uint8_t* code) {
     case ZYDIS_MNEMONIC_IRET:
     case ZYDIS_MNEMONIC_IRETD:
     case ZYDIS_MNEMONIC_IRETQ:
-    case ZYDIS_MNEMONIC_XBEGIN:
-    case ZYDIS_MNEMONIC_RDGSBASE:
-    case ZYDIS_MNEMONIC_WRGSBASE: return Kind::Leave;
+    case ZYDIS_MNEMONIC_XBEGIN: return Kind::Leave;
     default: break;
-  }
-  if ((insn.attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS) != 0) {
-    return Kind::Leave;  // %gs is the recorder's (thread_state.hpp): the program's own use runs natively
   }
   if (insn.meta.category == ZYDIS_CATEGORY_COND_BR) {
     return insn.raw.imm[0].is_relative ? Kind::Jcc : Kind::Leave;
@@ -127,7 +123,60 @@ bool load_branch_operand(Emitter& e, const ZydisDecodedInstruction& insn, const 
   return true;
 }
 
+// Whether insn may touch %gs (then its operands are decoded: gs_use).
+bool may_use_gs(const ZydisDecodedInstruction& insn) {
+  if ((insn.attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS) != 0) {
+    return true;
+  }
+  switch (insn.mnemonic) {
+    case ZYDIS_MNEMONIC_RDGSBASE:
+    case ZYDIS_MNEMONIC_WRGSBASE:
+    case ZYDIS_MNEMONIC_LGS:
+    case ZYDIS_MNEMONIC_PUSH:
+    case ZYDIS_MNEMONIC_POP: return true;
+    case ZYDIS_MNEMONIC_MOV: return insn.opcode == 0x8c || insn.opcode == 0x8e;  // (to or from a segment register)
+    default: return false;
+  }
+}
+
 }  // namespace
+
+BlockTranslator::ProgramGs BlockTranslator::translate_gs_use(Emitter& e, const ZydisDecodedInstruction& insn,
+                                                             const ZydisDecoderContext& context,
+                                                             const std::uint8_t* code, std::uint64_t pc) {
+  ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&decoder_, &context, &insn, operands, insn.operand_count))) {
+    return ProgramGs::native;
+  }
+  switch (gs_use(insn, operands, fsgsbase_)) {
+    case GsUse::none: return ProgramGs::untouched;
+    case GsUse::native: return ProgramGs::native;
+    case GsUse::base_move: emit_gs_base_move(e, insn, operands); return ProgramGs::translated;
+    case GsUse::operand: break;
+  }
+  const GsSwap swap = gs_swap_registers(insn, operands);
+  emit_gs_swap_in(e, swap);
+  if (!copy_plain(e, insn, code, pc)) {
+    return ProgramGs::native;
+  }
+  emit_gs_swap_out(e, swap);
+  return ProgramGs::translated;
+}
+
+std::uint64_t BlockTranslator::native_exit(std::uint64_t app) {
+  if (!fsgsbase_ || full_ || app == native_landing_) {
+    return app;
+  }
+  std::uint8_t* at = cache_.reserve(app, kMaxExitBytes);
+  if (at == nullptr || safe_points_.room() == 0) {
+    return app;
+  }
+  Emitter e(at);
+  safe_point(e, app);
+  emit_native_exit(e, app, true);
+  cache_.commit(e.here());
+  return reinterpret_cast<std::uint64_t>(at);
+}
 
 BlockTranslator::BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points, CodePages& pages)
     : cache_(cache), blocks_(blocks), safe_points_(safe_points), pages_(pages) {
@@ -187,30 +236,44 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
     }
     const auto* code = reinterpret_cast<const std::uint8_t*>(pc);
     ZydisDecodedInstruction insn;
+    ZydisDecoderContext context;
     const auto readable = static_cast<ZyanUSize>(std::min<std::uint64_t>(15, end - pc));
-    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder_, nullptr, code, readable, &insn))) {
-      emit_native_exit(e, pc);
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder_, &context, code, readable, &insn))) {
+      emit_native_exit(e, pc, fsgsbase_);
       ++stats_.native_exits;
       break;
     }
     const std::uint64_t next = pc + insn.length;
     const std::uint64_t target = next + static_cast<std::uint64_t>(insn.raw.imm[0].value.s);
-    const Kind kind = classify(insn, code);
     std::uint8_t* undo = e.here();
+    if (may_use_gs(insn)) {
+      const ProgramGs done = translate_gs_use(e, insn, context, code, pc);
+      if (done == ProgramGs::translated) {
+        pc = next;
+        continue;
+      }
+      if (done == ProgramGs::native) {
+        e = Emitter(undo);
+        emit_native_exit(e, pc, fsgsbase_);
+        ++stats_.native_exits;
+        break;
+      }
+    }
+    const Kind kind = classify(insn, code);
     bool ended = true;
     switch (kind) {
       case Kind::Plain:
         ended = false;
         if (!copy_plain(e, insn, code, pc)) {
           e = Emitter(undo);
-          emit_native_exit(e, pc);
+          emit_native_exit(e, pc, fsgsbase_);
           ++stats_.native_exits;
           ended = true;
         }
         break;
       case Kind::Syscall:
         if (insn.length != 2) {
-          emit_native_exit(e, pc);  // (a prefixed one: the gates know the plain two bytes only)
+          emit_native_exit(e, pc, fsgsbase_);  // (a prefixed one: the gates know the plain two bytes only)
           ++stats_.native_exits;
           break;
         }
@@ -277,7 +340,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
           e.u32(pop);
         } else if (!load_branch_operand(e, insn, code, next)) {
           e = Emitter(undo);
-          emit_native_exit(e, pc);
+          emit_native_exit(e, pc, fsgsbase_);
           ++stats_.native_exits;
           break;
         }
@@ -290,7 +353,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
         emit_lookup(e);
         break;
       case Kind::Leave:
-        emit_native_exit(e, pc);
+        emit_native_exit(e, pc, fsgsbase_);
         ++stats_.native_exits;
         break;
     }

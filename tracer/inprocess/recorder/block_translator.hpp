@@ -44,6 +44,13 @@ class BlockTranslator {
   void leave_at(std::uint64_t app) { native_landing_ = app; }
   // Where a signal handler's rt_sigreturn goes back into the cache (0: it returns natively).
   void set_thread_entry(std::uint64_t entry) { thread_entry_ = entry; }
+  // The kernel lets the program's code run wrgsbase (AT_HWCAP2's FSGSBASE): the program's own
+  // %gs operands are translated, and native code runs with its own base (program_gs.hpp).
+  void set_fsgsbase(bool on) { fsgsbase_ = on; }
+  // Where a thread bound for native code at `app` (which translation_of left untranslated) goes:
+  // a way out made for it in the cache, which gives the program its %gs base first; `app` itself
+  // when none is needed or could be made.
+  std::uint64_t native_exit(std::uint64_t app);
   // Without ring stores: what the translation alone costs.
   void set_recording(bool on) { record_ = on; }
   const TranslatorStats& stats() const { return stats_; }
@@ -54,6 +61,11 @@ class BlockTranslator {
 
  private:
   std::uint64_t translate_block(std::uint64_t start);
+  enum class ProgramGs { untouched, translated, native };
+  // An instruction that may touch %gs (program_gs.hpp): its translation emitted, or none needed,
+  // or it runs natively.
+  ProgramGs translate_gs_use(Emitter& e, const ZydisDecodedInstruction& insn, const ZydisDecoderContext& context,
+                             const std::uint8_t* code, std::uint64_t pc);
   void safe_point(const Emitter& e, std::uint64_t app) { full_ = !safe_points_.insert(e.address(), app) || full_; }
   CodeCache& cache_;
   BlockMap& blocks_;
@@ -64,6 +76,7 @@ class BlockTranslator {
   std::uint64_t thread_entry_ = 0;
   bool record_ = true;
   bool full_ = false;
+  bool fsgsbase_ = false;
   TranslatorStats stats_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "tracer/inprocess/recorder/program_gs.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
 
 namespace recorder {
@@ -153,8 +154,11 @@ void link_exit(std::uint64_t slot, std::uint64_t made, bool alone) {
   words[1] = 0;
 }
 
-void emit_native_exit(Emitter& e, std::uint64_t target) {
+void emit_native_exit(Emitter& e, std::uint64_t target, bool program_gs) {
   e.store_gs_imm64(&ts().exited_at, target);
+  if (program_gs) {
+    emit_program_gs_for_native(e);
+  }
   e.bytes({0xff, 0x25, 0, 0, 0, 0});
   e.u64(target);
 }
@@ -185,9 +189,10 @@ void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t
 void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc) {
   // Compared with no flag changed (the syscall hands the program's flags to r11): rcx, which the
   // syscall overwrites anyway, takes eax - number, and jecxz jumps on zero.
-  std::uint8_t* to_gate[5];
+  std::uint8_t* to_gate[6];
   int n = 0;
-  for (std::uint32_t number : {9u, 10u, 11u, 25u, 329u}) {  // mmap, mprotect, munmap, mremap, pkey_mprotect
+  // mmap, mprotect, munmap, mremap, pkey_mprotect, and arch_prctl (the program's %gs: program_gs.hpp)
+  for (std::uint32_t number : {9u, 10u, 11u, 25u, 329u, 158u}) {
     e.bytes({0x8d, 0x88});  // lea ecx, [rax - number]
     e.u32(static_cast<std::uint32_t>(-static_cast<std::int32_t>(number)));
     e.bytes({0x67, 0xe3, 0});  // jecxz gate

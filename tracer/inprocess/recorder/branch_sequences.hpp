@@ -35,7 +35,8 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks);
 void link_exit(std::uint64_t slot, std::uint64_t made, bool alone);
 // Leaves the cache: the program runs natively from `target` (recording ends there; the block's
 // exited_at says where, so that the server can tell a stop there from a run it did not see).
-void emit_native_exit(Emitter& e, std::uint64_t target);
+// program_gs: the real %gs base made the program's first (program_gs.hpp; FSGSBASE only).
+void emit_native_exit(Emitter& e, std::uint64_t target, bool program_gs);
 // Before a copied `syscall`: when it is rt_sigreturn (eax 15), the signal frame at rsp is made to
 // return into the cache through the thread entry (the interrupted program address becomes the
 // block's resume) and a syscall of its own does the sigreturn, so that the code after a handler
@@ -48,7 +49,8 @@ void emit_native_exit(Emitter& e, std::uint64_t target);
 // (0: nothing recorded).
 void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t record_from, std::uint64_t next);
 // Before a copied `syscall` (0f 05) at syscall_pc: a call that may change the program's mappings
-// (eax 9, 10, 11, 25 or 329: code_pages.hpp) goes to the maps gate instead, with rdi..r9 in the
+// (eax 9, 10, 11, 25 or 329: code_pages.hpp), or arch_prctl (158: the program's %gs base,
+// program_gs.hpp), goes to the maps gate instead, with rdi..r9 in the
 // block's syscall_args, rax = syscall_pc and rcx = the copy's cache address (emitted right after
 // this sequence); the gate makes the call itself or has it run natively (recorder.cpp). Any other
 // goes straight on to the copy. The flags are not kept, as in emit_sigreturn_return.

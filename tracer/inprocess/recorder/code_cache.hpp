@@ -8,11 +8,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tracer/inprocess/recorder/recorder_api.h"
+
 namespace recorder {
 
-inline constexpr std::size_t kRegionSize = 16u << 20;
+inline constexpr std::size_t kRegionSize = HS_RECORDER_CACHE_REGION_BYTES;
 inline constexpr std::uint64_t kRegionReach = 1ull << 30;  // a region serves code this close
-inline constexpr std::size_t kMaxRegions = 64;
+inline constexpr std::size_t kMaxRegions = HS_RECORDER_MAX_CACHE_REGIONS;
 
 class CodeCache {
  public:
@@ -28,12 +30,16 @@ class CodeCache {
   // Unmaps every region (no thread may be in them).
   void release();
   std::size_t used() const;
+  // Where the server reads the regions (recorder_api.h: cache_regions, cache_region_count).
+  std::uint64_t regions_address() const { return reinterpret_cast<std::uint64_t>(regions_); }
+  std::uint64_t count_address() const { return reinterpret_cast<std::uint64_t>(&count_); }
 
  private:
   struct Region {
     std::uint8_t* base;
     std::uint8_t* cursor;
   };
+  static_assert(sizeof(std::uint8_t*) == sizeof(std::uint64_t) && sizeof(std::size_t) == sizeof(std::uint64_t));
   Region* map_near(std::uint64_t near);
   Region regions_[kMaxRegions]{};
   std::size_t count_ = 0;

@@ -11,6 +11,7 @@
 
 #include "tracer/inprocess/recorder/branch_sequences.hpp"
 #include "tracer/inprocess/recorder/proc_self.hpp"
+#include "tracer/inprocess/recorder/program_gs.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/inprocess/recorder/sys.hpp"
 #include "tracer/inprocess/recorder/thread_state.hpp"
@@ -206,6 +207,7 @@ void translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
     // Left for native code (emit_native_exit's note); not remembered, nor linked: code on a
     // writable page may be translatable once it is not (code_pages.hpp).
     t.exited_at = target;
+    made = rec.translator.native_exit(target);
     unlock_translator(rec);
     go_on(t, made, target);
     return;
@@ -236,12 +238,20 @@ void maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
   Recorder& rec = *g_recorder;
   ThreadState* t = this_thread_block();
   lock_translator(rec);
+  const bool caught = rec.words.syscalls_caught.load(std::memory_order_relaxed) != 0;
+  if (std::uint64_t result = 0;
+      t->save_rax == SYS_arch_prctl && !caught && program_gs_call(*t, t->syscall_args[0], t->syscall_args[1], &result)) {
+    t->save_rax = result;  // (the program's %gs base: program_gs.hpp)
+    dispatcher_saved(*t, kSavedR11) = dispatcher_saved(*t, kSavedFlags);
+    unlock_translator(rec);
+    go_on(*t, copy + 2, syscall_pc + 2);
+    return;
+  }
   const ChangedRanges changed = changed_ranges(t->save_rax, t->syscall_args);
   bool stale = false;
   for (std::size_t i = 0; i < changed.count; ++i) {
     stale = stale || rec.pages.touches_translated(changed.lo[i], changed.hi[i]);
   }
-  const bool caught = rec.words.syscalls_caught.load(std::memory_order_relaxed) != 0;
   if (stale && (thread_count() != 1 || caught)) {
     rec.words.maps_changed.store(1, std::memory_order_relaxed);
   } else if (caught && changed.count != 0) {
@@ -356,6 +366,7 @@ Failure init() {
   rec->stubs = stubs;
   constexpr unsigned long kHwcap2 = 26, kFsgsbase = 1ul << 1;  // AT_HWCAP2, HWCAP2_FSGSBASE
   g_rdfsbase = (auxv_value(kHwcap2) & kFsgsbase) != 0;
+  rec->translator.set_fsgsbase(g_rdfsbase);
   Emitter e(stubs);
   static_assert(HS_RECORDER_LEAVE_TRAP_OFFSET == 0);
   e.bytes({0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,  // the leave trap (then padding)
@@ -442,7 +453,8 @@ ThreadState* new_thread_block() {
             .leave_slots = address(&t.target),
             .shared_fd = fd,
             .shared_bytes = shared_bytes,
-            .retired = 0};
+            .retired = 0,
+            .app_gs_slot = address(&t.app_gs)};
   rec->threads[rec->thread_count++] = ThreadBlock{&t, rec->xsave, shared_bytes, fd, inode};
   rec->open_fds += fd >= 0 ? 1 : 0;
   return &t;
@@ -460,23 +472,15 @@ std::uint64_t stubs() {
   return g_recorder != nullptr ? reinterpret_cast<std::uint64_t>(g_recorder->stubs) : 0;
 }
 
-std::uint64_t app_address(std::uint64_t pc, std::uint64_t sp) {
+void describe_cache(hs_recorder_process_info& info) {
   const Recorder* rec = g_recorder;
   if (rec == nullptr) {
-    return pc;
+    return;
   }
-  const ThreadState* t = current_thread_state();
-  if (t != nullptr && sp <= t->private_stack_top && sp > t->private_stack_top - kPrivateStack) {
-    return 0;  // inside the dispatcher's call of the translator
-  }
-  const auto stubs = reinterpret_cast<std::uint64_t>(rec->stubs);
-  if (pc >= stubs && pc < stubs + kStubBytes) {
-    return 0;
-  }
-  if (!rec->cache.contains(pc)) {
-    return pc;
-  }
-  return rec->safe_points.find(pc);
+  info.safe_points = rec->safe_points.entries();
+  info.safe_point_slots = rec->safe_points.capacity();
+  info.cache_regions = rec->cache.regions_address();
+  info.cache_region_count = rec->cache.count_address();
 }
 
 void flush() {
@@ -535,6 +539,7 @@ Failure start_thread() {
   if (!set_thread_state(block)) {
     return "arch_prctl(ARCH_SET_GS) for the recorder's thread block failed";
   }
+  block->app_gs = reinterpret_cast<std::uint64_t>(block);  // (this program's own code reads its block natively)
   lock_translator(*g_recorder);
   close_shared_fds(*g_recorder, block);  // (no server maps it: this process records itself)
   unlock_translator(*g_recorder);

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "tracer/inprocess/recorder/block_translator.hpp"
+#include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/inprocess/recorder/recorder_ring.h"
 #include "tracer/inprocess/recorder/thread_state.hpp"
 
@@ -31,10 +32,9 @@ std::uint64_t thread_entry();
 std::uint64_t translator_slot();
 // The first byte of the leave trap, dispatcher and thread entry (recorder_api.h's HS_RECORDER_STUB_BYTES).
 std::uint64_t stubs();
-// Where the program would be for a thread at pc (stack at sp, its block the caller's %gs):
-// pc itself outside the recorder's code, the program address at a safe point of the cache,
-// 0 elsewhere in the recorder's code (the thread must step on to a safe point).
-std::uint64_t app_address(std::uint64_t pc, std::uint64_t sp);
+// What the server reads to tell where a stopped thread stands (recorder_api.h): the safe
+// points and the cache's regions.
+void describe_cache(hs_recorder_process_info& info);
 // Forgets every translation (the program's code changed: a breakpoint, a write). No thread
 // may be in the cache.
 void flush();

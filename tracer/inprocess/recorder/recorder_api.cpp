@@ -24,10 +24,6 @@ uint64_t new_thread() {
   return t != nullptr ? reinterpret_cast<uint64_t>(&t->info) : 0;
 }
 
-uint64_t app_address(uint64_t pc, uint64_t sp) {
-  return recorder::app_address(pc, sp);
-}
-
 void flush() {
   recorder::flush();
 }
@@ -63,7 +59,7 @@ HS_EXPORTED uint64_t hs_recorder_setup(void) {
     info.stubs = recorder::stubs();
     info.translator_slot = recorder::translator_slot();
     info.new_thread = address_of(new_thread);
-    info.app_address = address_of(app_address);
+    recorder::describe_cache(info);
     info.flush = address_of(flush);
     info.shutdown = address_of(shutdown);
     info.settle_fork_child = address_of(settle_fork_child);

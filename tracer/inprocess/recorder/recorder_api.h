@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 11u
+#define HS_RECORDER_ABI_VERSION 12u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -36,10 +36,17 @@ struct hs_recorder_process_info {
   uint64_t translator_slot;
   /* Functions, called on a stopped thread: */
   uint64_t new_thread;  /* uint64_t (void): a new (or retired) block's hs_recorder_thread_info, 0 if none */
-  /* uint64_t (uint64_t pc, uint64_t sp), called on the thread stopped at pc with its stack at sp:
-   * pc outside the recorder's code, the program address at a safe point, 0 where it must step on
-   * first. */
-  uint64_t app_address;
+  /* Where the program would be for a thread stopped at a cache address, read by the server with
+   * no call: the safe points, an open-addressing table of safe_point_slots (a power of two)
+   * hs_recorder_safe_point entries from safe_points, probed from hs_recorder_slot_of(pc) on
+   * until the key is pc (its value) or 0 (no safe point: the thread must step on). Entries are
+   * added while other threads run, never changed or removed but by a flush. The cache's
+   * regions: cache_region_count (the address of a word) of HS_RECORDER_MAX_CACHE_REGIONS
+   * hs_recorder_cache_region at cache_regions, each HS_RECORDER_CACHE_REGION_BYTES long. */
+  uint64_t safe_points;
+  uint64_t safe_point_slots;
+  uint64_t cache_regions;
+  uint64_t cache_region_count;
   uint64_t flush;    /* void (void): forgets every translation; no thread may be in the cache */
   uint64_t shutdown; /* void (void): unmaps everything; no thread may be in the cache */
   /* void (void), in a fork child before its first entry: its copy of the translation lock
@@ -47,6 +54,22 @@ struct hs_recorder_process_info {
    * copy may be half made). */
   uint64_t settle_fork_child;
 };
+
+struct hs_recorder_safe_point {
+  uint64_t cache; /* 0: an empty slot */
+  uint64_t app;
+};
+struct hs_recorder_cache_region {
+  uint64_t base;
+  uint64_t cursor;
+};
+#define HS_RECORDER_MAX_CACHE_REGIONS 64u
+#define HS_RECORDER_CACHE_REGION_BYTES (16u << 20)
+
+/* The slot of the recorder's address tables where the probe for `key` starts. */
+static inline uint64_t hs_recorder_slot_of(uint64_t key, uint64_t slots) {
+  return ((key * 0x9e3779b97f4a7c15ull) >> 40) & (slots - 1);
+}
 
 /* What a new thread block (hs_recorder_process_info.new_thread) gives the address of. */
 struct hs_recorder_thread_info {
@@ -74,6 +97,10 @@ struct hs_recorder_thread_info {
    * block anew for the next thread, its memory (and the server's mapping of it) kept. A reused
    * block comes with shared_fd -1. */
   uint64_t retired;
+  /* The program's own %gs base while the thread runs in the cache (its %gs is the block): the
+   * server writes it at entry and gives it back at the leave; the cache's code reads and sets it
+   * for the program's arch_prctl, rdgsbase, wrgsbase and %gs operands. */
+  uint64_t app_gs_slot;
 };
 
 #define HS_RECORDER_PRIVATE_STACK_BYTES (256u << 10)

@@ -1,0 +1,233 @@
+/* What a program computes and sees of itself where a recorder in the process could change it
+ * (issue 55). argv[1] says which; each prints what it found, the same natively and recorded:
+ *   gs-none  a program that never set %gs: its base as arch_prctl and rdgsbase give it
+ *   gs-own   a %gs base of its own, set in a constructor (before any recording): read through
+ *            %gs, set again with arch_prctl and with wrgsbase while recording, read after a stop
+ *            at `stop_point` (GDB's), and in a thread made afterwards (it inherits the base)
+ *   siginfo  signals with their siginfo while main computes: sigqueue values from a child,
+ *            a POSIX timer's, SIGCHLD's pid and status
+ * Then main calls `done`. With a second argument `wait` it first waits for `go` to be set (an
+ * attach). */
+#define _GNU_SOURCE
+#include <asm/prctl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+void stop_point(void) { __asm__ volatile("" ::: "memory"); }
+void done(void) { __asm__ volatile("" ::: "memory"); }
+
+static int have_fsgsbase(void) { return (getauxval(AT_HWCAP2) & 2) != 0; }
+
+static uint64_t gs_by_arch_prctl(void) {
+  uint64_t base = 12345;
+  if (syscall(SYS_arch_prctl, ARCH_GET_GS, &base) != 0) {
+    return 1;
+  }
+  return base;
+}
+
+static uint64_t gs_by_rdgsbase(void) {
+  uint64_t base = 0;
+  __asm__ volatile("rdgsbase %0" : "=r"(base));
+  return base;
+}
+
+static void wrgsbase(uint64_t base) { __asm__ volatile("wrgsbase %0" ::"r"(base) : "memory"); }
+
+static uint64_t read_gs(uint64_t offset) {
+  uint64_t v = 0;
+  __asm__ volatile("mov %%gs:(%1), %0" : "=r"(v) : "r"(offset) : "memory");
+  return v;
+}
+
+static void add_gs(uint64_t offset, uint64_t v) {
+  __asm__ volatile("add %1, %%gs:(%0)" ::"r"(offset), "r"(v) : "memory", "cc");
+}
+
+static uint64_t area_a[8] = {0, 11, 22, 33};
+static uint64_t area_b[8] = {0, 101, 202, 303};
+static uint64_t area_c[8] = {0, 1001, 2002, 3003};
+
+static const char* name_of(uint64_t base) {
+  if (base == (uint64_t)area_a) return "a";
+  if (base == (uint64_t)area_b) return "b";
+  if (base == (uint64_t)area_c) return "c";
+  if (base == 0) return "0";
+  return "other";
+}
+
+
+/* (glibc hands a constructor the program's arguments) */
+__attribute__((constructor)) static void set_own_gs(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "gs-own") == 0) {
+    syscall(SYS_arch_prctl, ARCH_SET_GS, (uint64_t)area_a);
+  }
+}
+
+/* Sums through %gs in a loop (so that the loop's blocks are translated and linked). */
+static uint64_t sum_through_gs(int rounds) {
+  uint64_t sum = 0;
+  for (int i = 0; i < rounds; ++i) {
+    sum += read_gs(8 * (1 + i % 3));
+    add_gs(8 * 4, 1);
+  }
+  return sum;
+}
+
+static void* gs_thread(void* arg) {
+  (void)arg;
+  printf("thread: base %s, sum %llu\n", name_of(gs_by_arch_prctl()), (unsigned long long)sum_through_gs(300));
+  return NULL;
+}
+
+static int gs_own(void) {
+  printf("own: base %s, sum %llu\n", name_of(gs_by_arch_prctl()), (unsigned long long)sum_through_gs(3000));
+  syscall(SYS_arch_prctl, ARCH_SET_GS, (uint64_t)area_b);
+  printf("set: base %s, sum %llu\n", name_of(gs_by_arch_prctl()), (unsigned long long)sum_through_gs(3000));
+  if (have_fsgsbase()) {
+    wrgsbase((uint64_t)area_c);
+    stop_point();
+    printf("wrgsbase, stop: base %s, rdgsbase %s, sum %llu\n", name_of(gs_by_arch_prctl()),
+           name_of(gs_by_rdgsbase()), (unsigned long long)sum_through_gs(3000));
+  } else {
+    stop_point();
+    printf("wrgsbase, stop: (no FSGSBASE)\n");
+  }
+  pthread_t t;
+  pthread_create(&t, NULL, gs_thread, NULL);
+  pthread_join(t, NULL);
+  printf("counts: a %llu, b %llu, c %llu\n", (unsigned long long)area_a[4], (unsigned long long)area_b[4],
+         (unsigned long long)area_c[4]);
+  return 0;
+}
+
+static int gs_none(void) {
+  printf("never set: base %s\n", name_of(gs_by_arch_prctl()));
+  if (have_fsgsbase()) {
+    printf("never set: rdgsbase %s\n", name_of(gs_by_rdgsbase()));
+  }
+  stop_point();
+  printf("after a stop: base %s\n", name_of(gs_by_arch_prctl()));
+  return 0;
+}
+
+/* Signals: what each handler saw that was not what was sent. */
+static volatile int queued = 0, queued_bad = 0, timer_ticks = 0, timer_bad = 0, chld = 0, chld_bad = 0;
+static volatile pid_t sender = 0;
+
+static void on_queued(int sig, siginfo_t* si, void* uc) {
+  (void)sig, (void)uc;
+  if (si->si_code != SI_QUEUE || si->si_pid != sender || si->si_value.sival_int != 4242 + queued) {
+    ++queued_bad;
+  }
+  ++queued;
+}
+
+static void on_timer(int sig, siginfo_t* si, void* uc) {
+  (void)sig, (void)uc;
+  if (si->si_code != SI_TIMER || si->si_value.sival_int != 77) {
+    ++timer_bad;
+  }
+  ++timer_ticks;
+}
+
+static void on_chld(int sig, siginfo_t* si, void* uc) {
+  (void)sig, (void)uc;
+  if (si->si_code != CLD_EXITED || si->si_status != 7 || si->si_pid != sender) {
+    ++chld_bad;
+  }
+  ++chld;
+}
+
+static void handle(int sig, void (*fn)(int, siginfo_t*, void*)) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = fn;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(sig, &sa, NULL);
+}
+
+static uint64_t spin(uint64_t rounds) {
+  uint64_t x = 1;
+  for (uint64_t i = 0; i < rounds; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+  }
+  return x;
+}
+
+static int signals(void) {
+  enum { kQueued = 200 };
+  handle(SIGUSR1, on_queued);
+  handle(SIGALRM, on_timer);
+  handle(SIGCHLD, on_chld);
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &usr1, NULL);  /* (until the sender's pid is known) */
+  const pid_t parent = getpid();
+  const pid_t child = fork();
+  if (child == 0) {
+    for (int i = 0; i < kQueued; ++i) {
+      union sigval v = {.sival_int = 4242 + i};
+      sigqueue(parent, SIGUSR1, v);
+      usleep(200);
+    }
+    _exit(7);
+  }
+  sender = child;
+  sigprocmask(SIG_UNBLOCK, &usr1, NULL);
+  timer_t timer;
+  struct sigevent ev;
+  memset(&ev, 0, sizeof ev);
+  ev.sigev_notify = SIGEV_SIGNAL;
+  ev.sigev_signo = SIGALRM;
+  ev.sigev_value.sival_int = 77;
+  timer_create(CLOCK_MONOTONIC, &ev, &timer);
+  struct itimerspec every = {.it_interval = {0, 2000000}, .it_value = {0, 2000000}};
+  timer_settime(timer, 0, &every, NULL);
+  uint64_t x = 0;
+  while (queued < kQueued || chld == 0) {
+    x += spin(20000);
+  }
+  timer_delete(timer);
+  int status = 0;
+  waitpid(child, &status, 0);
+  printf("sigqueue: %d, with a wrong siginfo: %d\n", queued, queued_bad);
+  printf("timer: %s, with a wrong siginfo: %d\n", timer_ticks > 0 ? "ticked" : "never ticked", timer_bad);
+  printf("SIGCHLD: %d, with a wrong siginfo: %d, status %d\n", chld, chld_bad, WEXITSTATUS(status));
+  return x == 42 ? 3 : 0;
+}
+
+volatile int go = 0;
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  const char* mode = argc > 1 ? argv[1] : "";
+  if (argc > 2 && strcmp(argv[2], "wait") == 0) {  /* (for an attach: until GDB sets `go`) */
+    printf("waiting\n");
+    while (!go) {
+      usleep(1000);
+    }
+  }
+  int rc = 2;
+  if (strcmp(mode, "gs-none") == 0) {
+    rc = gs_none();
+  } else if (strcmp(mode, "gs-own") == 0) {
+    rc = gs_own();
+  } else if (strcmp(mode, "siginfo") == 0) {
+    rc = signals();
+  } else {
+    printf("usage: guest_cases gs-none|gs-own|siginfo\n");
+  }
+  done();
+  return rc;
+}
