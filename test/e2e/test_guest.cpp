@@ -259,3 +259,61 @@ TEST_CASE("inproc keeps the program's own %gs at attach: the base it set before,
   CHECK(e2e::exit_code(status) == 0);
   CHECK(without_waiting(program.out()) == expected);
 }
+
+TEST_CASE("inproc: signals that come while threads run in the cache reach the program with their own siginfo "
+          "(sigqueue's value and sender, a POSIX timer's, SIGCHLD's pid and status)",
+          "[e2e][btrace][guest]") {
+  const std::string expected = native_case("siginfo");
+  REQUIRE_THAT(expected, Contains("sigqueue: 200, with a wrong siginfo: 0\n"));
+  const std::vector<std::string> pass = {"handle SIG35 SIGALRM SIGCHLD nostop noprint pass"};
+  auto out = e2e::run_gdb({.program = "guest_cases",
+                           .commands = {"break main", "continue", "record btrace", pass[0], "break done", "continue",
+                                        "info record", "continue"},
+                           .args = {"siginfo"},
+                           .timeout = std::chrono::seconds(60),
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions)"));
+  CHECK(out.server_out == expected);
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+
+  e2e::Child program({.argv = {e2e::prog_path("guest_cases"), "siginfo", "wait"}});
+  REQUIRE(program.wait_for_text("waiting", e2e::Clock::now() + std::chrono::seconds(5), true));
+  auto attached = e2e::run_gdb({.commands = {"record btrace", pass[0], "set var go = 1", "break done", "continue",
+                                             "info record", "record stop", "detach"},
+                                .transport = e2e::Transport::attach,
+                                .attach_pid = program.pid(),
+                                .timeout = std::chrono::seconds(60),
+                                .server_flags = {"--btrace=inproc"}});
+  INFO(attached.transcript());
+  CHECK_THAT(attached.gdb, Contains("detached]"));
+  const auto status = program.wait(e2e::Clock::now() + std::chrono::seconds(10));
+  INFO("program: " << e2e::describe_status(status) << "\n" << program.out());
+  CHECK(e2e::exit_code(status) == 0);
+  CHECK(without_waiting(program.out()) == expected);
+}
+
+TEST_CASE("inproc: a child of clone(CLONE_VM | SIGCHLD) shares its parent's memory: the recorder stays in it for the "
+          "parent, all-stop and non-stop",
+          "[e2e][btrace][guest]") {
+  const bool non_stop = GENERATE(false, true);
+  INFO((non_stop ? "non-stop" : "all-stop"));
+  const std::string expected = native_case("clone-vm");
+  REQUIRE_THAT(expected, Contains("clone-vm: child sum 5999995, exit 5; main same twice\n"));
+  auto out = e2e::run_gdb({.program = "guest_cases",
+                           // (Not a breakpoint after the clone: GDB, detaching the child it takes for a
+                           // fork, takes its breakpoints out of the memory both share, as with gdbserver.)
+                           .commands = {"break main", "continue", "record btrace", "catch syscall exit_group",
+                                        "continue", "info record", "continue"},
+                           .args = {"clone-vm"},
+                           .init_commands = non_stop ? std::vector<std::string>{"set non-stop on"}
+                                                     : std::vector<std::string>{},
+                           .timeout = std::chrono::seconds(60),
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_FALSE(out.timed_out);
+  // The parent's work, after the clone, recorded in the cache (not stepped for minutes).
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions)"));
+  CHECK(out.server_out == expected);
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}

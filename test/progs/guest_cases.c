@@ -4,13 +4,16 @@
  *   gs-own   a %gs base of its own, set in a constructor (before any recording): read through
  *            %gs, set again with arch_prctl and with wrgsbase while recording, read after a stop
  *            at `stop_point` (GDB's), and in a thread made afterwards (it inherits the base)
- *   siginfo  signals with their siginfo while main computes: sigqueue values from a child,
- *            a POSIX timer's, SIGCHLD's pid and status
+ *   clone-vm a child made by clone(CLONE_VM | SIGCHLD): a process that shares main's memory
+ *            (not a fork), which computes while main does and exits
+ *   siginfo  signals with their siginfo while main computes: sigqueue values from a child
+ *            (a real-time signal: each one queued), a POSIX timer's, SIGCHLD's pid and status
  * Then main calls `done`. With a second argument `wait` it first waits for `go` to be set (an
  * attach). */
 #define _GNU_SOURCE
 #include <asm/prctl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -166,25 +169,26 @@ static uint64_t spin(uint64_t rounds) {
 
 static int signals(void) {
   enum { kQueued = 200 };
-  handle(SIGUSR1, on_queued);
+  const int rt = SIGRTMIN + 1;
+  handle(rt, on_queued);
   handle(SIGALRM, on_timer);
   handle(SIGCHLD, on_chld);
-  sigset_t usr1;
-  sigemptyset(&usr1);
-  sigaddset(&usr1, SIGUSR1);
-  sigprocmask(SIG_BLOCK, &usr1, NULL);  /* (until the sender's pid is known) */
+  sigset_t queued_set;
+  sigemptyset(&queued_set);
+  sigaddset(&queued_set, rt);
+  sigprocmask(SIG_BLOCK, &queued_set, NULL);  /* (until the sender's pid is known) */
   const pid_t parent = getpid();
   const pid_t child = fork();
   if (child == 0) {
     for (int i = 0; i < kQueued; ++i) {
       union sigval v = {.sival_int = 4242 + i};
-      sigqueue(parent, SIGUSR1, v);
+      sigqueue(parent, rt, v);
       usleep(200);
     }
     _exit(7);
   }
   sender = child;
-  sigprocmask(SIG_UNBLOCK, &usr1, NULL);
+  sigprocmask(SIG_UNBLOCK, &queued_set, NULL);
   timer_t timer;
   struct sigevent ev;
   memset(&ev, 0, sizeof ev);
@@ -192,7 +196,7 @@ static int signals(void) {
   ev.sigev_signo = SIGALRM;
   ev.sigev_value.sival_int = 77;
   timer_create(CLOCK_MONOTONIC, &ev, &timer);
-  struct itimerspec every = {.it_interval = {0, 2000000}, .it_value = {0, 2000000}};
+  struct itimerspec every = {.it_interval = {0, 10000000}, .it_value = {0, 10000000}};
   timer_settime(timer, 0, &every, NULL);
   uint64_t x = 0;
   while (queued < kQueued || chld == 0) {
@@ -205,6 +209,39 @@ static int signals(void) {
   printf("timer: %s, with a wrong siginfo: %d\n", timer_ticks > 0 ? "ticked" : "never ticked", timer_bad);
   printf("SIGCHLD: %d, with a wrong siginfo: %d, status %d\n", chld, chld_bad, WEXITSTATUS(status));
   return x == 42 ? 3 : 0;
+}
+
+/* clone(CLONE_VM | SIGCHLD): the child sums into shared memory, main computes meanwhile. */
+static volatile uint64_t child_sum = 0;
+
+static int clone_child(void* arg) {
+  (void)arg;
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < 2000000; ++i) {
+    sum += i % 7;
+  }
+  child_sum = sum;
+  return 5;
+}
+
+static int clone_vm(void) {
+  enum { kStack = 256 << 10 };
+  char* stack = malloc(kStack);
+  const pid_t child = clone(clone_child, stack + kStack, CLONE_VM | SIGCHLD, NULL);
+  if (child < 0) {
+    printf("clone failed\n");
+    return 1;
+  }
+  const uint64_t x = spin(3000000);
+  int status = 0;
+  if (waitpid(child, &status, 0) != child) {
+    printf("waitpid failed\n");
+    return 1;
+  }
+  printf("clone-vm: child sum %llu, exit %d; main %s\n", (unsigned long long)child_sum, WEXITSTATUS(status),
+         x == spin(3000000) ? "same twice" : "differs");
+  free(stack);
+  return 0;
 }
 
 volatile int go = 0;
@@ -223,10 +260,12 @@ int main(int argc, char** argv) {
     rc = gs_none();
   } else if (strcmp(mode, "gs-own") == 0) {
     rc = gs_own();
+  } else if (strcmp(mode, "clone-vm") == 0) {
+    rc = clone_vm();
   } else if (strcmp(mode, "siginfo") == 0) {
     rc = signals();
   } else {
-    printf("usage: guest_cases gs-none|gs-own|siginfo\n");
+    printf("usage: guest_cases gs-none|gs-own|clone-vm|siginfo\n");
   }
   done();
   return rc;

@@ -36,6 +36,7 @@ class ScriptedKernel final : public Kernel {
     std::deque<int> signals;  // sent while it was stopped: each stops it when it runs
     user_regs_struct regs{};
     siginfo_t siginfo{};
+    std::uint64_t blocked = 0;  // its signal mask
     unsigned long event_message = 0;
     SyscallStop syscall;
     char state = 't';
@@ -186,6 +187,19 @@ class ScriptedKernel final : public Kernel {
       return r;
     }
     thread(tid).siginfo = si;
+    return base::success();
+  }
+  base::Result<std::uint64_t> signal_mask(Tid tid) override {
+    if (auto r = stopped(tid); !r) {
+      return std::move(r).error();
+    }
+    return thread(tid).blocked;
+  }
+  base::Result<void> set_signal_mask(Tid tid, std::uint64_t mask) override {
+    if (auto r = stopped(tid); !r) {
+      return r;
+    }
+    thread(tid).blocked = mask & ~((1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1)));  // (as the kernel does)
     return base::success();
   }
   base::Result<Addr> thread_area_base(Tid, int) override {

@@ -5,7 +5,11 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
+#include <sched.h>
+#include <sys/syscall.h>
+
 #include <cerrno>
+#include <cstring>
 #include <csignal>
 #include <optional>
 #include <utility>
@@ -16,6 +20,34 @@
 #include "tracer/linux/ptrace_calls.hpp"
 
 namespace tracer {
+namespace {
+
+// Whether the fork event of thread `parent` made a child that shares its memory: clone with
+// CLONE_VM and SIGCHLD as its exit signal (or clone3 so) is reported as a fork, not a thread.
+bool child_shares_memory(Kernel& kernel, const Process& p, Tid parent) {
+  arch::x86::RawRegisters regs;
+  if (!kernel.read_gprs(parent, regs)) {
+    return false;
+  }
+  const bool i386 = p.isa == arch::x86::Isa::I386;
+  const std::uint64_t number = regs.gpr[arch::x86::kOrigRax];
+  const std::uint64_t first = regs.gpr[i386 ? arch::x86::kRbx : arch::x86::kRdi];
+  if (number == (i386 ? 120u : SYS_clone)) {
+    return (first & CLONE_VM) != 0;
+  }
+  if (number == (i386 ? 435u : SYS_clone3)) {
+    auto memory = kernel.memory(p.pid);
+    auto args = memory ? (*memory)->read(first, sizeof(std::uint64_t)) : base::Result<Bytes>(Bytes{});
+    std::uint64_t flags = 0;  // (struct clone_args begins with its flags)
+    if (args && args->size() == sizeof flags) {
+      std::memcpy(&flags, args->data(), sizeof flags);
+    }
+    return (flags & CLONE_VM) != 0;
+  }
+  return false;
+}
+
+}  // namespace
 
 void LinuxTarget::handle_ptrace_event(Process& p, LinuxThread& t, int event) {
   switch (event) {
@@ -103,7 +135,10 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   c.vfork_parent = vfork ? p.pid : 0;
   c.forked_by = p.pid;
   c.catch_syscalls = p.catch_syscalls;  // as gdbserver: GDB does not send it again
-  if (vfork) {
+  // A child in its parent's memory: its code, int3s and in-process recorder are its parent's.
+  const bool shared = vfork || child_shares_memory(kernel_, p, t.tid);
+  c.memory_of = shared ? p.pid : 0;
+  if (shared) {
     // The child runs in its parent's memory, untraced: the collector's int3s leave it (they
     // come back as the parent's threads run again).
     p.code.unplant_all(SiteOwner::Collector);
@@ -142,7 +177,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   } else {
     status = kernel_.wait_for(child).value_or(0);
   }
-  if (!vfork) {
+  if (!shared) {
     c.code.unplant_all(SiteOwner::Collector);  // its copy of memory keeps GDB's int3s only
     c.code.unplant_all(SiteOwner::Range);
   }
@@ -152,9 +187,10 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
       t.regs.forget();
       t.stop_pc = **moved;
     }
-    if (!vfork) {
+    if (!shared) {
       // Its copy of the recorder is what it records with, if it records (a vfork child does
-      // from its exec: until then the recorder it would use is its parent's).
+      // from its exec: until then the recorder it would use is its parent's; a clone(CLONE_VM)
+      // child's is its parent's, never taken out through it).
       c.recorder = std::make_unique<ProcessRecorder>(c, recorder_library_);
       c.recorder->inherit(*p.recorder);
     }
@@ -177,8 +213,10 @@ void LinuxTarget::hand_back_vfork_memory(Process& child) {
 // A fork child nobody debugs: our int3s out of its memory (unless shared with the vfork
 // parent), then it runs free.
 void LinuxTarget::release_fork_child(Process& c) {
-  if (c.vfork_parent == 0) {
+  if (c.memory_of == 0) {
     c.code.remove_all();
+  } else {
+    c.code.forget_all();  // (its parent's int3s, in its parent's memory)
   }
   take_recorder_out(c);  // (its copy of its parent's in-process recorder)
   base::logf(base::LogCat::ptrace, "fork child {} released", c.pid);
@@ -227,6 +265,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
   p.thread_db.reset();  // another program, maybe another glibc
   p.thread_db_host.reset();
   p.vfork_parent = 0;  // its own memory now: the parent gets vforkdone
+  p.memory_of = 0;
   p.isa = procfs::executable_isa(p.pid);  // a 64-bit program may exec a 32-bit one, and back
   open_memory(p);
   LinuxThread& leader = p.threads.at(p.pid);

@@ -59,6 +59,9 @@ class Kernel {
   virtual base::Result<unsigned long> event_message(Tid tid) = 0;
   virtual base::Result<siginfo_t> get_siginfo(Tid tid) = 0;
   virtual base::Result<void> set_siginfo(Tid tid, const siginfo_t& si) = 0;
+  // The thread's blocked signals (PTRACE_GETSIGMASK, PTRACE_SETSIGMASK): bit n-1 for signal n.
+  virtual base::Result<std::uint64_t> signal_mask(Tid tid) = 0;
+  virtual base::Result<void> set_signal_mask(Tid tid, std::uint64_t mask) = 0;
   // DR0-DR7 (u_debugreg[i]).
   virtual base::Result<std::uint64_t> get_debugreg(Tid tid, int i) = 0;
   virtual base::Result<void> set_debugreg(Tid tid, int i, std::uint64_t value) = 0;

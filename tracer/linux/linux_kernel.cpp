@@ -74,6 +74,8 @@ class LinuxKernel final : public Kernel {
   base::Result<unsigned long> event_message(Tid tid) override { return pt::event_message(tid); }
   base::Result<siginfo_t> get_siginfo(Tid tid) override { return pt::get_siginfo(tid); }
   base::Result<void> set_siginfo(Tid tid, const siginfo_t& si) override { return pt::set_siginfo(tid, si); }
+  base::Result<std::uint64_t> signal_mask(Tid tid) override { return pt::signal_mask(tid); }
+  base::Result<void> set_signal_mask(Tid tid, std::uint64_t mask) override { return pt::set_signal_mask(tid, mask); }
   base::Result<std::uint64_t> get_debugreg(Tid tid, int i) override { return pt::get_debugreg(tid, i); }
   base::Result<void> set_debugreg(Tid tid, int i, std::uint64_t value) override {
     return pt::set_debugreg(tid, i, value);

@@ -40,6 +40,8 @@ struct Process {
   bool known_to_gdb = true;     // false for a fork child until its fork event is reported
   bool unannounced = false;     // attached in all-stop; GDB was told of none of its stops yet
   Pid vfork_parent = 0;         // a vfork child sharing its parent's memory until it execs/exits
+  Pid memory_of = 0;            // the parent whose memory it shares (vfork, clone(CLONE_VM)) until it execs
+
   int range_stops = 0;          // threads running to an int3 of range_run.cpp (most often 0)
   Pid forked_by = 0;            // ProcessOrigin::Forked: the process whose fork made it
   bool release_when_started = false;  // a fork child nobody debugs: let go at its first stop

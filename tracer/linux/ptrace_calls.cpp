@@ -117,6 +117,22 @@ base::Result<void> set_siginfo(Tid tid, const siginfo_t& si) {
   return base::success();
 }
 
+base::Result<std::uint64_t> signal_mask(Tid tid) {
+  std::uint64_t mask = 0;
+  if (::ptrace(PTRACE_GETSIGMASK, tid, sizeof mask, &mask) != 0) {
+    return ptrace_error("PTRACE_GETSIGMASK", tid, errno);
+  }
+  return mask;
+}
+
+base::Result<void> set_signal_mask(Tid tid, std::uint64_t mask) {
+  base::logf(base::LogCat::ptrace, "PTRACE_SETSIGMASK({}) {:#x}", tid, mask);
+  if (::ptrace(PTRACE_SETSIGMASK, tid, sizeof mask, &mask) != 0) {
+    return ptrace_error("PTRACE_SETSIGMASK", tid, errno);
+  }
+  return base::success();
+}
+
 base::Result<Addr> thread_area_base(Tid tid, int entry) {
   std::array<std::uint32_t, 4> desc{};  // struct user_desc: entry_number, base_addr, limit, flags
   if (ptrace(PTRACE_GET_THREAD_AREA, tid, reinterpret_cast<void*>(static_cast<intptr_t>(entry)), desc.data()) != 0) {

@@ -24,6 +24,9 @@ base::Result<void> detach(Tid tid, int sig);
 base::Result<unsigned long> event_message(Tid tid);
 base::Result<siginfo_t> get_siginfo(Tid tid);
 base::Result<void> set_siginfo(Tid tid, const siginfo_t& si);
+// PTRACE_GETSIGMASK / PTRACE_SETSIGMASK (bit n-1: signal n blocked).
+base::Result<std::uint64_t> signal_mask(Tid tid);
+base::Result<void> set_signal_mask(Tid tid, std::uint64_t mask);
 // PTRACE_GET_THREAD_AREA: the base address of GDT entry `entry` of a 32-bit thread (its TLS
 // segment: gs >> 3).
 base::Result<Addr> thread_area_base(Tid tid, int entry);

@@ -14,6 +14,7 @@
 #include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/linux/recorder_loader.hpp"
 #include "tracer/linux/remote_syscalls.hpp"
+#include "tracer/linux/signals_held_back.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
 #include "tracer/linux/syscall_restart.hpp"
@@ -727,8 +728,44 @@ bool RecorderLink::waits_outside(Tid tid, const std::vector<Tid>& batch) {
   return true;
 }
 
+namespace {
+
+// What the steps out of the cache must not change of the threads they run: signals that come
+// meanwhile stay pending (signals_held_back.hpp), and the siginfo of the signal a thread stopped
+// with is its own again after (a step's SIGTRAP takes its place; the signal, delivered later
+// from that stop, would reach the program with a siginfo the kernel made up).
+class StopKept {
+ public:
+  explicit StopKept(Kernel& kernel) : kernel_(kernel) {}
+  StopKept(const StopKept&) = delete;
+  StopKept& operator=(const StopKept&) = delete;
+  ~StopKept() {
+    for (const auto& [tid, si] : siginfo_) {
+      (void)kernel_.set_siginfo(tid, si);
+    }
+  }
+  // tid is about to run (once per tid).
+  void keep(Tid tid) {
+    if (held_.contains(tid)) {
+      return;
+    }
+    arch::x86::RawRegisters regs;
+    held_[tid] = kernel_.read_gprs(tid, regs) ? SignalsHeldBack::hold(kernel_, tid, regs) : SignalsHeldBack{};
+    if (auto si = kernel_.get_siginfo(tid); si && si->si_signo != SIGTRAP) {
+      siginfo_[tid] = *si;
+    }
+  }
+ private:
+  Kernel& kernel_;
+  std::map<Tid, SignalsHeldBack> held_;
+  std::map<Tid, siginfo_t> siginfo_;
+};
+
+}  // namespace
+
 base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids) {
   std::vector<int> held;
+  StopKept kept(*kernel_);
   for (Tid tid : tids) {
     arch::x86::RawRegisters regs;
     if (!threads_.contains(tid) && kernel_->read_gprs(tid, regs)) {
@@ -748,6 +785,7 @@ base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids)
         return way.error();
       }
       if (*way != Way::out) {
+        kept.keep(tid);
         (*way == Way::dispatcher ? dispatching : stepping).push_back(tid);
       }
     }

@@ -134,6 +134,7 @@ base::Result<RemoteSyscalls> RemoteSyscalls::begin(Kernel& kernel, Pid pid, Tid 
   if (siginfo) {
     rs.siginfo_ = *siginfo;
   }
+  rs.held_back_ = SignalsHeldBack::hold(kernel, tid, rs.saved_);
   if (auto r = kernel.read_xstate(tid, rs.saved_); !r) {  // (a called function may use the vector registers)
     return r.error();
   }
@@ -158,7 +159,8 @@ base::Result<RemoteSyscalls> RemoteSyscalls::begin(Kernel& kernel, Pid pid, Tid 
 
 RemoteSyscalls::RemoteSyscalls(RemoteSyscalls&& other) noexcept
     : kernel_(other.kernel_), pid_(other.pid_), tid_(other.tid_), at_(other.at_), saved_(other.saved_),
-      siginfo_(other.siginfo_), moved_(other.moved_), ended_(other.ended_), held_(std::move(other.held_)) {
+      siginfo_(other.siginfo_), held_back_(std::move(other.held_back_)), moved_(other.moved_), ended_(other.ended_),
+      held_(std::move(other.held_)) {
   other.ended_ = true;
 }
 
@@ -345,6 +347,7 @@ base::Result<void> RemoteSyscalls::end() {
   if (siginfo_) {
     (void)kernel_->set_siginfo(tid_, *siginfo_);
   }
+  held_back_.release();
   return restored;
 }
 

@@ -19,6 +19,7 @@
 #include "arch/x86/raw_registers.hpp"
 #include "base/result.hpp"
 #include "tracer/linux/kernel.hpp"
+#include "tracer/linux/signals_held_back.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
@@ -72,6 +73,7 @@ class RemoteSyscalls {
   Addr at_;
   arch::x86::RawRegisters saved_;
   std::optional<siginfo_t> siginfo_;
+  SignalsHeldBack held_back_;  // signals that come meanwhile stay pending, as the program's
   bool moved_ = false;           // the thread left its stop: end() puts it back
   bool in_signal_stop_ = false;  // it stands in a signal-delivery stop (not a syscall stop)
   bool ended_ = false;
