@@ -317,3 +317,26 @@ TEST_CASE("inproc: a child of clone(CLONE_VM | SIGCHLD) shares its parent's memo
   CHECK(out.server_out == expected);
   CHECK_THAT(out.gdb, Contains("exited normally"));
 }
+
+TEST_CASE("inproc: a W^X JIT that writes code through one view of a memfd and runs it through another, never "
+          "reprotected, runs the code it wrote (two threads at once, then one alone)",
+          "[e2e][btrace][guest]") {
+  const std::string expected = native_case("jit-views");
+  REQUIRE_THAT(expected, Contains("wrong: main 0, thread 0\n") && Contains("alone: 9000 calls, wrong 0\n"));
+  auto out = e2e::run_gdb({.program = "guest_cases",
+                           .commands = {"break main", "continue", "record btrace", "break stop_point", "continue",
+                                        "break done", "continue", "monitor btrace", "continue"},
+                           .args = {"jit-views"},
+                           .timeout = std::chrono::seconds(60),
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, Contains(", done () at "));
+  // The lone thread's calls recorded in the cache (each change of the code translated afresh),
+  // not stepped.
+  CHECK_THAT(out.gdb, ContainsRegex(R"(: inproc, \d+ of \d+ branches kept, \d{5,} recorded)"));
+  const long steps = stepped(out.gdb);
+  CHECK(steps >= 0);
+  CHECK(steps < 50);
+  CHECK(out.server_out == expected);
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}

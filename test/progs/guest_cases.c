@@ -6,6 +6,9 @@
  *            at `stop_point` (GDB's), and in a thread made afterwards (it inherits the base)
  *   clone-vm a child made by clone(CLONE_VM | SIGCHLD): a process that shares main's memory
  *            (not a fork), which computes while main does and exits
+ *   jit-views a W^X JIT: code written through a read-write view of a memfd and run through a
+ *            read-execute view of it, never reprotected, rewritten before each of 9,000 calls;
+ *            by main and a second thread at once, each in its own memfd
  *   siginfo  signals with their siginfo while main computes: sigqueue values from a child
  *            (a real-time signal: each one queued), a POSIX timer's, SIGCHLD's pid and status
  * Then main calls `done`. With a second argument `wait` it first waits for `go` to be set (an
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -244,6 +248,61 @@ static int clone_vm(void) {
   return 0;
 }
 
+/* mov eax, value; ret (or the same through a longer way: mov ecx, value; mov eax, ecx; ret) */
+static void emit_returner(uint8_t* at, int value, int longer) {
+  if (longer) {
+    at[0] = 0xb9;
+    memcpy(at + 1, &value, 4);
+    at[5] = 0x89;
+    at[6] = 0xc8;
+    at[7] = 0xc3;
+  } else {
+    at[0] = 0xb8;
+    memcpy(at + 1, &value, 4);
+    at[5] = 0xc3;
+  }
+}
+
+static void* jit_run(void* arg) {
+  long* wrong = arg;
+  const int fd = memfd_create("jit", 0);
+  if (fd < 0 || ftruncate(fd, 4096) != 0) {
+    *wrong = -1;
+    return NULL;
+  }
+  uint8_t* rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  uint8_t* rx = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+  if (rw == MAP_FAILED || rx == MAP_FAILED) {
+    *wrong = -1;
+    return NULL;
+  }
+  int (*fn)(void) = (int (*)(void))rx;
+  for (int i = 0; i < 9000; ++i) {
+    emit_returner(rw, i, i % 3 == 0);
+    if (fn() != i) {
+      ++*wrong;
+    }
+  }
+  munmap(rw, 4096);
+  munmap(rx, 4096);
+  close(fd);
+  return NULL;
+}
+
+static int jit_views(void) {
+  long wrong_main = 0, wrong_thread = 0;
+  pthread_t t;
+  pthread_create(&t, NULL, jit_run, &wrong_thread);
+  jit_run(&wrong_main);
+  pthread_join(t, NULL);
+  printf("jit-views: 9000 calls each, wrong: main %ld, thread %ld\n", wrong_main, wrong_thread);
+  stop_point();  /* (a stop of GDB's: the threads' way back into the cache) */
+  long wrong_alone = 0;
+  jit_run(&wrong_alone);
+  printf("jit-views alone: 9000 calls, wrong %ld\n", wrong_alone);
+  return 0;
+}
+
 volatile int go = 0;
 
 int main(int argc, char** argv) {
@@ -260,12 +319,14 @@ int main(int argc, char** argv) {
     rc = gs_none();
   } else if (strcmp(mode, "gs-own") == 0) {
     rc = gs_own();
+  } else if (strcmp(mode, "jit-views") == 0) {
+    rc = jit_views();
   } else if (strcmp(mode, "clone-vm") == 0) {
     rc = clone_vm();
   } else if (strcmp(mode, "siginfo") == 0) {
     rc = signals();
   } else {
-    printf("usage: guest_cases gs-none|gs-own|clone-vm|siginfo\n");
+    printf("usage: guest_cases gs-none|gs-own|clone-vm|jit-views|siginfo\n");
   }
   done();
   return rc;

@@ -664,3 +664,27 @@ TEST_CASE("recorder: generated code of 200,000 blocks is recorded to its end: a 
   CHECK(found);
   munmap(m.code, kGeneratedBlocks * kGeneratedBlockBytes);
 }
+
+TEST_CASE("recorder: code in a shared mapping, rewritten through another view of it, runs as rewritten: its "
+          "translation's check sees the change and the code is translated afresh",
+          "[recorder]") {
+  const int fd = static_cast<int>(syscall(SYS_memfd_create, "code", 0));
+  REQUIRE(fd >= 0);
+  REQUIRE(ftruncate(fd, 4096) == 0);
+  auto* rw = static_cast<std::uint8_t*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  void* rx = mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+  REQUIRE(rw != MAP_FAILED);
+  REQUIRE(rx != MAP_FAILED);
+  const auto fn = reinterpret_cast<recorder::RecordedFn>(rx);
+  const auto exits = recorder::stats().native_exits;
+  for (std::uint32_t value = 1; value <= 3; ++value) {
+    write_returner(rw, value);
+    CHECK(run_recorded(fn, nullptr) == value);
+    CHECK(run_recorded(fn, nullptr) == value);  // (the fresh translation, checked and run)
+  }
+  CHECK(recorder::stats().native_exits == exits);
+  recorder::flush();  // (its translations go with its pages)
+  munmap(rw, 4096);
+  munmap(rx, 4096);
+  close(fd);
+}

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "tracer/inprocess/recorder/branch_sequences.hpp"
+#include "tracer/inprocess/recorder/code_check.hpp"
 #include "tracer/inprocess/recorder/program_gs.hpp"
 
 namespace recorder {
@@ -196,16 +197,25 @@ std::uint64_t BlockTranslator::translation_of(std::uint64_t app) {
 }
 
 std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
-  const std::uint64_t end = pages_.readonly_end(start);
+  bool shared = false;
+  const std::uint64_t end = pages_.readonly_end(start, &shared);
   if (end == 0) {
     ++stats_.native_exits;  // writable, or no code at all: it runs (or faults) natively
     return 0;
   }
+  // Code another view may write (code_check.hpp) is translated from a copy of its bytes, which
+  // its check compares with the program's at each entry.
+  constexpr std::size_t kMostSourceBytes = kMaxInstructions * 15;
+  std::uint8_t snapshot[kMostSourceBytes];
+  if (shared) {
+    std::memcpy(snapshot, reinterpret_cast<const void*>(start), std::min<std::uint64_t>(kMostSourceBytes, end - start));
+  }
   // (Room for a whole block first: a block made with a safe point missing could not be left.)
   constexpr std::size_t kSafePointsPerBlock = 4 * kMaxInstructions + 4 * kMaxTakenStubs;
+  const std::size_t room = kMaxBlockBytes + (shared ? code_check_bytes(kMostSourceBytes) : 0);
   std::uint8_t* at = full_ || blocks_.room() == 0 || safe_points_.room() < kSafePointsPerBlock
                          ? nullptr
-                         : cache_.reserve(start, kMaxBlockBytes);
+                         : cache_.reserve(start, room);
   if (at == nullptr) {
     full_ = true;
     ++stats_.refused_full;
@@ -227,14 +237,22 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
     safe_point(e, target);
     emit_direct_exit(e, target, blocks_);
   };
+  std::uint8_t* to_check = nullptr;
+  if (shared) {
+    safe_point(e, start);
+    e.bytes({0xe9});  // jmp the check (emitted after the block, once its length is known)
+    to_check = e.here();
+    e.u32(0);
+  }
   std::uint64_t pc = start;
+  std::uint64_t source_end = start;  // past the last instruction translated
   for (int n = 0;; ++n) {
     safe_point(e, pc);
     if (n == kMaxInstructions || pc >= end) {
       emit_direct_exit(e, pc, blocks_);  // a long block goes on in the next: not a branch
       break;
     }
-    const auto* code = reinterpret_cast<const std::uint8_t*>(pc);
+    const auto* code = shared ? snapshot + (pc - start) : reinterpret_cast<const std::uint8_t*>(pc);
     ZydisDecodedInstruction insn;
     ZydisDecoderContext context;
     const auto readable = static_cast<ZyanUSize>(std::min<std::uint64_t>(15, end - pc));
@@ -245,6 +263,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
     }
     const std::uint64_t next = pc + insn.length;
     const std::uint64_t target = next + static_cast<std::uint64_t>(insn.raw.imm[0].value.s);
+    source_end = next;
     std::uint8_t* undo = e.here();
     if (may_use_gs(insn)) {
       const ProgramGs done = translate_gs_use(e, insn, context, code, pc);
@@ -365,6 +384,10 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
   for (int i = 0; i < taken_count; ++i) {
     patch_rel32(taken[i].rel_at, e.address());
     emit_taken_way(taken[i].from, taken[i].target, taken[i].next);
+  }
+  if (to_check != nullptr) {
+    patch_rel32(to_check, e.address());
+    emit_code_check(e, start, snapshot, source_end - start, reinterpret_cast<std::uint64_t>(to_check + 4));
   }
   cache_.commit(e.here());
   const auto made = reinterpret_cast<std::uint64_t>(at);

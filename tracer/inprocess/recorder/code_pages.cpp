@@ -9,7 +9,8 @@ namespace recorder {
 namespace {
 
 // "lo-hi perms ..." of one /proc/self/maps line; false if it does not parse.
-bool parse_mapping(const char* line, std::size_t length, std::uint64_t& lo, std::uint64_t& hi, bool& x, bool& w) {
+bool parse_mapping(const char* line, std::size_t length, std::uint64_t& lo, std::uint64_t& hi, bool& x, bool& w,
+                   bool& shared) {
   std::size_t i = 0;
   auto hex = [&](std::uint64_t& out, char end) {
     out = 0;
@@ -30,6 +31,7 @@ bool parse_mapping(const char* line, std::size_t length, std::uint64_t& lo, std:
   }
   w = line[i + 1] == 'w';
   x = line[i + 2] == 'x';
+  shared = line[i + 3] == 's';
   return true;
 }
 
@@ -56,19 +58,22 @@ void CodePages::read_mappings() {
       [](void* self, const char* line, std::size_t length) {
         auto& pages = *static_cast<CodePages*>(self);
         std::uint64_t lo = 0, hi = 0;
-        bool x = false, w = false;
-        if (parse_mapping(line, length, lo, hi, x, w) && x && !w && pages.count_ < kMaxRanges) {
-          pages.ranges_[pages.count_++] = Range{lo, hi};
+        bool x = false, w = false, shared = false;
+        if (parse_mapping(line, length, lo, hi, x, w, shared) && x && !w && pages.count_ < kMaxRanges) {
+          pages.ranges_[pages.count_++] = Range{lo, hi, shared};
         }
       },
       this);
 }
 
-std::uint64_t CodePages::readonly_end(std::uint64_t pc) {
+std::uint64_t CodePages::readonly_end(std::uint64_t pc, bool* shared) {
   const Range* r = find(pc);
   if (r == nullptr) {
     read_mappings();
     r = find(pc);
+  }
+  if (shared != nullptr) {
+    *shared = r != nullptr && r->shared;
   }
   return r != nullptr ? r->hi : 0;
 }
@@ -79,7 +84,7 @@ void CodePages::note_translated(std::uint64_t pc) {
     return;
   }
   for (std::size_t i = 0; i < translated_count_; ++i) {
-    if (translated_[i].lo == r->lo && translated_[i].hi == r->hi) {
+    if (translated_[i].lo == r->lo && translated_[i].hi == r->hi) {  // (shared or not, as found)
       return;
     }
   }

@@ -1,7 +1,8 @@
 // Which of the program's code the translator may copy, and which system calls make copies
 // stale. Code is translated only from a mapping that is executable and not writable (read from
 // /proc/self/maps): code on a writable page (a JIT's, self-modifying code) can change under its
-// translation, so it runs natively, a gap in the history. The mappings that hold translated code
+// translation, so it runs natively, a gap in the history. Code in a shared mapping is translated
+// with a check of its bytes (code_check.hpp): another view of the same memory may write it. The mappings that hold translated code
 // are remembered: a system call that unmaps, remaps or reprotects one of them makes the cache
 // stale (dlclose then another library at the same address, a JIT's W^X rewrite).
 #pragma once
@@ -13,8 +14,9 @@ namespace recorder {
 
 class CodePages {
  public:
-  // The end of the executable, non-writable mapping that holds `pc`; 0 if none does.
-  std::uint64_t readonly_end(std::uint64_t pc);
+  // The end of the executable, non-writable mapping that holds `pc`; 0 if none does. shared:
+  // whether that mapping is shared (MAP_SHARED: another view may write its bytes, code_check.hpp).
+  std::uint64_t readonly_end(std::uint64_t pc, bool* shared = nullptr);
   // A block starting at pc (in a mapping readonly_end() found) was translated.
   void note_translated(std::uint64_t pc);
   // Whether [lo, hi) overlaps a mapping that holds translated code.
@@ -30,6 +32,7 @@ class CodePages {
  private:
   struct Range {
     std::uint64_t lo, hi;
+    bool shared;
   };
   static constexpr std::size_t kMaxRanges = 1024;
   const Range* find(std::uint64_t pc) const;

@@ -67,6 +67,7 @@ struct Recorder {
   std::uint64_t dispatch = 0;
   std::uint64_t entry = 0;
   std::uint64_t maps_gate = 0;
+  std::uint64_t code_gate = 0;
   std::size_t xsave = 0;
   ThreadBlock threads[kMaxThreadBlocks]{};
   std::size_t thread_count = 0;
@@ -280,6 +281,30 @@ void maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
   go_on(*t, next, syscall_pc + 2);
 }
 
+// The code gate (code_check.hpp): the bytes a translation of `target` was made from changed. The
+// process's only thread forgets every translation and goes on in a fresh one; with other threads
+// (which may be running translations of the old bytes, and will meet their own checks) it runs
+// the code natively, a gap, and the server flushes before the next entry.
+void code_gate(std::uint64_t target, std::uint64_t /*link_slot*/) {
+  Recorder& rec = *g_recorder;
+  ThreadState& t = *this_thread_block();
+  lock_translator(rec);
+  std::uint64_t made = target;
+  if (thread_count() == 1) {
+    forget_translations(rec);
+    ThreadPointerForTranslation thread_pointer;
+    made = rec.translator.translation_of(target);
+  } else {
+    rec.words.maps_changed.store(1, std::memory_order_relaxed);
+  }
+  if (made == target) {
+    t.exited_at = target;
+    made = rec.translator.native_exit(target);
+  }
+  unlock_translator(rec);
+  go_on(t, made, target);
+}
+
 std::size_t xsave_size() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid_max(0, nullptr) < 0xd) {
@@ -378,6 +403,8 @@ Failure init() {
   rec->translator.set_thread_entry(rec->entry);
   rec->maps_gate = e.address();
   emit_dispatcher(e, maps_gate, reinterpret_cast<std::uint64_t>(stubs) + HS_RECORDER_LEAVE_TRAP_OFFSET);
+  rec->code_gate = e.address();
+  emit_dispatcher(e, code_gate, reinterpret_cast<std::uint64_t>(stubs) + HS_RECORDER_LEAVE_TRAP_OFFSET);
   g_recorder = rec;
   return nullptr;
 }
@@ -399,6 +426,7 @@ ThreadState* reuse_retired_block(Recorder& rec) {
     t.xsave_area = kept.xsave_area;
     t.dispatch = kept.dispatch;
     t.maps_gate = kept.maps_gate;
+    t.code_gate = kept.code_gate;
     t.info = kept.info;
     t.info.shared_fd = -1;
     t.info.retired = 0;
@@ -444,6 +472,7 @@ ThreadState* new_thread_block() {
   t.xsave_area = area;
   t.dispatch = rec->dispatch;
   t.maps_gate = rec->maps_gate;
+  t.code_gate = rec->code_gate;
   auto address = [](const void* p) { return reinterpret_cast<std::uint64_t>(p); };
   t.info = {.block = address(&t),
             .resume_slot = address(&t.resume),

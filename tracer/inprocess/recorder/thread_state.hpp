@@ -36,6 +36,7 @@ struct ThreadState {
   std::uint8_t* xsave_area = nullptr;   // 64-byte aligned
   std::uint64_t exited_at = 0;          // the program address it last left the cache for
   std::uint64_t maps_gate = 0;          // the maps gate's entry (recorder.cpp emits it)
+  std::uint64_t code_gate = 0;          // the code gate's entry (code_check.hpp; recorder.cpp emits it)
   std::uint64_t syscall_args[6] = {};   // rdi, rsi, rdx, r10, r8, r9 of a call at the maps gate
   std::uint64_t app_gs = 0;  // the program's own %gs base (recorder_api.h, app_gs_slot)
   std::uint64_t gs_save[2] = {};  // the registers a %gs operand of the program's borrows (program_gs.hpp)
