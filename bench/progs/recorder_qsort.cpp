@@ -24,7 +24,7 @@ int compare(const void* a, const void* b) {
 // cache paid for them (a return or an indirect call goes through the lookup table).
 void print_mix() {
   const hs_recorder_ring& r = recorder::ring();
-  const std::uint64_t n = r.head < HS_RECORDER_RING_CAPACITY ? r.head : HS_RECORDER_RING_CAPACITY;
+  const std::uint64_t n = r.head < r.capacity ? r.head : r.capacity;
   std::uint64_t ret = 0, call = 0, icall = 0, ijmp = 0, jmp = 0, jcc = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
     const auto* code = reinterpret_cast<const std::uint8_t*>(r.samples[i].from);

@@ -28,7 +28,7 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
     // and the handler then runs in the cache): stepped and recorded as SoftStep does.
     return SoftStepCollector::wants_step(tid, pc, sig, core_steps, host);
   }
-  if (auto entered = port->enter(tid); !entered) {
+  if (auto entered = port->enter(tid, s->stats().capacity); !entered) {
     if (entered.error().code == base::Errc::not_yet) {
       // (after an exec, before the dynamic linker has handed over; inside a syscall) Faster run natively
       // to the next stop, a gap there, than stepped: the recorder is asked again at the next

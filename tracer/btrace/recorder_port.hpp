@@ -41,8 +41,9 @@ class RecorderPort {
   virtual ~RecorderPort() = default;
   // Moves stopped tid into the cache: it records from where it stands when it runs. Errc::not_yet:
   // the recorder cannot come in yet (after an exec, until the dynamic linker has handed over;
-  // a thread stopped inside a system call); another error: it never will.
-  virtual base::Result<void> enter(Tid tid) = 0;
+  // a thread stopped inside a system call); another error: it never will. ring_samples: what
+  // the thread's ring in the process should hold between two stops (GDB's buffer).
+  virtual base::Result<void> enter(Tid tid, std::uint64_t ring_samples) = 0;
   // Where a thread can enter when enter() says not yet: after an exec, the program's entry
   // point (the dynamic linker has loaded and started libc by then). Nothing: not before the
   // next exec.

@@ -44,7 +44,7 @@ void ProcessRecorder::send_again(Tid tid, const std::vector<int>& signals) {
   }
 }
 
-base::Result<void> ProcessRecorder::enter(Tid tid) {
+base::Result<void> ProcessRecorder::enter(Tid tid, std::uint64_t ring_samples) {
   if (load_failed_) {
     return *load_failed_;
   }
@@ -94,7 +94,7 @@ base::Result<void> ProcessRecorder::enter(Tid tid) {
   if (auto told = link_->set_syscalls_caught(p_.catch_syscalls.enabled); !told) {
     return told;
   }
-  auto entered = link_->enter(tid);
+  auto entered = link_->enter(tid, ring_samples);
   send_again(tid, link_->take_held());  // (came while a call above ran: delivered as it runs)
   return entered;
 }

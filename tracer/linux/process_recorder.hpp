@@ -26,7 +26,7 @@ class ProcessRecorder final : public RecorderPort {
  public:
   ProcessRecorder(Process& p, std::string library) : p_(p), library_(std::move(library)) {}
 
-  base::Result<void> enter(Tid tid) override;
+  base::Result<void> enter(Tid tid, std::uint64_t ring_samples) override;
   std::optional<Addr> comes_in_at() override;
   base::Result<RecorderLeft> leave(Tid tid) override;
   base::Result<RecorderSyscall> at_syscall(Tid tid, bool move) override;

@@ -158,8 +158,8 @@ base::Result<void> RecorderLink::write_word(Addr addr, std::uint64_t value) {
   return (*memory)->write(addr, bytes);
 }
 
-base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link) {
-  auto at = call(tid, api_.new_thread, {});
+base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link, std::uint64_t ring_samples) {
+  auto at = call(tid, api_.new_thread, {ring_samples});
   if (!at) {
     return at.error();
   }
@@ -247,7 +247,7 @@ bool RecorderLink::any_inside() const {
   return std::any_of(threads_.begin(), threads_.end(), [](const auto& t) { return t.second.inside; });
 }
 
-base::Result<void> RecorderLink::enter(Tid tid) {
+base::Result<void> RecorderLink::enter(Tid tid, std::uint64_t ring_samples) {
   if (recording(tid)) {
     return base::success();
   }
@@ -265,7 +265,7 @@ base::Result<void> RecorderLink::enter(Tid tid) {
   }
   ThreadLink& link = threads_[tid];
   if (link.block == 0) {
-    if (auto r = make_block(tid, link); !r) {
+    if (auto r = make_block(tid, link, ring_samples); !r) {
       threads_.erase(tid);
       return r;
     }
@@ -575,9 +575,20 @@ base::Result<Addr> RecorderLink::point_sigreturn_frame(ThreadLink& link, const a
   return *resume;
 }
 
+base::Result<void> RecorderLink::read_ring_header(const ThreadLink& link, hs_recorder_ring& header) {
+  if (!read_struct(link.ring, header)) {
+    return base::make_error(base::Errc::failed, "the thread's ring could not be read");
+  }
+  const std::uint64_t c = header.capacity;
+  if (c < HS_RECORDER_RING_MIN_CAPACITY || c > HS_RECORDER_RING_MAX_CAPACITY || (c & (c - 1)) != 0) {
+    return base::make_error(base::Errc::failed, "the thread's ring is not a ring");
+  }
+  return base::success();
+}
+
 base::Result<void> RecorderLink::unrecord_last(ThreadLink& link, const hs_recorder_sample& sample) {
   hs_recorder_ring header{};
-  if (auto r = read_struct(link.ring, header); !r) {
+  if (auto r = read_ring_header(link, header); !r) {
     return r;
   }
   if (header.head == 0 || header.head <= link.taken) {
@@ -585,7 +596,7 @@ base::Result<void> RecorderLink::unrecord_last(ThreadLink& link, const hs_record
   }
   const auto samples = reinterpret_cast<Addr>(header.samples);
   hs_recorder_sample last{};
-  if (auto r = read_struct(samples + ((header.head - 1) % HS_RECORDER_RING_CAPACITY) * sizeof last, last); !r) {
+  if (auto r = read_struct(samples + ((header.head - 1) % header.capacity) * sizeof last, last); !r) {
     return r;
   }
   if (last.from != sample.from || last.to != sample.to) {
@@ -596,10 +607,10 @@ base::Result<void> RecorderLink::unrecord_last(ThreadLink& link, const hs_record
 
 base::Result<void> RecorderLink::record(ThreadLink& link, const hs_recorder_sample& sample) {
   hs_recorder_ring header{};
-  if (auto r = read_struct(link.ring, header); !r) {
+  if (auto r = read_ring_header(link, header); !r) {
     return r;
   }
-  const Addr at = reinterpret_cast<Addr>(header.samples) + (header.head % HS_RECORDER_RING_CAPACITY) * sizeof sample;
+  const Addr at = reinterpret_cast<Addr>(header.samples) + (header.head % header.capacity) * sizeof sample;
   if (auto w = write_word(at, sample.from); !w) {
     return w;
   }
@@ -821,16 +832,16 @@ base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids)
 base::Result<std::vector<hs_recorder_sample>> RecorderLink::read_ring(const ThreadLink& link, std::uint64_t skip,
                                                                      std::uint64_t* head, std::uint64_t* lost) {
   hs_recorder_ring header{};
-  if (!read_struct(link.ring, header)) {
-    return base::make_error(base::Errc::failed, "the thread's ring could not be read");
+  if (auto r = read_ring_header(link, header); !r) {
+    return r.error();
   }
   const std::uint64_t fresh = header.head - std::min(skip, header.head);
-  const std::uint64_t n = std::min<std::uint64_t>(fresh, HS_RECORDER_RING_CAPACITY);
+  const std::uint64_t n = std::min<std::uint64_t>(fresh, header.capacity);
   const auto samples = reinterpret_cast<Addr>(header.samples);
   std::vector<hs_recorder_sample> out(n);
   for (std::uint64_t done = 0; done < n;) {
-    const std::uint64_t index = (header.head - n + done) % HS_RECORDER_RING_CAPACITY;
-    const std::uint64_t run = std::min(n - done, HS_RECORDER_RING_CAPACITY - index);
+    const std::uint64_t index = (header.head - n + done) % header.capacity;
+    const std::uint64_t run = std::min(n - done, header.capacity - index);
     if (!read_bytes(samples + index * sizeof(hs_recorder_sample), &out[done], run * sizeof(hs_recorder_sample))) {
       return base::make_error(base::Errc::failed, "the thread's ring could not be read");
     }

@@ -55,7 +55,8 @@ class RecorderLink {
   // stopped. A syscall it was stopped in restarts there, as it would have. A thread that a
   // thread in the cache cloned (its %gs is its parent's block) is first moved out as its
   // parent's double.
-  base::Result<void> enter(Tid tid);
+  // ring_samples: what its ring should hold at least (its block's, made at its first entry).
+  base::Result<void> enter(Tid tid, std::uint64_t ring_samples = HS_RECORDER_RING_MIN_CAPACITY);
   // Moves each of tids back to the program's code, with its %gs as before: one at a safe point
   // at once, those in the dispatcher run on to its leave trap together (one may be waiting for
   // the translation lock another holds), the others stepped to a safe point. Signals that came
@@ -154,13 +155,15 @@ class RecorderLink {
     return it == threads_.end() || !it->second.inside ? nullptr : &it->second;
   }
   base::Result<std::uint64_t> call(Tid tid, Addr function, std::initializer_list<std::uint64_t> args);
-  base::Result<void> make_block(Tid tid, ThreadLink& link);
+  base::Result<void> make_block(Tid tid, ThreadLink& link, std::uint64_t ring_samples);
   // Whether tid (unknown here) runs on the block of a thread in the cache: a clone made there,
   // which leaves as its parent would (then noted as inside).
   bool note_if_clone(Tid tid, const arch::x86::RawRegisters& regs);
   base::Result<std::uint64_t> read_word(Addr addr);
   // Through a thread's shared region where it covers them, else the program's memory.
   base::Result<void> read_bytes(Addr addr, void* out, std::size_t size);
+  // tid's ring header, checked (its capacity a power of two within recorder_ring.h's bounds).
+  base::Result<void> read_ring_header(const ThreadLink& link, hs_recorder_ring& header);
   // tid's ring header and its samples from the `skip`-th of those written (at most a ring's worth).
   base::Result<std::vector<hs_recorder_sample>> read_ring(const ThreadLink& link, std::uint64_t skip,
                                                           std::uint64_t* head, std::uint64_t* lost);

@@ -30,7 +30,7 @@ class FakePort final : public tracer::RecorderPort {
   std::optional<tracer::Addr> entry;  // comes_in_at()
   std::map<tracer::Tid, tracer::Tid> waits_for;  // tid -> the thread holding the translation lock
 
-  base::Result<void> enter(tracer::Tid tid) override {
+  base::Result<void> enter(tracer::Tid tid, std::uint64_t /*ring_samples*/) override {
     if (not_yet) {
       return base::make_error(base::Errc::not_yet, "the program has no dlopen");
     }

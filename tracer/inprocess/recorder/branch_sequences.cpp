@@ -12,14 +12,29 @@ const ThreadState& ts() {
   return slots();
 }
 
-// index = (head & 0xffff) * 2, head += 1 (scratch clobbered): the next sample is at
+bool g_sized_rings = false;  // set_sized_rings
+
+// shlx (0x66) or shrx (0xf2) reg, reg, count: BMI2, no flag changed (registers below r8).
+void shift_by(Emitter& e, std::uint8_t prefix, Reg reg, Reg count) {
+  const std::uint8_t pp = prefix == 0x66 ? 1 : 3;
+  e.bytes({0xc4, 0xe2, static_cast<std::uint8_t>(0x80 | ((~count & 15) << 3) | pp), 0xf7,
+           static_cast<std::uint8_t>(0xc0 | (reg << 3) | reg)});
+}
+
+// index = (head % capacity) * 2, head += 1 (scratch clobbered): the next sample is at
 // gs:[kSamplesOffset + index * 8] (store_sample).
 void take_sample_index(Emitter& e, Reg index, Reg scratch) {
   const std::uint8_t idx = index, tmp = scratch;
   e.load_gs(index, &ts().ring.head);
   e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x40 | (tmp << 3) | idx), 0x01});  // lea scratch, [idx+1]
   e.store_gs(&ts().ring.head, scratch);
-  e.bytes({0x0f, 0xb7, static_cast<std::uint8_t>(0xc0 | (idx << 3) | idx)});  // movzx idx32, idx16
+  if (g_sized_rings) {
+    e.load_gs(scratch, &ts().ring_shift);
+    shift_by(e, 0x66, index, scratch);  // shlx idx, idx, scratch
+    shift_by(e, 0xf2, index, scratch);  // shrx idx, idx, scratch: head's low bits
+  } else {
+    e.bytes({0x0f, 0xb7, static_cast<std::uint8_t>(0xc0 | (idx << 3) | idx)});  // movzx idx32, idx16
+  }
   e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x04 | (idx << 3)),
            static_cast<std::uint8_t>((idx << 3) | idx)});  // lea idx, [idx+idx]
 }
@@ -30,6 +45,10 @@ void store_sample(Emitter& e, Reg index, std::int32_t field, Reg reg) {
 }
 
 }  // namespace
+
+void set_sized_rings(bool on) {
+  g_sized_rings = on;
+}
 
 void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to) {
   e.store_gs(&ts().save_rax, kRax);

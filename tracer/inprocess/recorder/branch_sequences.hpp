@@ -15,6 +15,9 @@ namespace recorder {
 // The longest a block's exits may take (a conditional's two, each with a record and a stub).
 inline constexpr std::size_t kMaxExitBytes = 512;
 
+// Whether the sequences index each thread's ring by its own capacity (BMI2's shlx and shrx), or
+// every ring has recorder_ring.h's smallest (movzx). Set once, before anything is translated.
+void set_sized_rings(bool on);
 // Stores the sample (from, to) known at translation.
 void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to);
 // Saves rax, rcx and rdx in the thread's slots (before a computed target is loaded into rax).

@@ -98,6 +98,17 @@ alignas(64) std::uint8_t g_spare_thread_pointer[256];
 // Whether the kernel lets the program read its %fs base itself (rdfsbase: AT_HWCAP2's
 // HWCAP2_FSGSBASE), else a system call asks (a stop under catch syscall).
 bool g_rdfsbase = false;
+// Whether the CPU has BMI2: then each ring has the capacity its thread asked for.
+bool g_sized_rings = false;
+
+bool has_bmi2() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_max(0, nullptr) < 7) {
+    return false;
+  }
+  __cpuid_count(7, 0, eax, ebx, ecx, edx);
+  return (ebx & (1u << 8)) != 0;
+}
 
 std::uint64_t fs_base() {
   std::uint64_t fs = 0;
@@ -392,6 +403,8 @@ Failure init() {
   constexpr unsigned long kHwcap2 = 26, kFsgsbase = 1ul << 1;  // AT_HWCAP2, HWCAP2_FSGSBASE
   g_rdfsbase = (auxv_value(kHwcap2) & kFsgsbase) != 0;
   rec->translator.set_fsgsbase(g_rdfsbase);
+  g_sized_rings = has_bmi2();
+  set_sized_rings(g_sized_rings);
   Emitter e(stubs);
   static_assert(HS_RECORDER_LEAVE_TRAP_OFFSET == 0);
   e.bytes({0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,  // the leave trap (then padding)
@@ -411,16 +424,18 @@ Failure init() {
 
 // A block the server retired (its thread gone), made anew for the next thread: its ring empty,
 // its lookup table cleared, its memory and the server's mapping of it kept.
-ThreadState* reuse_retired_block(Recorder& rec) {
+ThreadState* reuse_retired_block(Recorder& rec, std::uint64_t capacity) {
   for (std::size_t i = rec.first_own_block; i < rec.thread_count; ++i) {
     ThreadState& t = *rec.threads[i].state;
-    if (t.info.retired != 1) {
+    if (t.info.retired != 1 || t.ring.capacity != capacity) {
       continue;
     }
     const ThreadState kept = t;
     new (&t) ThreadState;
     t.self = &t;
     t.ring.samples = kept.ring.samples;
+    t.ring.capacity = kept.ring.capacity;
+    t.ring_shift = kept.ring_shift;
     t.lookup = kept.lookup;
     t.private_stack_top = kept.private_stack_top;
     t.xsave_area = kept.xsave_area;
@@ -436,18 +451,29 @@ ThreadState* reuse_retired_block(Recorder& rec) {
   return nullptr;
 }
 
-ThreadState* new_thread_block() {
+// The ring's capacity for a thread that asks for `samples`: a power of two within
+// recorder_ring.h's bounds, the smallest unless the code indexes rings by their own size.
+std::uint64_t ring_capacity(std::uint64_t samples) {
+  std::uint64_t capacity = HS_RECORDER_RING_MIN_CAPACITY;
+  while (g_sized_rings && capacity < samples && capacity < HS_RECORDER_RING_MAX_CAPACITY) {
+    capacity <<= 1;
+  }
+  return capacity;
+}
+
+ThreadState* new_thread_block(std::uint64_t samples) {
   Recorder* rec = g_recorder;
   if (rec == nullptr) {
     return nullptr;
   }
-  if (ThreadState* reused = reuse_retired_block(*rec)) {
+  const std::uint64_t capacity = ring_capacity(samples);
+  if (ThreadState* reused = reuse_retired_block(*rec, capacity)) {
     return reused;
   }
   if (rec->thread_count == kMaxThreadBlocks) {
     return nullptr;
   }
-  const std::size_t shared_bytes = kSamplesOffset + HS_RECORDER_RING_CAPACITY * sizeof(hs_recorder_sample);
+  const std::size_t shared_bytes = kSamplesOffset + capacity * sizeof(hs_recorder_sample);
   int fd = -1;
   std::uint64_t inode = 0;
   auto* shared = static_cast<std::uint8_t*>(map_shared(shared_bytes, fd, inode));
@@ -467,6 +493,8 @@ ThreadState* new_thread_block() {
   ThreadState& t = *new (shared) ThreadState;
   t.self = &t;
   t.ring.samples = reinterpret_cast<hs_recorder_sample*>(shared + kSamplesOffset);  // (where the code stores)
+  t.ring.capacity = capacity;
+  t.ring_shift = 64 - static_cast<std::uint64_t>(__builtin_ctzll(capacity));
   t.lookup = lookup;
   t.private_stack_top = reinterpret_cast<std::uint64_t>(stack + kPrivateStack);
   t.xsave_area = area;
@@ -561,7 +589,7 @@ Failure start_thread() {
   if (const Failure failure = init(); failure != nullptr) {
     return failure;
   }
-  ThreadState* block = new_thread_block();
+  ThreadState* block = new_thread_block(HS_RECORDER_RING_MIN_CAPACITY);
   if (block == nullptr) {
     return "mmap for the recorder's thread block failed";
   }

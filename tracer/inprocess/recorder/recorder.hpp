@@ -23,7 +23,8 @@ Failure init();
 // A new thread's block (thread_state.hpp: its ring, private stack, XSAVE area), for the thread
 // whose %gs base will point at it: one the server retired (its thread gone) made anew, else a
 // new one; nullptr when none could be mapped. After init().
-ThreadState* new_thread_block();
+// samples: what its ring should hold at least (recorder_api.h's new_thread).
+ThreadState* new_thread_block(std::uint64_t samples);
 // Where a thread whose block's `resume` is set and whose %gs points at its block enters the
 // cache (the server sets its rip there).
 std::uint64_t thread_entry();

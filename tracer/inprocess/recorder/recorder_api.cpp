@@ -19,8 +19,8 @@ namespace {
 
 hs_recorder_process_info g_process_info{};
 
-uint64_t new_thread() {
-  recorder::ThreadState* t = recorder::new_thread_block();
+uint64_t new_thread(uint64_t samples) {
+  recorder::ThreadState* t = recorder::new_thread_block(samples);
   return t != nullptr ? reinterpret_cast<uint64_t>(&t->info) : 0;
 }
 

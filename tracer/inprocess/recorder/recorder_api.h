@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 12u
+#define HS_RECORDER_ABI_VERSION 13u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -35,7 +35,10 @@ struct hs_recorder_process_info {
    * program's code). */
   uint64_t translator_slot;
   /* Functions, called on a stopped thread: */
-  uint64_t new_thread;  /* uint64_t (void): a new (or retired) block's hs_recorder_thread_info, 0 if none */
+  /* uint64_t (uint64_t samples): a new (or retired) block's hs_recorder_thread_info, its ring of
+   * at least `samples` (a power of two within recorder_ring.h's bounds, the smallest without
+   * BMI2); 0 if none */
+  uint64_t new_thread;
   /* Where the program would be for a thread stopped at a cache address, read by the server with
    * no call: the safe points, an open-addressing table of safe_point_slots (a power of two)
    * hs_recorder_safe_point entries from safe_points, probed from hs_recorder_slot_of(pc) on

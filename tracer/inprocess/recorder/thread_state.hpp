@@ -30,6 +30,7 @@ struct ThreadState {
   std::uint64_t leave_request = 0;
   std::uint64_t resume = 0;    // where the thread entry takes the thread (the server sets it)
   hs_recorder_ring ring{};
+  std::uint64_t ring_shift = 0;  // 64 - log2(ring.capacity): the index's shlx and shrx (branch_sequences.hpp)
   LookupEntry* lookup = nullptr;
   std::uint64_t dispatch = 0;           // the dispatcher's entry (code_cache.cpp emits it)
   std::uint64_t private_stack_top = 0;  // 16-byte aligned
