@@ -2,9 +2,16 @@
 // recorded as natively, at launch and at attach. test/progs/guest_probe.c prints what it sees.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test/e2e/gdb_session.hpp"
@@ -360,4 +367,82 @@ TEST_CASE("inproc: a 12 MB buffer holds 450,000 branches made between two stops,
   CHECK(m[1] == m[2]);
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{7,} instructions in \d{6,} functions \(0 gaps\))"));
   CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+namespace {
+
+// One GET of / at 127.0.0.1:port: whether a whole answer came within `limit`.
+bool answers(int port, std::chrono::milliseconds limit) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return false;
+  }
+  timeval tv{.tv_sec = limit.count() / 1000, .tv_usec = (limit.count() % 1000) * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  const std::string request = "GET / HTTP/1.0\r\n\r\n";
+  ok = ok && ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size());
+  std::string reply;
+  char buf[4096];
+  for (ssize_t n = 0; ok && (n = ::recv(fd, buf, sizeof buf, 0)) != 0;) {
+    ok = n > 0;
+    if (ok) {
+      reply.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  return ok && reply.starts_with("HTTP/1.0 200");
+}
+
+}  // namespace
+
+TEST_CASE("inproc: a live service under load (Python's threading HTTP server) goes through 50 cycles of attach, "
+          "record, record stop and detach, and answers after each",
+          "[e2e][btrace][guest][attach]") {
+  e2e::Child service({.argv = {"/usr/bin/python3", HS_SOURCE_DIR "/test/e2e/quiet_http_server.py"}});
+  static const std::regex serving(R"(serving on (\d+)\n)");
+  std::smatch m;
+  REQUIRE(service.pump_until(e2e::Clock::now() + std::chrono::seconds(10),
+                             [&] { return std::regex_search(service.out(), m, serving); }));
+  const int port = std::stoi(m[1]);
+  REQUIRE(answers(port, std::chrono::seconds(5)));
+  std::atomic<bool> done{false};
+  std::atomic<int> served{0};
+  std::jthread load([&] {
+    while (!done) {
+      served += answers(port, std::chrono::seconds(2)) ? 1 : 0;
+    }
+  });
+  struct StopLoad {
+    std::atomic<bool>& done;
+    ~StopLoad() { done = true; }  // (before the jthread joins, on any way out)
+  } stop_load{done};
+  // Recording half a second each time: GDB interrupts itself (a timer of its Python's).
+  const std::string interrupt_soon =
+      "python import threading; threading.Timer(0.5, lambda: gdb.post_event(lambda: gdb.execute('interrupt'))).start()";
+  int cycles = 0;
+  for (; cycles < 50; ++cycles) {
+    auto out = e2e::run_gdb({.commands = {"record btrace", interrupt_soon, "continue", "info record", "record stop",
+                                          "detach"},
+                             .transport = e2e::Transport::attach,
+                             .attach_pid = service.pid(),
+                             .init_commands = {"set sysroot /"},
+                             .timeout = std::chrono::seconds(30),
+                             .server_flags = {"--btrace=inproc"}});
+    INFO("cycle " << cycles << "\n" << out.transcript());
+    REQUIRE_FALSE(out.timed_out);
+    CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions)"));
+    REQUIRE_THAT(out.gdb, Contains("detached]"));
+    REQUIRE(answers(port, std::chrono::seconds(5)));
+  }
+  done = true;
+  load.join();
+  CHECK(cycles == 50);
+  CHECK(served > 50);
+  service.kill_and_reap();
 }

@@ -121,6 +121,15 @@ void LinuxTarget::on_clone(Process& p, LinuxThread& parent, Tid child) {
       handle_status(child, *status);
     }
   }
+  if (p.recorder) {
+    // In the in-process recorder's cache, both (the child on its parent's block): back to the
+    // program's code at once, so that no stop GDB hears of here (an interrupt's) shows the
+    // cache; the collector brings each in again as it resumes.
+    if (auto moved = p.recorder->out_at_birth(parent.tid, child); moved && *moved) {
+      parent.regs.forget();
+      parent.stop_pc = **moved;
+    }
+  }
   if (!announce) {
     keep_going(p, parent);
   }
@@ -183,7 +192,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   }
   if (p.recorder && WIFSTOPPED(status)) {
     // In the in-process recorder's cache, both: back to the program's code before GDB hears.
-    if (auto moved = p.recorder->out_at_fork(t.tid, child); moved && *moved) {
+    if (auto moved = p.recorder->out_at_birth(t.tid, child); moved && *moved) {
       t.regs.forget();
       t.stop_pc = **moved;
     }

@@ -38,9 +38,9 @@ std::vector<Addr> ProcessRecorder::int3_sites() const {
   return out;
 }
 
-void ProcessRecorder::send_again(Tid tid, const std::vector<int>& signals) {
-  for (int sig : signals) {
-    (void)p_.kernel.tgkill(p_.pid, tid, sig);
+void ProcessRecorder::send_again(const std::vector<HeldSignal>& signals) {
+  for (const HeldSignal& h : signals) {
+    (void)p_.kernel.tgkill(p_.pid, h.tid, h.sig);
   }
 }
 
@@ -95,7 +95,7 @@ base::Result<void> ProcessRecorder::enter(Tid tid, std::uint64_t ring_samples) {
     return told;
   }
   auto entered = link_->enter(tid, ring_samples);
-  send_again(tid, link_->take_held());  // (came while a call above ran: delivered as it runs)
+  send_again(link_->take_held());  // (came while a call above ran: delivered as it runs)
   return entered;
 }
 
@@ -113,7 +113,7 @@ base::Result<void> ProcessRecorder::flush_if_stale(Tid caller) {
   // The cache holds code as it was (an int3 that is no longer there, none where one is now,
   // a library unmapped, code reprotected and rewritten).
   auto flushed = link_->flush(caller);
-  send_again(caller, link_->take_held());
+  send_again(link_->take_held());
   if (!flushed) {
     return flushed;
   }
@@ -172,7 +172,7 @@ base::Result<RecorderLeft> ProcessRecorder::leave(Tid tid) {
   if (!held) {
     return held.error();
   }
-  send_again(tid, *held);
+  send_again(*held);
   const LeftAt at = link_->left_at(tid);
   return RecorderLeft{at.pc, at.ran_native, at.exited_at};
 }
@@ -194,7 +194,7 @@ base::Result<RecorderSyscall> ProcessRecorder::at_syscall(Tid tid, bool move) {
   return out;
 }
 
-base::Result<std::optional<Addr>> ProcessRecorder::out_at_fork(Tid parent, Tid child) {
+base::Result<std::optional<Addr>> ProcessRecorder::out_at_birth(Tid parent, Tid child) {
   if (!link_) {
     return std::optional<Addr>{};
   }
@@ -210,10 +210,10 @@ base::Result<std::optional<Addr>> ProcessRecorder::out_at_fork(Tid parent, Tid c
     regs.gpr[arch::x86::kRip] = (*moved)->to;
     regs.gpr[arch::x86::kGsBase] = (*moved)->gs_base;
     if (auto w = p_.kernel.write_registers(child, regs, false); !w) {
-      base::logf(base::LogCat::ptrace, "fork child {}: not moved out of the recorder: {}", child, w.error().message());
+      base::logf(base::LogCat::ptrace, "child {}: not moved out of the recorder: {}", child, w.error().message());
     }
   } else {
-    base::logf(base::LogCat::ptrace, "fork child {}: not where its parent was in the recorder", child);
+    base::logf(base::LogCat::ptrace, "child {}: not where its parent was in the recorder (moved out already, or not stopped yet)", child);
   }
   return std::optional<Addr>{(*moved)->to};
 }
@@ -260,7 +260,9 @@ base::Result<void> ProcessRecorder::unload(Tid caller) {
   if (!held) {
     return held.error();
   }
+  send_again(*held);
   auto unloaded = link_->unload(caller);
+  send_again(link_->take_held());
   link_.reset();
   if (unloaded) {
     base::logf(base::LogCat::ptrace, "process {}: the in-process recorder is out", p_.pid);

@@ -45,12 +45,13 @@ class ProcessRecorder final : public RecorderPort {
       link_->forget(tid);
     }
   }
-  // At a fork or vfork event: `parent`, inside the call in the cache, back in the program's code,
-  // and `child` (stopped at birth on the same instruction of its copy of the cache, or of the
-  // same memory after vfork) too, with the %gs base the parent had before it entered: the child
-  // runs natively, never in the recorder. Where they stand now; nothing if the parent was not
-  // in the cache there.
-  base::Result<std::optional<Addr>> out_at_fork(Tid parent, Tid child);
+  // At a fork, vfork or clone event: `parent`, inside the call in the cache, back in the program's
+  // code, and `child` (stopped at birth on the same instruction of its copy of the cache, of the
+  // same memory after vfork, or of the cache itself on its parent's block) too, with the
+  // program's %gs base: a fork child runs natively, never in its parent's recorder; a new thread
+  // enters with a block of its own when it first resumes. Where the parent stands now; nothing
+  // if it was not in the cache there.
+  base::Result<std::optional<Addr>> out_at_birth(Tid parent, Tid child);
   // A fork child's, which records with its copy of the parent's recorder, if the parent has one in.
   void inherit(const ProcessRecorder& parent);
   // Recording ended, or the process is let go: every thread out (they are, at a stop), the
@@ -63,7 +64,7 @@ class ProcessRecorder final : public RecorderPort {
   // program (asked once, at the first entry), and whether tid stands past it now.
   bool handover_ahead();
   bool handed_over(Tid tid);
-  void send_again(Tid tid, const std::vector<int>& signals);
+  void send_again(const std::vector<HeldSignal>& signals);
 
   Process& p_;
   std::string library_;

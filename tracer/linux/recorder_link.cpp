@@ -45,8 +45,7 @@ base::Result<std::uint64_t> RecorderLink::call(Tid tid, Addr function, std::init
   }
   base::Result<std::uint64_t> result = calls->call(function, args, return_gadget_);
   auto ended = calls->end();
-  auto held = calls->take_held();
-  held_.insert(held_.end(), held.begin(), held.end());
+  hold(tid, calls->take_held());
   if (result && !ended) {
     return ended.error();
   }
@@ -69,9 +68,11 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
   RecorderLink link(kernel, pid);
   auto finish = [&](base::Result<void> outcome) -> base::Result<RecorderLink> {
     auto ended = calls->end();
-    auto held = calls->take_held();
-    link.held_.insert(link.held_.end(), held.begin(), held.end());
+    link.hold(caller, calls->take_held());
     if (!outcome) {
+      for (const HeldSignal& h : link.take_held()) {
+        (void)kernel.tgkill(pid, h.tid, h.sig);  // (no link to hand them back with)
+      }
       return outcome.error();
     }
     if (!ended) {
@@ -192,6 +193,12 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link, std::uint
     }
   }
   return base::success();
+}
+
+void RecorderLink::hold(Tid tid, const std::vector<int>& signals) {
+  for (int sig : signals) {
+    held_.push_back({tid, sig});
+  }
 }
 
 void RecorderLink::forget(Tid tid) {
@@ -631,7 +638,7 @@ base::Result<void> RecorderLink::set_syscalls_caught(bool caught) {
   return base::success();
 }
 
-base::Result<void> RecorderLink::step(Tid tid, std::vector<int>& held) {
+base::Result<void> RecorderLink::step(Tid tid, std::vector<HeldSignal>& held) {
   if (auto r = kernel_->resume(tid, true, 0); !r) {
     return r;
   }
@@ -645,12 +652,12 @@ base::Result<void> RecorderLink::step(Tid tid, std::vector<int>& held) {
     return base::make_error(base::Errc::no_thread, "a thread ended while it left the recorder");
   }
   if (WSTOPSIG(*st) != SIGTRAP) {
-    held.push_back(WSTOPSIG(*st));
+    held.push_back({tid, WSTOPSIG(*st)});
   }
   return base::success();
 }
 
-base::Result<void> RecorderLink::run_to_leave_trap(const std::vector<Tid>& tids, std::vector<int>& held) {
+base::Result<void> RecorderLink::run_to_leave_trap(const std::vector<Tid>& tids, std::vector<HeldSignal>& held) {
   const Addr leave_trap = stubs_ + HS_RECORDER_LEAVE_TRAP_OFFSET;
   for (Tid tid : tids) {
     // Asked, and sent to the trap should the dispatcher have read the request already.
@@ -701,7 +708,7 @@ base::Result<void> RecorderLink::run_to_leave_trap(const std::vector<Tid>& tids,
         break;
       }
       if (WSTOPSIG(*st) != SIGTRAP) {
-        held.push_back(WSTOPSIG(*st));
+        held.push_back({tid, WSTOPSIG(*st)});
       }
       // A fault of the recorder's own would come back at once, for ever.
       const bool fault = WSTOPSIG(*st) == SIGSEGV || WSTOPSIG(*st) == SIGBUS || WSTOPSIG(*st) == SIGILL ||
@@ -774,8 +781,8 @@ class StopKept {
 
 }  // namespace
 
-base::Result<std::vector<int>> RecorderLink::leave(const std::vector<Tid>& tids) {
-  std::vector<int> held;
+base::Result<std::vector<HeldSignal>> RecorderLink::leave(const std::vector<Tid>& tids) {
+  std::vector<HeldSignal> held;
   StopKept kept(*kernel_);
   for (Tid tid : tids) {
     arch::x86::RawRegisters regs;
@@ -923,8 +930,7 @@ base::Result<void> RecorderLink::unload(Tid caller) {
   }
   auto unmapped = calls->run(SYS_munmap, {image_.base, image_.span});
   auto ended = calls->end();
-  auto held = calls->take_held();
-  held_.insert(held_.end(), held.begin(), held.end());
+  hold(caller, calls->take_held());
   if (!unmapped) {
     return unmapped.error();
   }

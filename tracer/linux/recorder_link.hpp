@@ -31,6 +31,13 @@ struct LeftAt {
   unsigned steps = 0;       // single-steps it took to a safe point of the cache
 };
 
+// A signal that stopped a thread while the server ran it for its own ends (a call, a step out of
+// the cache), taken there: to be sent to that thread again.
+struct HeldSignal {
+  Tid tid = 0;
+  int sig = 0;
+};
+
 // What take() found new in a thread's ring.
 struct TakenSamples {
   std::vector<hs_recorder_sample> samples;  // oldest first
@@ -63,7 +70,7 @@ class RecorderLink {
   // meanwhile are held and returned.
   // Errc::not_yet: one waits for the translation lock a thread outside tids holds (it can leave
   // once that one has left); it, and those of tids not out yet, stay in the cache.
-  base::Result<std::vector<int>> leave(const std::vector<Tid>& tids);
+  base::Result<std::vector<HeldSignal>> leave(const std::vector<Tid>& tids);
   // tid, in the cache and stopped inside a system call it made there (a fork's event: the child
   // stands at the same place of its copy), moved to the program address after the call, which
   // the marker after the call's copy holds (recorder_api.h), its own %gs base back. Where it
@@ -107,7 +114,7 @@ class RecorderLink {
 
   // The signals the calls made since the last leave() or take_held() held (they came while the
   // call ran), to be sent again.
-  std::vector<int> take_held() { return std::exchange(held_, {}); }
+  std::vector<HeldSignal> take_held() { return std::exchange(held_, {}); }
   // tid is in the cache (entered, not left).
   bool recording(Tid tid) const {
     auto it = threads_.find(tid);
@@ -201,10 +208,12 @@ class RecorderLink {
   base::Result<void> record(ThreadLink& link, const hs_recorder_sample& sample);
   // Whether tid, in the dispatcher, waits for the translation lock a thread outside `batch` holds.
   bool waits_outside(Tid tid, const std::vector<Tid>& batch);
-  base::Result<void> step(Tid tid, std::vector<int>& held);
+  base::Result<void> step(Tid tid, std::vector<HeldSignal>& held);
   // tids, in the dispatcher, run on to its leave trap (they may wait for each other's
   // translation lock): no step. Signals that came meanwhile are held.
-  base::Result<void> run_to_leave_trap(const std::vector<Tid>& tids, std::vector<int>& held);
+  base::Result<void> run_to_leave_trap(const std::vector<Tid>& tids, std::vector<HeldSignal>& held);
+  // Signals a call on tid held, kept to be handed back.
+  void hold(Tid tid, const std::vector<int>& signals);
 
   Kernel* kernel_;
   Pid pid_;
@@ -219,7 +228,7 @@ class RecorderLink {
   // Blocks of threads gone, by address: the server's mappings of them, for the thread that gets
   // the block next.
   std::map<Addr, std::shared_ptr<const SharedRegion>> retired_;
-  std::vector<int> held_;  // signals held by inferior calls, not yet handed back
+  std::vector<HeldSignal> held_;  // signals held by the server's calls, not yet handed back
   std::optional<bool> syscalls_caught_;  // as last written to the recorder
 };
 
