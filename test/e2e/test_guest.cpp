@@ -109,6 +109,16 @@ long stepped(const std::string& gdb) {
   return most;
 }
 
+// A session that recorded in the cache: nothing of the program's work stepped (GDB's own steps over
+// its breakpoints only), its output as natively, its end normal.
+void check_in_cache_as_natively(const e2e::SessionResult& out, const std::string& expected) {
+  const long steps = stepped(out.gdb);
+  CHECK(steps >= 0);
+  CHECK(steps < 50);
+  CHECK(out.server_out == expected);
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
 // guest_limits run natively in `mode`: its output.
 std::string native_limits(const std::string& mode) {
   e2e::Child native({.argv = {e2e::prog_path("guest_limits"), mode}});
@@ -134,11 +144,7 @@ TEST_CASE("inproc comes in where the program holds its loader's lock, has no des
   INFO(out.transcript());
   CHECK_THAT(out.gdb, Contains(", done () at "));
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions \(0 gaps\))"));
-  const long steps = stepped(out.gdb);
-  CHECK(steps >= 0);
-  CHECK(steps < 50);  // (GDB's own steps over its breakpoints; not the program's work)
-  CHECK(out.server_out == expected);
-  CHECK_THAT(out.gdb, Contains("exited normally"));
+  check_in_cache_as_natively(out, expected);
 }
 
 TEST_CASE("inproc refuses a program in seccomp's strict mode or under a tight RLIMIT_AS in plain words, and the "
@@ -185,11 +191,7 @@ TEST_CASE("inproc: 2,000 threads made and joined one after the other all record 
   // The 2,000th thread, like the first, ran in the cache: its work recorded, not stepped (a
   // thread with no block left was stepped from the 1,025th on).
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{3,} instructions in \d+ functions \(0 gaps\) for thread)"));
-  const long steps = stepped(out.gdb);
-  CHECK(steps >= 0);
-  CHECK(steps < 50);
-  CHECK(out.server_out == native.out());
-  CHECK_THAT(out.gdb, Contains("exited normally"));
+  check_in_cache_as_natively(out, native.out());
 }
 
 TEST_CASE("inproc under a seccomp filter that kills for a call of the recorder's: the program's death reaches GDB, "
@@ -243,11 +245,7 @@ TEST_CASE("inproc keeps the program's own %gs at launch: a base never set, one s
   CHECK_THAT(out.gdb, Contains(", done () at "));
   // Its uses of %gs translated: recorded in the cache to the end, no gap, nothing stepped.
   CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions \(0 gaps\))"));
-  const long steps = stepped(out.gdb);
-  CHECK(steps >= 0);
-  CHECK(steps < 50);
-  CHECK(out.server_out == expected);
-  CHECK_THAT(out.gdb, Contains("exited normally"));
+  check_in_cache_as_natively(out, expected);
 }
 
 TEST_CASE("inproc keeps the program's own %gs at attach: the base it set before, and those it sets while recorded",
@@ -345,11 +343,7 @@ TEST_CASE("inproc: a W^X JIT that writes code through one view of a memfd and ru
   // The lone thread's calls recorded in the cache (each change of the code translated afresh),
   // not stepped.
   CHECK_THAT(out.gdb, ContainsRegex(R"(: inproc, \d+ of \d+ branches kept, \d{5,} recorded)"));
-  const long steps = stepped(out.gdb);
-  CHECK(steps >= 0);
-  CHECK(steps < 50);
-  CHECK(out.server_out == expected);
-  CHECK_THAT(out.gdb, Contains("exited normally"));
+  check_in_cache_as_natively(out, expected);
 }
 
 TEST_CASE("inproc: a 12 MB buffer holds 450,000 branches made between two stops, all read back, none lost",

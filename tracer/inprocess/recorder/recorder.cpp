@@ -185,6 +185,19 @@ void close_shared_fds(Recorder& rec, const ThreadState* only = nullptr) {
   }
 }
 
+// `target` translated afresh: the process's only thread (here, in a dispatcher) forgets every
+// translation first; with other threads, which may be running translations, the server's flush
+// before the next entry is asked for and `target` is left untranslated (it runs natively: a
+// gap). Under the translation lock, a thread pointer lent.
+std::uint64_t translate_afresh(Recorder& rec, std::uint64_t target) {
+  if (thread_count() == 1) {
+    forget_translations(rec);
+    return rec.translator.translation_of(target);
+  }
+  rec.words.maps_changed.store(1, std::memory_order_relaxed);
+  return target;
+}
+
 // The dispatcher's way on: to `to` (a cache address, or the program's own), which stands for the
 // program address `app` (the dispatcher goes to the leave trap instead when the server asked).
 void go_on(ThreadState& t, std::uint64_t to, std::uint64_t app) {
@@ -204,16 +217,8 @@ void translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
     ThreadPointerForTranslation thread_pointer;
     made = rec.translator.translation_of(target);
     if (made == target && rec.translator.full()) {
-      // Full: the process's only thread (here, in the dispatcher) forgets every translation and
-      // goes on translating afresh; with other threads, which may be running translations, it
-      // runs natively (a gap) and the server flushes before the next entry.
-      if (thread_count() == 1) {
-        forget_translations(rec);
-        link_slot = 0;  // (the exit it came by is gone)
-        made = rec.translator.translation_of(target);
-      } else {
-        rec.words.maps_changed.store(1, std::memory_order_relaxed);
-      }
+      made = translate_afresh(rec, target);
+      link_slot = 0;  // (the exit it came by is gone, or the target runs natively)
     }
   }
   if (made == target) {
@@ -302,12 +307,9 @@ void code_gate(std::uint64_t target, std::uint64_t /*link_slot*/) {
   ThreadState& t = *this_thread_block();
   lock_translator(rec);
   std::uint64_t made = target;
-  if (thread_count() == 1) {
-    forget_translations(rec);
+  {
     ThreadPointerForTranslation thread_pointer;
-    made = rec.translator.translation_of(target);
-  } else {
-    rec.words.maps_changed.store(1, std::memory_order_relaxed);
+    made = translate_afresh(rec, target);
   }
   if (made == target) {
     t.exited_at = target;
