@@ -397,6 +397,29 @@ bool answers(int port, std::chrono::milliseconds limit) {
   return ok && reply.starts_with("HTTP/1.0 200");
 }
 
+// What each thread of pid is doing: its state, signals pending and blocked (/proc), for a report.
+std::string threads_of(pid_t pid) {
+  std::string out;
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream in(task.path() / "status");
+    out += "thread " + task.path().filename().string() + ":";
+    for (std::string line; std::getline(in, line);) {
+      for (const char* key : {"State:", "SigPnd:", "ShdPnd:", "SigBlk:"}) {
+        if (line.starts_with(key)) {
+          out += " " + line;
+        }
+      }
+    }
+    std::ifstream wchan(task.path() / "wchan");
+    std::string w;
+    std::getline(wchan, w);
+    out += " wchan " + w + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("inproc: a live service under load (Python's threading HTTP server) goes through 50 cycles of attach, "
@@ -436,7 +459,9 @@ TEST_CASE("inproc: a live service under load (Python's threading HTTP server) go
     REQUIRE_FALSE(out.timed_out);
     CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d+ instructions in \d+ functions)"));
     REQUIRE_THAT(out.gdb, Contains("detached]"));
-    REQUIRE(answers(port, std::chrono::seconds(5)));
+    const bool answered = answers(port, std::chrono::seconds(5));
+    INFO("the service's threads:\n" << threads_of(service.pid()));
+    REQUIRE(answered);
   }
   done = true;
   load.join();
