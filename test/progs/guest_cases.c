@@ -11,8 +11,6 @@
  *            by main and a second thread at once, each in its own memfd
  *   branches 450,000 taken branches between two stops (`stop_point`, then `done`): calls, returns
  *            and a loop's jumps
- *   rate     sorts for ever, printing each chunk's time in microseconds and its checksum (the
- *            same every time): a program's rate before, while and after it is recorded
  *   siginfo  signals with their siginfo while main computes: sigqueue values from a child
  *            (a real-time signal: each one queued), a POSIX timer's, SIGCHLD's pid and status
  * Then main calls `done`. With a second argument `wait` it first waits for `go` to be set (an
@@ -322,34 +320,6 @@ static int branches(void) {
   return 0;
 }
 
-static int by_value(const void* a, const void* b) {
-  const int x = *(const int*)a, y = *(const int*)b;
-  return (x > y) - (x < y);
-}
-
-static int rate(void) {
-  enum { kInts = 4000 };
-  static int v[kInts];
-  for (;;) {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    uint64_t sum = 0;
-    for (int round = 0; round < 40; ++round) {
-      uint32_t x = 12345;
-      for (int i = 0; i < kInts; ++i) {
-        x = x * 1103515245u + 12345u;
-        v[i] = (int)(x >> 8);
-      }
-      qsort(v, kInts, sizeof v[0], by_value);
-      sum += (uint64_t)v[kInts / 2] + (uint64_t)v[7];
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    const long us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
-    printf("chunk %ld %llu\n", us, (unsigned long long)sum);
-  }
-  return 0;
-}
-
 volatile int go = 0;
 
 int main(int argc, char** argv) {
@@ -370,14 +340,12 @@ int main(int argc, char** argv) {
     rc = jit_views();
   } else if (strcmp(mode, "branches") == 0) {
     rc = branches();
-  } else if (strcmp(mode, "rate") == 0) {
-    rc = rate();
   } else if (strcmp(mode, "clone-vm") == 0) {
     rc = clone_vm();
   } else if (strcmp(mode, "siginfo") == 0) {
     rc = signals();
   } else {
-    printf("usage: guest_cases gs-none|gs-own|clone-vm|jit-views|branches|rate|siginfo\n");
+    printf("usage: guest_cases gs-none|gs-own|clone-vm|jit-views|branches|siginfo\n");
   }
   done();
   return rc;

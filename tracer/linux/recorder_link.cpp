@@ -14,7 +14,6 @@
 #include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/linux/recorder_loader.hpp"
 #include "tracer/linux/remote_syscalls.hpp"
-#include "tracer/linux/server_lifeline.hpp"
 #include "tracer/linux/signals_held_back.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
@@ -181,25 +180,16 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link, std::uint
   link.leave_slots = info.leave_slots;
   link.app_gs_slot = info.app_gs_slot;
   if (auto kept = retired_.find(info.block); kept != retired_.end()) {
-    link.shared = std::move(kept->second.shared);  // (a retired block made anew: mapped here already)
-    link.lifeline = std::move(kept->second.lifeline);
+    link.shared = std::move(kept->second);  // (a retired block made anew: mapped here already)
     retired_.erase(kept);
   } else if (info.shared_fd >= 0) {
     // Mapped here while the program still holds the descriptor: it closes it at the thread's
     // first run in the cache.
-    const int fd = static_cast<int>(info.shared_fd);
-    auto shared = SharedRegion::map(pid_, fd, info.block, info.shared_bytes);
+    auto shared = SharedRegion::map(pid_, static_cast<int>(info.shared_fd), info.block, info.shared_bytes);
     if (shared) {
       link.shared = std::move(*shared);
     } else {
       base::logf(base::LogCat::ptrace, "thread {}: its ring is read through ptrace: {}", tid, shared.error().message());
-    }
-    auto lifeline = LifelineWord::watch(pid_, fd, info.block, info.lifeline_slot);
-    if (lifeline) {
-      link.lifeline = std::move(*lifeline);
-    } else {
-      base::logf(base::LogCat::ptrace, "thread {}: no lifeline (the cache will not see the server die): {}", tid,
-                 lifeline.error().message());
     }
   }
   return base::success();
@@ -225,7 +215,7 @@ void RecorderLink::forget(Tid tid) {
     return;  // (a clone made in the cache ran on its parent's block)
   }
   if (write_word(link.info + offsetof(hs_recorder_thread_info, retired), 1)) {
-    retired_[link.block] = {link.shared, link.lifeline};
+    retired_[link.block] = link.shared;
   }
 }
 

@@ -99,15 +99,6 @@ void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved) 
 }
 
 void emit_lookup(Emitter& e) {
-  // The server died (its lifeline marked): out for good, to rax natively.
-  e.bytes({0x65, 0x8b, 0x0c, 0x25});  // mov ecx, dword gs:[lifeline]
-  e.u32(static_cast<std::uint32_t>(gs_offset(&ts().lifeline)));
-  e.bytes({0x8d, 0x89});  // lea ecx, [rcx - HS_RECORDER_SERVER_DIED]
-  e.u32(static_cast<std::uint32_t>(-static_cast<std::int32_t>(HS_RECORDER_SERVER_DIED)));
-  e.bytes({0x67, 0xe3, 0x02});  // jecxz gone (over the short jmp)
-  e.bytes({0xeb, 0x08});        // jmp on (over the jmp below, 8 bytes)
-  e.jmp_gs(&ts().server_gone);  // gone:
-  // on:
   e.bytes({0x0f, 0xb7, 0xc8});        // movzx ecx, ax
   e.bytes({0x48, 0x8d, 0x0c, 0x09});  // lea rcx, [rcx+rcx]
   e.load_gs(kRdx, &ts().lookup);
@@ -252,21 +243,6 @@ void emit_after_syscall(Emitter& e, std::uint64_t next) {
   static_assert(sizeof(HS_RECORDER_AFTER_SYSCALL) - 1 + 8 == HS_RECORDER_AFTER_SYSCALL_BYTES);
   e.raw(reinterpret_cast<const std::uint8_t*>(HS_RECORDER_AFTER_SYSCALL), 2);
   e.u64(next);
-}
-
-void emit_server_gone(Emitter& e, bool program_gs) {
-  e.bytes({0x48, 0x8d, 0xa4, 0x24, 0x70, 0xff, 0xff, 0xff});  // lea rsp, [rsp-144]
-  e.bytes({0x48, 0x89, 0x44, 0x24, 0x08});                    // mov [rsp+8], rax: where to
-  e.load_gs(kRax, &ts().save_rax);
-  e.bytes({0x48, 0x89, 0x04, 0x24});  // mov [rsp], rax: the program's rax
-  e.load_gs(kRcx, &ts().save_rcx);
-  e.load_gs(kRdx, &ts().save_rdx);
-  if (program_gs) {
-    e.load_gs(kRax, &ts().app_gs);
-    e.bytes({0xf3, 0x48, 0x0f, 0xae, 0xd8});  // wrgsbase rax (no gs-relative access after this)
-  }
-  e.bytes({0x58});              // pop rax
-  e.bytes({0xc2, 0x80, 0x00});  // ret 128: to where, and the stack pointer the program's
 }
 
 void emit_dispatcher(Emitter& e, TranslateFn translate, std::uint64_t leave_trap) {

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 14u
+#define HS_RECORDER_ABI_VERSION 13u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -104,16 +104,7 @@ struct hs_recorder_thread_info {
    * server writes it at entry and gives it back at the leave; the cache's code reads and sets it
    * for the program's arch_prctl, rdgsbase, wrgsbase and %gs operands. */
   uint64_t app_gs_slot;
-  /* The server's lifeline, in the block's first page: a word for the server's robust futex list
-   * (a link of its own), then at HS_RECORDER_LIFELINE_WORD a 32-bit futex word that holds the tid
-   * of a thread of the server's that does nothing else. When the server dies (SIGKILL, the OOM
-   * killer) the kernel marks the word (HS_RECORDER_SERVER_DIED, the tid gone); the cache's code
-   * meets that at the thread's next return or indirect branch and the thread leaves for native
-   * code for good (the program's %gs base given back). 0: no lifeline. */
-  uint64_t lifeline_slot;
 };
-#define HS_RECORDER_LIFELINE_WORD 8u
-#define HS_RECORDER_SERVER_DIED 0x40000000u /* FUTEX_OWNER_DIED, the owner's tid cleared */
 
 #define HS_RECORDER_PRIVATE_STACK_BYTES (256u << 10)
 #define HS_RECORDER_STUB_BYTES 4096u
