@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <thread>
@@ -457,7 +459,11 @@ TEST_CASE("inproc: a live service under load (Python's threading HTTP server) go
     REQUIRE_THAT(out.gdb, Contains("detached]"));
     const bool answered = answers(port, std::chrono::seconds(5));
     INFO("the service's threads:\n" << threads_of(service.pid()));
-    REQUIRE(answered);
+    if (!answered) {
+      const auto status = service.wait(e2e::Clock::now() + std::chrono::seconds(1));
+      INFO("the service: " << (status ? e2e::describe_status(*status) : std::string("still running")));
+      REQUIRE(answered);
+    }
   }
   done = true;
   load.join();

@@ -415,7 +415,7 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
   return Way::out;
 }
 
-base::Result<Addr> RecorderLink::app_address(Addr pc) {
+base::Result<bool> RecorderLink::in_cache(Addr pc) {
   const CacheView& view = cache_view_;
   auto count = read_word(view.region_count);
   if (!count) {
@@ -425,9 +425,18 @@ base::Result<Addr> RecorderLink::app_address(Addr pc) {
   if (auto r = read_bytes(view.regions, regions.data(), regions.size() * sizeof(hs_recorder_cache_region)); !r) {
     return r.error();
   }
-  if (std::none_of(regions.begin(), regions.end(), [&](const hs_recorder_cache_region& r) {
-        return pc >= r.base && pc < r.base + HS_RECORDER_CACHE_REGION_BYTES;
-      })) {
+  return std::any_of(regions.begin(), regions.end(), [&](const hs_recorder_cache_region& r) {
+    return pc >= r.base && pc < r.base + HS_RECORDER_CACHE_REGION_BYTES;
+  });
+}
+
+base::Result<Addr> RecorderLink::app_address(Addr pc) {
+  const CacheView& view = cache_view_;
+  auto cached = in_cache(pc);
+  if (!cached) {
+    return cached.error();
+  }
+  if (!*cached) {
     return pc;  // the program's own code
   }
   if (view.safe_point_slots == 0 || (view.safe_point_slots & (view.safe_point_slots - 1)) != 0) {
@@ -452,8 +461,16 @@ base::Result<Addr> RecorderLink::app_address(Addr pc) {
 
 std::optional<Addr> RecorderLink::after_syscall(const ThreadLink& link, Addr pc) {
   auto exited = read_word(link.exit_slot);
-  if (!exited || *exited != 0) {
-    return std::nullopt;  // it ran natively since it entered: pc may be the program's
+  if (!exited) {
+    return std::nullopt;
+  }
+  if (*exited != 0) {
+    // It ran natively since it entered: pc may be the program's, or the cache's again (back by
+    // a handler's sigreturn, say).
+    auto cached = in_cache(pc);
+    if (!cached || !*cached) {
+      return std::nullopt;
+    }
   }
   if (pc == entry_) {
     // Entered at a syscall's entry stop, the call made: its resume slot says where.

@@ -192,6 +192,8 @@ class RecorderLink {
   // call): pc itself outside the cache, the program address at a safe point, 0 where the thread
   // must step on first (the stubs and the private stack are the caller's to tell).
   base::Result<Addr> app_address(Addr pc);
+  // Whether pc is in one of the cache's regions (read from the recorder's table).
+  base::Result<bool> in_cache(Addr pc);
   // The program's %gs base for tid leaving the cache with `regs` (program_gs.hpp): one its
   // native code set (the real base is not its block), else the one the cache kept in the block.
   std::uint64_t program_gs(const ThreadLink& link, const arch::x86::RawRegisters& regs);
