@@ -1,7 +1,8 @@
 # GDB script for btrace_bench.sh (and inproc_bench.sh): from $BENCH_START (default bench_start),
 # record with $BENCH_RECORD ("btrace", "full", or "none": no recording, the session's own cost)
 # and time the `continue` to $BENCH_END (bench_end); then count the recorded instructions.
-# $BENCH_CATCH: `catch syscall` those (say "write") for that continue too.
+# $BENCH_CATCH: `catch syscall` those (say "write") for that continue too. $BENCH_BUFFER: GDB's
+# btrace buffer in bytes (67108864; the in-process recorder keeps as much between two stops).
 import os
 import re
 import time
@@ -17,7 +18,7 @@ gdb.execute("set breakpoint pending on")  # the markers may be in a library not 
 gdb.execute("break " + start)
 gdb.execute("continue")
 if mode == "btrace":
-    gdb.execute("set record btrace bts buffer-size 67108864")
+    gdb.execute("set record btrace bts buffer-size " + os.environ.get("BENCH_BUFFER", "67108864"))
     gdb.execute("record btrace bts")
 elif mode == "none":
     pass

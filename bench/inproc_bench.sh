@@ -8,7 +8,8 @@
 #   makes: its threads run with PTRACE_SYSCALL, qsort's own mmap stops unreported).
 #
 #   bench/inproc_bench.sh [PATH_TO_HINDSIGHT]      (default: build/server/hindsight)
-# Environment: N (1000000), SOFT_N (2000), RUNS (3).
+# Environment: N (1000000), SOFT_N (2000), RUNS (3), BENCH_BUFFER (GDB's buffer in bytes, 67108864:
+# the in-process recorder keeps as much between two stops, and GDB decodes it all).
 set -u
 source "$(dirname "$0")/common.sh"
 N=${N:-1000000}
