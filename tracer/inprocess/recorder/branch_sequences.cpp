@@ -8,10 +8,6 @@
 namespace recorder {
 namespace {
 
-const ThreadState& ts() {
-  return slots();
-}
-
 bool g_sized_rings = false;  // set_sized_rings
 
 // shlx (0x66) or shrx (0xf2) reg, reg, count: BMI2, no flag changed (registers below r8).
@@ -25,11 +21,11 @@ void shift_by(Emitter& e, std::uint8_t prefix, Reg reg, Reg count) {
 // gs:[kSamplesOffset + index * 8] (store_sample).
 void take_sample_index(Emitter& e, Reg index, Reg scratch) {
   const std::uint8_t idx = index, tmp = scratch;
-  e.load_gs(index, &ts().ring.head);
+  e.load_gs(index, &slots().ring.head);
   e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x40 | (tmp << 3) | idx), 0x01});  // lea scratch, [idx+1]
-  e.store_gs(&ts().ring.head, scratch);
+  e.store_gs(&slots().ring.head, scratch);
   if (g_sized_rings) {
-    e.load_gs(scratch, &ts().ring_shift);
+    e.load_gs(scratch, &slots().ring_shift);
     shift_by(e, 0x66, index, scratch);  // shlx idx, idx, scratch
     shift_by(e, 0xf2, index, scratch);  // shrx idx, idx, scratch: head's low bits
   } else {
@@ -51,21 +47,21 @@ void set_sized_rings(bool on) {
 }
 
 void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to) {
-  e.store_gs(&ts().save_rax, kRax);
-  e.store_gs(&ts().save_rcx, kRcx);
+  e.store_gs(&slots().save_rax, kRax);
+  e.store_gs(&slots().save_rcx, kRcx);
   take_sample_index(e, kRcx, kRax);
   e.mov_imm64(kRax, from);
   store_sample(e, kRcx, 0, kRax);
   e.mov_imm64(kRax, to);
   store_sample(e, kRcx, 8, kRax);
-  e.load_gs(kRax, &ts().save_rax);
-  e.load_gs(kRcx, &ts().save_rcx);
+  e.load_gs(kRax, &slots().save_rax);
+  e.load_gs(kRcx, &slots().save_rcx);
 }
 
 void emit_save_scratch(Emitter& e) {
-  e.store_gs(&ts().save_rax, kRax);
-  e.store_gs(&ts().save_rcx, kRcx);
-  e.store_gs(&ts().save_rdx, kRdx);
+  e.store_gs(&slots().save_rax, kRax);
+  e.store_gs(&slots().save_rcx, kRcx);
+  e.store_gs(&slots().save_rdx, kRdx);
 }
 
 void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next) {
@@ -89,33 +85,33 @@ void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next) {
 void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved) {
   e.bytes({0x48, 0x8d, 0x64, 0x24, 0xf8});  // lea rsp, [rsp-8]
   if (!rcx_saved) {
-    e.store_gs(&ts().save_rcx, kRcx);
+    e.store_gs(&slots().save_rcx, kRcx);
   }
   e.mov_imm64(kRcx, return_address);
   e.bytes({0x48, 0x89, 0x0c, 0x24});  // mov [rsp], rcx
   if (!rcx_saved) {
-    e.load_gs(kRcx, &ts().save_rcx);
+    e.load_gs(kRcx, &slots().save_rcx);
   }
 }
 
 void emit_lookup(Emitter& e) {
   e.bytes({0x0f, 0xb7, 0xc8});        // movzx ecx, ax
   e.bytes({0x48, 0x8d, 0x0c, 0x09});  // lea rcx, [rcx+rcx]
-  e.load_gs(kRdx, &ts().lookup);
+  e.load_gs(kRdx, &slots().lookup);
   e.bytes({0x48, 0x8d, 0x14, 0xca});        // lea rdx, [rdx+rcx*8]
   e.bytes({0x48, 0x8b, 0x0a});              // mov rcx, [rdx]
   e.bytes({0x48, 0xf7, 0xd1});              // not rcx
   e.bytes({0x48, 0x8d, 0x4c, 0x01, 0x01});  // lea rcx, [rcx+rax+1]: rax - key
   e.bytes({0xe3, 0x0d});                    // jrcxz hit (13 bytes on)
   e.bytes({0xb9, 0, 0, 0, 0});              // mov ecx, 0 (no slot to link)
-  e.jmp_gs(&ts().dispatch);                 // (8 bytes)
+  e.jmp_gs(&slots().dispatch);                 // (8 bytes)
   // hit:
   e.bytes({0x48, 0x8b, 0x52, 0x08});  // mov rdx, [rdx+8]
-  e.store_gs(&ts().target, kRdx);
-  e.load_gs(kRax, &ts().save_rax);
-  e.load_gs(kRcx, &ts().save_rcx);
-  e.load_gs(kRdx, &ts().save_rdx);
-  e.jmp_gs(&ts().target);
+  e.store_gs(&slots().target, kRdx);
+  e.load_gs(kRax, &slots().save_rax);
+  e.load_gs(kRcx, &slots().save_rcx);
+  e.load_gs(kRdx, &slots().save_rdx);
+  e.jmp_gs(&slots().target);
 }
 
 void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) {
@@ -142,7 +138,7 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) 
     e.bytes({0x48, 0xb9});  // mov rcx, the slot's address
     slot_imm = e.here();
     e.u64(0);
-    e.jmp_gs(&ts().dispatch);
+    e.jmp_gs(&slots().dispatch);
   }
   while (e.address() % 8 != 0) {
     e.bytes({0xcc});  // (never run)
@@ -174,7 +170,7 @@ void link_exit(std::uint64_t slot, std::uint64_t made, bool alone) {
 }
 
 void emit_native_exit(Emitter& e, std::uint64_t target, bool program_gs) {
-  e.store_gs_imm64(&ts().exited_at, target);
+  e.store_gs_imm64(&slots().exited_at, target);
   if (program_gs) {
     emit_program_gs_for_native(e);
   }
@@ -195,7 +191,7 @@ void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t
   if (record_from != 0) {
     emit_record_computed(e, record_from, 0);  // the sigreturn's branch: (syscall, where it returns)
   }
-  e.store_gs(&ts().resume, kRax);
+  e.store_gs(&slots().resume, kRax);
   e.mov_imm64(kRcx, thread_entry);
   e.bytes({0x48, 0x89, 0x8c, 0x24, kSavedRip, 0, 0, 0});  // mov [rsp+rip], rcx
   e.bytes({0xb8, 0x0f, 0, 0, 0});                          // mov eax, 15
@@ -226,13 +222,13 @@ void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc) {
   emit_save_scratch(e);
   const Reg args[] = {kRdi, kRsi, kRdx, kR10, kR8, kR9};
   for (int i = 0; i < 6; ++i) {
-    e.store_gs(&ts().syscall_args[i], args[i]);
+    e.store_gs(&slots().syscall_args[i], args[i]);
   }
   e.mov_imm64(kRax, syscall_pc);
   e.bytes({0x48, 0xb9});  // mov rcx, the copy's address
   std::uint8_t* copy_imm = e.here();
   e.u64(0);
-  e.jmp_gs(&ts().maps_gate);
+  e.jmp_gs(&slots().maps_gate);
   const auto rel = static_cast<std::uint32_t>(e.here() - (to_copy + 4));
   std::memcpy(to_copy, &rel, 4);
   const std::uint64_t copy = e.address();
@@ -246,36 +242,36 @@ void emit_after_syscall(Emitter& e, std::uint64_t next) {
 }
 
 void emit_dispatcher(Emitter& e, TranslateFn translate, std::uint64_t leave_trap) {
-  e.store_gs(&ts().save_rsp, kRsp);
-  e.load_gs(kRsp, &ts().private_stack_top);
+  e.store_gs(&slots().save_rsp, kRsp);
+  e.load_gs(kRsp, &slots().private_stack_top);
   e.bytes({0x9c, 0xfc});                          // pushfq; cld (the ABI's direction)
   e.bytes({0x56, 0x57, 0x41, 0x50, 0x41, 0x51,    // push rsi, rdi, r8, r9,
            0x41, 0x52, 0x41, 0x53});              //      r10, r11
   e.bytes({0x48, 0x83, 0xec, 0x08});              // sub rsp, 8: 16-byte aligned at the call
   e.bytes({0x48, 0x89, 0xc7, 0x48, 0x89, 0xce});  // mov rdi, rax; mov rsi, rcx
   e.bytes({0xb8, 0xff, 0xff, 0xff, 0xff, 0xba, 0xff, 0xff, 0xff, 0xff});  // eax = edx = -1
-  e.load_gs(kR8, &ts().xsave_area);
+  e.load_gs(kR8, &slots().xsave_area);
   e.bytes({0x49, 0x0f, 0xae, 0x20});  // xsave64 [r8]: every enabled component
   e.mov_imm64(kRax, reinterpret_cast<std::uint64_t>(translate));
   e.bytes({0xff, 0xd0});  // call rax (it sets the block's target)
   // Asked to leave: to the trap instead (the flags are the pushfq's until the popfq below).
-  e.load_gs(kRax, &ts().leave_request);
+  e.load_gs(kRax, &slots().leave_request);
   e.bytes({0x48, 0x85, 0xc0, 0x74, 0});  // test rax, rax; jz over
   std::uint8_t* over = e.here() - 1;
   e.mov_imm64(kRax, leave_trap);
-  e.store_gs(&ts().target, kRax);
+  e.store_gs(&slots().target, kRax);
   *over = static_cast<std::uint8_t>(e.here() - (over + 1));
   e.bytes({0xb8, 0xff, 0xff, 0xff, 0xff, 0xba, 0xff, 0xff, 0xff, 0xff});
-  e.load_gs(kR8, &ts().xsave_area);
+  e.load_gs(kR8, &slots().xsave_area);
   e.bytes({0x49, 0x0f, 0xae, 0x28});                                      // xrstor64 [r8]
   e.bytes({0x48, 0x83, 0xc4, 0x08});                                      // add rsp, 8
   e.bytes({0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, 0x5f, 0x5e});  // pop r11..rsi
   e.bytes({0x9d});                                                        // popfq
-  e.load_gs(kRsp, &ts().save_rsp);
-  e.load_gs(kRax, &ts().save_rax);
-  e.load_gs(kRcx, &ts().save_rcx);
-  e.load_gs(kRdx, &ts().save_rdx);
-  e.jmp_gs(&ts().target);
+  e.load_gs(kRsp, &slots().save_rsp);
+  e.load_gs(kRax, &slots().save_rax);
+  e.load_gs(kRcx, &slots().save_rcx);
+  e.load_gs(kRdx, &slots().save_rdx);
+  e.jmp_gs(&slots().target);
 }
 
 }  // namespace recorder

@@ -8,10 +8,6 @@
 namespace recorder {
 namespace {
 
-const ThreadState& ts() {
-  return slots();
-}
-
 // The general-purpose register number (0..15) of a 64-bit-enclosed register, -1 for others.
 int gpr_number(ZydisRegister reg) {
   const ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
@@ -52,7 +48,7 @@ GsUse gs_use(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ope
 
 void emit_gs_base_move(Emitter& e, const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* operands) {
   const Reg reg = static_cast<Reg>(gpr_number(operands[0].reg.value));
-  const std::int32_t field = gs_offset(&ts().app_gs);
+  const std::int32_t field = gs_offset(&slots().app_gs);
   const bool wide = insn.operand_width == 64;
   const bool to_base = insn.mnemonic == ZYDIS_MNEMONIC_WRGSBASE;
   // mov [gs:app_gs], reg / mov reg, [gs:app_gs], 64- or 32-bit (a 32-bit load zero-extends)
@@ -98,23 +94,23 @@ GsSwap gs_swap_registers(const ZydisDecodedInstruction& insn, const ZydisDecoded
 }
 
 void emit_gs_swap_in(Emitter& e, GsSwap swap) {
-  e.store_gs(&ts().gs_save[0], swap.program_base);
-  e.store_gs(&ts().gs_save[1], swap.block);
-  e.load_gs(swap.program_base, &ts().app_gs);
-  e.load_gs(swap.block, &ts().self);
+  e.store_gs(&slots().gs_save[0], swap.program_base);
+  e.store_gs(&slots().gs_save[1], swap.block);
+  e.load_gs(swap.program_base, &slots().app_gs);
+  e.load_gs(swap.block, &slots().self);
   wrgsbase(e, swap.program_base);
 }
 
 void emit_gs_swap_out(Emitter& e, GsSwap swap) {
   wrgsbase(e, swap.block);
-  e.load_gs(swap.program_base, &ts().gs_save[0]);
-  e.load_gs(swap.block, &ts().gs_save[1]);
+  e.load_gs(swap.program_base, &slots().gs_save[0]);
+  e.load_gs(swap.block, &slots().gs_save[1]);
 }
 
 void emit_program_gs_for_native(Emitter& e) {
   e.bytes({0x48, 0x8d, 0x64, 0x24, 0x80});  // lea rsp, [rsp-128]: below the red zone
   e.bytes({0x50});                          // push rax
-  e.load_gs(kRax, &ts().app_gs);
+  e.load_gs(kRax, &slots().app_gs);
   wrgsbase(e, kRax);
   e.bytes({0x58});                                // pop rax
   e.bytes({0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0});  // lea rsp, [rsp+128]
