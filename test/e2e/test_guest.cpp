@@ -18,6 +18,7 @@
 
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
+#include "test/support/skip.hpp"
 
 using Catch::Matchers::Contains;
 using e2e::ContainsRegex;
@@ -287,6 +288,43 @@ TEST_CASE("inproc: signals that come while threads run in the cache reach the pr
   e2e::Child program({.argv = {e2e::prog_path("guest_cases"), "siginfo", "wait"}});
   REQUIRE(program.wait_for_text("waiting", e2e::Clock::now() + std::chrono::seconds(5), true));
   auto attached = e2e::run_gdb({.commands = {"record btrace", pass[0], "set var go = 1", "break done", "continue",
+                                             "info record", "record stop", "detach"},
+                                .transport = e2e::Transport::attach,
+                                .attach_pid = program.pid(),
+                                .timeout = std::chrono::seconds(60),
+                                .server_flags = {"--btrace=inproc"}});
+  INFO(attached.transcript());
+  CHECK_THAT(attached.gdb, Contains("detached]"));
+  const auto status = program.wait(e2e::Clock::now() + std::chrono::seconds(10));
+  INFO("program: " << e2e::describe_status(status) << "\n" << program.out());
+  CHECK(e2e::exit_code(status) == 0);
+  CHECK(without_waiting(program.out()) == expected);
+}
+
+TEST_CASE("inproc: rseq critical sections in the cache are aborted as natively when preempted or migrated: "
+          "per-CPU counters lose no update (launch and attach)",
+          "[e2e][btrace][guest]") {
+  const std::string expected = native_case("rseq");
+  if (expected == "rseq: not registered\n") {
+    HS_SKIP("glibc registered no rseq area here (kernel or glibc.pthread.rseq=0): no critical section to abort");
+  }
+  REQUIRE_THAT(expected, Contains("counted 16000000\n"));
+  auto out = e2e::run_gdb({.program = "guest_cases",
+                           .commands = {"break main", "continue", "record btrace", "dprintf rseq_tick,\"tick\\n\"",
+                                        "break stop_point", "continue",
+                                        "monitor btrace", "info record", "delete", "break done", "continue",
+                                        "continue"},
+                           .args = {"rseq"},
+                           .timeout = std::chrono::seconds(60),
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions)"));
+  CHECK(out.server_out == expected);
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+
+  e2e::Child program({.argv = {e2e::prog_path("guest_cases"), "rseq", "wait"}});
+  REQUIRE(program.wait_for_text("waiting", e2e::Clock::now() + std::chrono::seconds(5), true));
+  auto attached = e2e::run_gdb({.commands = {"record btrace", "set var go = 1", "break done", "continue",
                                              "info record", "record stop", "detach"},
                                 .transport = e2e::Transport::attach,
                                 .attach_pid = program.pid(),

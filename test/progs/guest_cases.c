@@ -13,6 +13,9 @@
  *            and a loop's jumps
  *   siginfo  signals with their siginfo while main computes: sigqueue values from a child
  *            (a real-time signal: each one queued), a POSIX timer's, SIGCHLD's pid and status
+ *   rseq     per-CPU counters, eight threads adding one at a time in an rseq critical section
+ *            (glibc's registered area): an update cut by preemption or migration is aborted and
+ *            made again, so that none is lost
  * Then main calls `done`. With a second argument `wait` it first waits for `go` to be set (an
  * attach). */
 #define _GNU_SOURCE
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -320,6 +324,92 @@ static int branches(void) {
   return 0;
 }
 
+/* One per-CPU add of 1 to counters[cpu]: 0 when committed, 1 when the kernel aborted it. */
+struct percpu_counter {
+  uint64_t count;
+  uint64_t pad[7];
+};
+static struct percpu_counter counters[1024];
+
+static int rseq_add_one(void) {
+  int aborted;
+  __asm__ volatile(
+      ".pushsection __rseq_cs, \"aw\"\n"
+      ".balign 32\n"
+      "3: .long 0, 0\n"
+      "   .quad 1f, 2f - 1f, 4f\n"
+      ".popsection\n"
+      "  leaq 3b(%%rip), %%rax\n"
+      "  movq %%rax, %%fs:8(%[area])\n" /* rseq_cs: the section is on */
+      "1:\n"
+      "  movl %%fs:4(%[area]), %%eax\n" /* cpu_id */
+      "  andl $1023, %%eax\n"
+      "  shlq $6, %%rax\n"
+      "  addq %[counters], %%rax\n"
+      "  movq (%%rax), %%rcx\n"
+      "  addq $1, %%rcx\n"
+      "  movq %%rcx, (%%rax)\n" /* the commit */
+      "2:\n"
+      "  xorl %[aborted], %[aborted]\n"
+      "  jmp 5f\n"
+      "  .byte 0x0f, 0xb9, 0x3d\n" /* (ud1: the signature decodes as one instruction) */
+      "  .long 0x53053053\n"      /* RSEQ_SIG, as glibc registered it */
+      "4:\n"
+      "  movl $1, %[aborted]\n"
+      "5:\n"
+      : [aborted] "=&r"(aborted)
+      : [area] "r"(__rseq_offset), [counters] "r"(counters)
+      : "rax", "rcx", "memory", "cc");
+  return aborted;
+}
+
+enum { kRseqThreads = 8, kRseqAdds = 2000000 };
+static pthread_barrier_t rseq_start; /* (all at once: they contend for the CPUs) */
+
+/* A stop for GDB's dprintf now and then: threads stopped inside their sections resume there. */
+__attribute__((noinline)) void rseq_tick(void) { __asm__ volatile("" ::: "memory"); }
+
+static void* rseq_thread(void* arg) {
+  long aborts = 0;
+  pthread_barrier_wait(&rseq_start);
+  for (int i = 0; i < kRseqAdds; ++i) {
+    while (rseq_add_one() != 0) {
+      ++aborts;
+    }
+    if (i % 100000 == 0) {
+      rseq_tick();
+    }
+  }
+  stop_point(); /* (a stop of GDB's while the others add: they leave the cache in their sections) */
+  *(long*)arg = aborts;
+  return NULL;
+}
+
+static int rseq_counters(void) {
+  if (__rseq_size == 0) {
+    printf("rseq: not registered\n");
+    return 0;
+  }
+  pthread_t threads[kRseqThreads];
+  long aborts[kRseqThreads] = {0};
+  pthread_barrier_init(&rseq_start, NULL, kRseqThreads);
+  for (int i = 0; i < kRseqThreads; ++i) {
+    pthread_create(&threads[i], NULL, rseq_thread, &aborts[i]);
+  }
+  long aborted = 0;
+  for (int i = 0; i < kRseqThreads; ++i) {
+    pthread_join(threads[i], NULL);
+    aborted += aborts[i];
+  }
+  uint64_t sum = 0;
+  for (int i = 0; i < 1024; ++i) {
+    sum += counters[i].count;
+  }
+  printf("rseq: %d threads x %d adds, counted %llu\n", kRseqThreads, kRseqAdds, (unsigned long long)sum);
+  (void)aborted; /* (how many varies run to run: not printed) */
+  return 0;
+}
+
 volatile int go = 0;
 
 int main(int argc, char** argv) {
@@ -344,8 +434,10 @@ int main(int argc, char** argv) {
     rc = clone_vm();
   } else if (strcmp(mode, "siginfo") == 0) {
     rc = signals();
+  } else if (strcmp(mode, "rseq") == 0) {
+    rc = rseq_counters();
   } else {
-    printf("usage: guest_cases gs-none|gs-own|clone-vm|jit-views|branches|siginfo\n");
+    printf("usage: guest_cases gs-none|gs-own|clone-vm|jit-views|branches|siginfo|rseq\n");
   }
   done();
   return rc;

@@ -205,6 +205,9 @@ class ScriptedKernel final : public Kernel {
   base::Result<Addr> thread_area_base(Tid, int) override {
     return base::make_error(base::Errc::unsupported, "no 32-bit threads in scripts");
   }
+  base::Result<RseqArea> rseq_area(Tid) override {
+    return RseqArea{};  // (no rseq registered in scripts)
+  }
   base::Result<std::uint64_t> get_debugreg(Tid tid, int i) override {
     if (auto r = stopped(tid); !r) {
       return std::move(r).error();

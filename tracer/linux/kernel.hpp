@@ -30,6 +30,13 @@ struct SyscallStop {
   int number = -1;
 };
 
+// A thread's registered rseq area (rseq(2)): its address (0: none) and the signature its abort
+// handlers carry.
+struct RseqArea {
+  Addr area = 0;
+  std::uint32_t signature = 0;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -67,6 +74,8 @@ class Kernel {
   virtual base::Result<void> set_debugreg(Tid tid, int i, std::uint64_t value) = 0;
   // The base of GDT entry `entry` of a 32-bit thread (PTRACE_GET_THREAD_AREA): its TLS.
   virtual base::Result<Addr> thread_area_base(Tid tid, int entry) = 0;
+  // Its registered rseq area and signature (PTRACE_GET_RSEQ_CONFIGURATION).
+  virtual base::Result<RseqArea> rseq_area(Tid tid) = 0;
   // The general registers (PTRACE_GETREGS) into raw.gpr; the XSAVE area into raw.xsave.
   virtual base::Result<void> read_gprs(Tid tid, arch::x86::RawRegisters& raw) = 0;
   virtual base::Result<void> read_xstate(Tid tid, arch::x86::RawRegisters& raw) = 0;

@@ -81,6 +81,7 @@ class LinuxKernel final : public Kernel {
     return pt::set_debugreg(tid, i, value);
   }
   base::Result<Addr> thread_area_base(Tid tid, int entry) override { return pt::thread_area_base(tid, entry); }
+  base::Result<RseqArea> rseq_area(Tid tid) override { return pt::rseq_area(tid); }
   base::Result<void> read_gprs(Tid tid, arch::x86::RawRegisters& raw) override {
     return read_gpr_registers(tid, raw);
   }

@@ -141,6 +141,19 @@ base::Result<Addr> thread_area_base(Tid tid, int entry) {
   return Addr{desc[1]};
 }
 
+base::Result<RseqArea> rseq_area(Tid tid) {
+  constexpr int kGetRseqConfiguration = 0x420f;  // PTRACE_GET_RSEQ_CONFIGURATION (Linux 5.13)
+  struct {
+    std::uint64_t rseq_abi_pointer;
+    std::uint32_t rseq_abi_size, signature, flags, pad;
+  } config{};
+  if (::ptrace(static_cast<__ptrace_request>(kGetRseqConfiguration), tid, sizeof config, &config) !=
+      static_cast<long>(sizeof config)) {
+    return ptrace_error("PTRACE_GET_RSEQ_CONFIGURATION", tid, errno);
+  }
+  return RseqArea{config.rseq_abi_pointer, config.signature};
+}
+
 base::Result<void> tgkill(Pid pid, Tid tid, int sig) {
   base::logf(base::LogCat::ptrace, "tgkill({}, {}, {})", pid, tid, describe_signal(sig));
   if (::syscall(SYS_tgkill, pid, tid, sig) == 0) {

@@ -30,6 +30,8 @@ base::Result<void> set_signal_mask(Tid tid, std::uint64_t mask);
 // PTRACE_GET_THREAD_AREA: the base address of GDT entry `entry` of a 32-bit thread (its TLS
 // segment: gs >> 3).
 base::Result<Addr> thread_area_base(Tid tid, int entry);
+// PTRACE_GET_RSEQ_CONFIGURATION: the thread's registered rseq area (0: none) and signature.
+base::Result<RseqArea> rseq_area(Tid tid);
 // tgkill(pid, tid, sig).
 base::Result<void> tgkill(Pid pid, Tid tid, int sig);
 // "stopped SIGTRAP event 3", "exited 0", ... for logs.

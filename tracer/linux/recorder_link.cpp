@@ -120,6 +120,9 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
   link.entry_ = info.thread_entry;
   link.stubs_ = info.stubs;
   link.translator_slot_ = info.translator_slot;
+  if (auto r = link.describe_rseq(caller, info); !r) {
+    base::logf(base::LogCat::ptrace, "rseq sections are not protected in the cache: {}", r.error().message());
+  }
   return finish(base::success());
 }
 
@@ -179,6 +182,7 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link, std::uint
   link.private_stack_top = info.private_stack_top;
   link.leave_slots = info.leave_slots;
   link.app_gs_slot = info.app_gs_slot;
+  link.rseq_cs_kept_slot = info.rseq_cs_kept_slot;
   if (auto kept = retired_.find(info.block); kept != retired_.end()) {
     link.shared = std::move(kept->second);  // (a retired block made anew: mapped here already)
     retired_.erase(kept);
@@ -245,6 +249,74 @@ std::uint64_t RecorderLink::program_gs(const ThreadLink& link, const arch::x86::
   return kept ? *kept : link.gs_base;
 }
 
+base::Result<void> RecorderLink::describe_rseq(Tid caller, const hs_recorder_process_info& info) {
+  auto area = kernel_->rseq_area(caller);
+  if (!area) {
+    return area.error();
+  }
+  arch::x86::RawRegisters regs;
+  if (auto r = kernel_->read_gprs(caller, regs); !r) {
+    return r;
+  }
+  if (area->area == 0 || info.rseq_config == 0 || info.rseq_descriptors == 0) {
+    return base::success();  // (no rseq registered: no section to protect)
+  }
+  constexpr std::uint64_t kCsWord = 8;  // rseq_cs in struct rseq
+  const auto offset = static_cast<std::int64_t>(area->area + kCsWord - regs.gpr[gpr::kFsBase]);
+  if (offset == 0 || offset < INT32_MIN || offset > INT32_MAX) {
+    return base::make_error(base::Errc::unsupported, "the rseq area is not at a fixed distance from the thread pointer");
+  }
+  if (auto w = write_word(info.rseq_config, static_cast<std::uint64_t>(offset)); !w) {
+    return w;
+  }
+  if (auto w = write_word(info.rseq_config + 8, area->signature); !w) {
+    return w;
+  }
+  rseq_ = {offset, info.rseq_descriptors, info.rseq_descriptor_bytes};
+  return base::success();
+}
+
+base::Result<void> RecorderLink::give_back_rseq_cs(const ThreadLink& link, const arch::x86::RawRegisters& regs) {
+  if (rseq_.cs_offset == 0 || link.rseq_cs_kept_slot == 0) {
+    return base::success();
+  }
+  const Addr word = regs.gpr[gpr::kFsBase] + static_cast<std::uint64_t>(rseq_.cs_offset);
+  auto cs = read_word(word);
+  if (!cs || *cs < rseq_.descriptors || *cs >= rseq_.descriptors + rseq_.descriptor_bytes) {
+    return base::success();  // (not in a copy, or no rseq area there)
+  }
+  auto kept = read_word(link.rseq_cs_kept_slot);
+  if (!kept) {
+    return kept.error();
+  }
+  return write_word(word, *kept);
+}
+
+base::Result<void> RecorderLink::abort_rseq_section(ThreadLink& link, arch::x86::RawRegisters& regs) {
+  if (rseq_.cs_offset == 0) {
+    return base::success();
+  }
+  const Addr word = regs.gpr[gpr::kFsBase] + static_cast<std::uint64_t>(rseq_.cs_offset);
+  auto cs = read_word(word);
+  if (!cs || *cs == 0) {
+    return base::success();  // (no section on, or no rseq area there)
+  }
+  struct {
+    std::uint32_t version, flags;
+    std::uint64_t start_ip, post_commit_offset, abort_ip;
+  } descriptor{};  // struct rseq_cs
+  const Addr pc = regs.gpr[gpr::kRip];
+  if (!read_bytes(*cs, &descriptor, sizeof descriptor) || descriptor.version != 0 ||
+      pc - descriptor.start_ip >= descriptor.post_commit_offset) {
+    return base::success();  // (the kernel clears the word of a thread outside its section)
+  }
+  if (auto w = write_word(word, 0); !w) {
+    return w;
+  }
+  regs.gpr[gpr::kRip] = descriptor.abort_ip;
+  return record(link, {0, descriptor.abort_ip});  // (a gap: the section was cut, as the kernel cuts it)
+}
+
 bool RecorderLink::cache_stale() {
   auto word = translator_slot_ != 0 ? read_word(translator_slot_ + 8) : base::Result<std::uint64_t>(0);
   return word && *word != 0;
@@ -306,6 +378,9 @@ base::Result<void> RecorderLink::enter(Tid tid, std::uint64_t ring_samples) {
         link.rewound = ThreadLink::Interrupted{regs.gpr[gpr::kRip], regs.gpr[gpr::kRax], regs.gpr[gpr::kOrigRax]};
       }
       restart_syscall_here(regs);
+      if (auto r = abort_rseq_section(link, regs); !r) {
+        return r;
+      }
     }
     link.resume = regs.gpr[gpr::kRip];
     if (auto w = write_word(link.resume_slot, regs.gpr[gpr::kRip]); !w) {
@@ -399,6 +474,9 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
       return exited.error();
     }
     left.exited_at = *exited;
+  }
+  if (auto r = give_back_rseq_cs(link, regs); !r) {
+    return r.error();
   }
   regs.gpr[gpr::kRip] = app;
   regs.gpr[gpr::kGsBase] = program_gs(link, regs);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/inprocess/recorder/recorder_ring.h"
 #include "tracer/linux/kernel.hpp"
 #include "tracer/linux/recorder_loader.hpp"
@@ -139,6 +140,7 @@ class RecorderLink {
     Addr leave_slots = 0;  // target, target_app, leave_request (recorder_api.h)
     Addr private_stack_top = 0;
     Addr app_gs_slot = 0;  // in its block: the program's %gs base while it runs in the cache
+    Addr rseq_cs_kept_slot = 0;  // in its block: the program's rseq_cs word while in a section's copy
     std::uint64_t gs_base = 0;  // the thread's own at its entry
     Addr resume = 0;  // where enter() sent it, as it wrote in its block's resume slot
     // At enter(), an interrupted syscall it rewound to run again, as it stood before (rip, rax,
@@ -197,6 +199,17 @@ class RecorderLink {
   // The program's %gs base for tid leaving the cache with `regs` (program_gs.hpp): one its
   // native code set (the real base is not its block), else the one the cache kept in the block.
   std::uint64_t program_gs(const ThreadLink& link, const arch::x86::RawRegisters& regs);
+  // Tells the recorder where the threads' rseq_cs words are (recorder_api.h, rseq_config), as
+  // the caller registered its rseq area: nothing when it has none.
+  base::Result<void> describe_rseq(Tid caller, const hs_recorder_process_info& info);
+  // A thread moved out of an rseq section's copy: its rseq_cs word, pointing at the copy's
+  // descriptor, gets the program's back, so that the kernel aborts the program's section as
+  // natively (a signal delivered there, a resume after a stop).
+  base::Result<void> give_back_rseq_cs(const ThreadLink& link, const arch::x86::RawRegisters& regs);
+  // A thread that enters the cache inside the program's rseq section (stopped there: it was
+  // scheduled out) goes to the section's abort handler instead, as the kernel would send it on
+  // its return to the program's code (in the cache its pc would be outside the section).
+  base::Result<void> abort_rseq_section(ThreadLink& link, arch::x86::RawRegisters& regs);
   // At a syscall stop of tid's rt_sigreturn in the cache: the frame the kernel restores goes to
   // the thread entry, the interrupted address in the resume slot (the cache's sigreturn
   // sequence). to_program: that address back in the frame (the sigreturn returns there
@@ -226,6 +239,11 @@ class RecorderLink {
   Addr entry_ = 0;
   Addr stubs_ = 0;
   Addr translator_slot_ = 0;
+  struct RseqView {
+    std::int64_t cs_offset = 0;  // of each thread's rseq_cs word from its %fs base; 0: none
+    Addr descriptors = 0;        // the recorder's descriptors
+    std::uint64_t descriptor_bytes = 0;
+  } rseq_;
   std::map<Tid, ThreadLink> threads_;
   // Blocks of threads gone, by address: the server's mappings of them, for the thread that gets
   // the block next.

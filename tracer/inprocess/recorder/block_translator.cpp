@@ -179,8 +179,9 @@ std::uint64_t BlockTranslator::native_exit(std::uint64_t app) {
   return reinterpret_cast<std::uint64_t>(at);
 }
 
-BlockTranslator::BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points, CodePages& pages)
-    : cache_(cache), blocks_(blocks), safe_points_(safe_points), pages_(pages) {
+BlockTranslator::BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points, CodePages& pages,
+                                 RseqSections& rseq)
+    : cache_(cache), blocks_(blocks), safe_points_(safe_points), pages_(pages), rseq_(rseq) {
   ZydisDecoderInit(&decoder_, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 }
 
@@ -197,6 +198,9 @@ std::uint64_t BlockTranslator::translation_of(std::uint64_t app) {
 }
 
 std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
+  if (const RseqSection* section = rseq_.section_at(start, pages_)) {
+    return translate_rseq_section(*section);
+  }
   bool shared = false;
   const std::uint64_t end = pages_.readonly_end(start, &shared);
   if (end == 0) {
@@ -248,7 +252,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
   std::uint64_t source_end = start;  // past the last instruction translated
   for (int n = 0;; ++n) {
     safe_point(e, pc);
-    if (n == kMaxInstructions || pc >= end) {
+    if (n == kMaxInstructions || pc >= end || (n > 0 && rseq_.starts_at(pc))) {
       emit_direct_exit(e, pc, blocks_);  // a long block goes on in the next: not a branch
       break;
     }
@@ -277,6 +281,9 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
         ++stats_.native_exits;
         break;
       }
+    }
+    if (insn.mnemonic == ZYDIS_MNEMONIC_LEA && (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) != 0) {
+      rseq_.learn(next + static_cast<std::uint64_t>(insn.raw.disp.value), pages_);  // an rseq descriptor?
     }
     const Kind kind = classify(insn, code);
     bool ended = true;
@@ -397,6 +404,109 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
     return 0;
   }
   pages_.note_translated(start);
+  ++stats_.blocks;
+  return made;
+}
+
+std::uint64_t BlockTranslator::translate_rseq_section(const RseqSection& section) {
+  const std::int64_t offset = rseq_.config().cs_offset;
+  const std::uint64_t descriptor = rseq_.new_descriptor();
+  constexpr std::size_t kRseqBytes = 128;  // the entry, the way out's restore, the abort's signature
+  constexpr std::size_t kSafePointsPerBlock = 2 * kMaxInstructions + 4 * kMaxTakenStubs;
+  std::uint8_t* at = full_ || descriptor == 0 || blocks_.room() == 0 || safe_points_.room() < kSafePointsPerBlock
+                         ? nullptr
+                         : cache_.reserve(section.start, kMaxBlockBytes + (kMaxTakenStubs + 1) * kRseqBytes);
+  if (at == nullptr) {
+    full_ = full_ || descriptor != 0;  // (no descriptor left: the sections run natively until a flush)
+    ++stats_.refused_full;
+    return 0;
+  }
+  const auto cs_offset = static_cast<std::int32_t>(offset);
+  Emitter e(at);
+  safe_point(e, section.start);
+  emit_rseq_enter(e, cs_offset, descriptor);
+  const std::uint64_t copy = e.address();
+  struct Out {
+    std::uint8_t* rel_at;
+    std::uint64_t from, target;
+  };
+  Out outs[kMaxTakenStubs];
+  int out_count = 0;
+  bool copied = true;
+  std::uint64_t pc = section.start;
+  for (int n = 0; pc < section.post_commit && copied; ++n) {
+    ZydisDecodedInstruction insn;
+    ZydisDecoderContext context;
+    const auto* code = reinterpret_cast<const std::uint8_t*>(pc);
+    const auto readable = static_cast<ZyanUSize>(std::min<std::uint64_t>(15, section.post_commit - pc));
+    if (n == kMaxInstructions || !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder_, &context, code, readable, &insn)) ||
+        may_use_gs(insn)) {
+      copied = false;
+      break;
+    }
+    safe_point(e, pc);
+    const std::uint64_t next = pc + insn.length;
+    const Kind kind = classify(insn, code);
+    if (kind == Kind::Plain) {
+      copied = copy_plain(e, insn, code, pc);
+    } else if ((kind == Kind::Jcc || kind == Kind::ShortCond) && out_count < kMaxTakenStubs) {
+      // The taken way leaves the copy (to the abort handler, or out): its stub follows the copy.
+      if (kind == Kind::Jcc) {
+        e.bytes({0x0f, static_cast<std::uint8_t>(0x80 | (insn.opcode & 0x0f))});
+      } else {
+        std::uint8_t* copy_at = e.here();
+        e.raw(code, insn.length);
+        copy_at[insn.raw.imm[0].offset] = 2;
+        e.bytes({0xeb, 0x05, 0xe9});
+      }
+      outs[out_count++] = {e.here(), pc, next + static_cast<std::uint64_t>(insn.raw.imm[0].value.s)};
+      e.u32(0);
+    } else {
+      copied = false;  // (a call, a jump, a system call: not in an rseq section's copy)
+    }
+    pc = next;
+  }
+  if (!copied || pc != section.post_commit) {
+    cache_.commit(e.here());  // (never run; kept, so that its safe points stay true until a flush)
+    ++stats_.native_exits;
+    return 0;
+  }
+  const std::uint64_t copy_end = e.address();
+  // The commit's fall-through: the program's word back, on after the section.
+  safe_point(e, section.post_commit);
+  emit_rseq_leave(e, cs_offset);
+  safe_point(e, section.post_commit);
+  emit_direct_exit(e, section.post_commit, blocks_);
+  for (int i = 0; i < out_count; ++i) {
+    patch_rel32(outs[i].rel_at, e.address());
+    safe_point(e, outs[i].target);
+    emit_rseq_leave(e, cs_offset);
+    safe_point(e, outs[i].target);
+    if (record_) {
+      emit_record(e, outs[i].from, outs[i].target);
+    }
+    safe_point(e, outs[i].target);
+    emit_direct_exit(e, outs[i].target, blocks_);
+  }
+  // The kernel's abort: its signature before it; the section was cut where the history cannot
+  // say (a gap), and the program's handler runs with the word the kernel cleared.
+  e.u32(static_cast<std::uint32_t>(rseq_.config().signature));
+  const std::uint64_t abort = e.address();
+  safe_point(e, section.abort);
+  if (record_) {
+    emit_record(e, 0, section.abort);  // (from 0: a gap, recorder_ring.h)
+  }
+  safe_point(e, section.abort);
+  emit_direct_exit(e, section.abort, blocks_);
+  RseqSections::describe(descriptor, copy, copy_end - copy, abort);
+  cache_.commit(e.here());
+  const auto made = reinterpret_cast<std::uint64_t>(at);
+  if (!blocks_.insert(section.start, made)) {
+    full_ = true;
+    ++stats_.refused_full;
+    return 0;
+  }
+  pages_.note_translated(section.start);
   ++stats_.blocks;
   return made;
 }

@@ -6,6 +6,8 @@
 // natively from that instruction and recording ends there (a gap). So does code outside an
 // executable, non-writable mapping (code_pages.hpp), and a block ends where its mapping does.
 // A block ends after a system call: one that may change the mappings goes through the maps gate.
+// A block also ends where an rseq critical section begins: the section is translated as a copy
+// the kernel can abort (rseq_sections.hpp).
 //
 // It also notes the safe points of each translation: cache addresses where the thread's
 // registers are the program's own at a known program address (each copied instruction's start,
@@ -25,6 +27,7 @@
 #include "tracer/inprocess/recorder/code_cache.hpp"
 #include "tracer/inprocess/recorder/code_pages.hpp"
 #include "tracer/inprocess/recorder/emitter.hpp"
+#include "tracer/inprocess/recorder/rseq_sections.hpp"
 
 namespace recorder {
 
@@ -36,7 +39,7 @@ struct TranslatorStats {
 
 class BlockTranslator {
  public:
-  BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points, CodePages& pages);
+  BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points, CodePages& pages, RseqSections& rseq);
   // The cache address that runs `app`: translated now if need be; `app` itself when it is a
   // native landing (leave_at) or nothing could be translated.
   std::uint64_t translation_of(std::uint64_t app);
@@ -61,6 +64,9 @@ class BlockTranslator {
 
  private:
   std::uint64_t translate_block(std::uint64_t start);
+  // An rseq critical section as a copy with a descriptor of the recorder's (rseq_sections.hpp);
+  // 0 if it holds what a copy cannot (then it runs natively).
+  std::uint64_t translate_rseq_section(const RseqSection& section);
   enum class ProgramGs { untouched, translated, native };
   // An instruction that may touch %gs (program_gs.hpp): its translation emitted, or none needed,
   // or it runs natively.
@@ -71,6 +77,7 @@ class BlockTranslator {
   BlockMap& blocks_;
   AddressMap& safe_points_;  // cache address -> program address
   CodePages& pages_;
+  RseqSections& rseq_;
   ZydisDecoder decoder_{};
   std::uint64_t native_landing_ = 0;
   std::uint64_t thread_entry_ = 0;

@@ -62,7 +62,8 @@ struct Recorder {
   BlockMap blocks;
   AddressMap safe_points;
   CodePages pages;
-  BlockTranslator translator{cache, blocks, safe_points, pages};
+  RseqSections rseq;
+  BlockTranslator translator{cache, blocks, safe_points, pages, rseq};
   std::uint8_t* stubs = nullptr;  // the leave trap, the dispatcher, the thread entry, the maps gate
   std::uint64_t dispatch = 0;
   std::uint64_t entry = 0;
@@ -156,6 +157,7 @@ void forget_translations(Recorder& rec) {
   rec.blocks.clear();
   rec.safe_points.clear();
   rec.pages.clear();
+  rec.rseq.forget_descriptors();
   for (std::size_t i = 0; i < rec.thread_count; ++i) {
     clear_lookup_table(rec.threads[i].state->lookup);
   }
@@ -399,6 +401,7 @@ Failure init() {
   if (!rec->blocks.init() || !rec->safe_points.init(kSafePoints)) {
     return "mmap for the recorder's tables failed";
   }
+  (void)rec->rseq.init();  // (refused: rseq sections run as plain code, as before)
   rec->translator.leave_at(reinterpret_cast<std::uint64_t>(hs_recorder_exit_point));
   rec->xsave = xsave;
   rec->stubs = stubs;
@@ -513,7 +516,8 @@ ThreadState* new_thread_block(std::uint64_t samples) {
             .shared_fd = fd,
             .shared_bytes = shared_bytes,
             .retired = 0,
-            .app_gs_slot = address(&t.app_gs)};
+            .app_gs_slot = address(&t.app_gs),
+            .rseq_cs_kept_slot = address(&t.rseq_cs_kept)};
   rec->threads[rec->thread_count++] = ThreadBlock{&t, rec->xsave, shared_bytes, fd, inode};
   rec->open_fds += fd >= 0 ? 1 : 0;
   return &t;
@@ -532,7 +536,7 @@ std::uint64_t stubs() {
 }
 
 void describe_cache(hs_recorder_process_info& info) {
-  const Recorder* rec = g_recorder;
+  Recorder* rec = g_recorder;
   if (rec == nullptr) {
     return;
   }
@@ -540,6 +544,9 @@ void describe_cache(hs_recorder_process_info& info) {
   info.safe_point_slots = rec->safe_points.capacity();
   info.cache_regions = rec->cache.regions_address();
   info.cache_region_count = rec->cache.count_address();
+  info.rseq_config = reinterpret_cast<std::uint64_t>(&rec->rseq.config());
+  info.rseq_descriptors = rec->rseq.descriptors();
+  info.rseq_descriptor_bytes = info.rseq_descriptors != 0 ? RseqSections::kDescriptorBytes : 0;
 }
 
 void flush() {
@@ -578,6 +585,7 @@ void shutdown() {
   rec->cache.release();
   rec->blocks.release();
   rec->safe_points.release();
+  rec->rseq.unmap();
   unmap(rec->stubs, kStubBytes);
   rec->~Recorder();
   unmap(rec, sizeof(Recorder));

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 13u
+#define HS_RECORDER_ABI_VERSION 14u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -56,6 +56,15 @@ struct hs_recorder_process_info {
    * released (a thread of the parent may have held it) and every translation forgotten (the
    * copy may be half made). */
   uint64_t settle_fork_child;
+  /* rseq critical sections (rseq_sections.hpp): the address of two words the server writes before
+   * any thread enters, the distance of each thread's rseq_cs word from its %fs base (int64; 0:
+   * unknown, sections run as plain code) and the signature the threads registered. The cache runs
+   * a section as a copy named by a descriptor of its own, in rseq_descriptors
+   * (rseq_descriptor_bytes; 0: none): the server gives a thread it moves out of the cache whose
+   * rseq_cs word points there the program's word back (its block's rseq_cs_kept_slot). */
+  uint64_t rseq_config;
+  uint64_t rseq_descriptors;
+  uint64_t rseq_descriptor_bytes;
 };
 
 struct hs_recorder_safe_point {
@@ -104,6 +113,8 @@ struct hs_recorder_thread_info {
    * server writes it at entry and gives it back at the leave; the cache's code reads and sets it
    * for the program's arch_prctl, rdgsbase, wrgsbase and %gs operands. */
   uint64_t app_gs_slot;
+  /* The program's rseq_cs word while the thread runs an rseq section's copy. */
+  uint64_t rseq_cs_kept_slot;
 };
 
 #define HS_RECORDER_PRIVATE_STACK_BYTES (256u << 10)

@@ -41,6 +41,7 @@ struct ThreadState {
   std::uint64_t syscall_args[6] = {};   // rdi, rsi, rdx, r10, r8, r9 of a call at the maps gate
   std::uint64_t app_gs = 0;  // the program's own %gs base (recorder_api.h, app_gs_slot)
   std::uint64_t gs_save[2] = {};  // the registers a %gs operand of the program's borrows (program_gs.hpp)
+  std::uint64_t rseq_cs_kept = 0;  // the program's rseq_cs word while in an rseq section's copy (rseq_sections.hpp)
   hs_recorder_thread_info info{};       // what the server reads of the block (recorder_api.h)
 };
 static_assert(offsetof(ThreadState, target_app) - offsetof(ThreadState, target) == HS_RECORDER_LEAVE_TARGET_APP);
