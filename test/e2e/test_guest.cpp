@@ -226,6 +226,47 @@ std::string without_waiting(std::string out) {
   return out;
 }
 
+// guest_cases in `mode`, started by GDB and recorded from main (`record btrace`, then `then`) to
+// its exit: it recorded in the cache, printed what it printed natively and exited normally.
+void check_launched_as_natively(const std::string& mode, const std::string& expected,
+                                const std::vector<std::string>& then) {
+  std::vector<std::string> commands = {"break main", "continue", "record btrace"};
+  commands.insert(commands.end(), then.begin(), then.end());
+  auto out = e2e::run_gdb({.program = "guest_cases",
+                           .commands = commands,
+                           .args = {mode},
+                           .timeout = std::chrono::seconds(60),
+                           .server_flags = {"--btrace=inproc"}});
+  INFO(out.transcript());
+  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions)"));
+  CHECK(out.server_out == expected);
+  CHECK_THAT(out.gdb, Contains("exited normally"));
+}
+
+// guest_cases in `mode`, attached to while it waits, recorded from `record btrace` (after
+// `first`) to `done`, then taken out and detached: it prints what it printed natively and exits 0.
+void check_attached_as_natively(const std::string& mode, const std::string& expected,
+                                const std::vector<std::string>& first = {}) {
+  e2e::Child program({.argv = {e2e::prog_path("guest_cases"), mode, "wait"}});
+  REQUIRE(program.wait_for_text("waiting", e2e::Clock::now() + std::chrono::seconds(5), true));
+  std::vector<std::string> commands = {"record btrace"};
+  commands.insert(commands.end(), first.begin(), first.end());
+  for (const char* c : {"set var go = 1", "break done", "continue", "info record", "record stop", "detach"}) {
+    commands.emplace_back(c);
+  }
+  auto attached = e2e::run_gdb({.commands = commands,
+                                .transport = e2e::Transport::attach,
+                                .attach_pid = program.pid(),
+                                .timeout = std::chrono::seconds(60),
+                                .server_flags = {"--btrace=inproc"}});
+  INFO(attached.transcript());
+  CHECK_THAT(attached.gdb, Contains("detached]"));
+  const auto status = program.wait(e2e::Clock::now() + std::chrono::seconds(10));
+  INFO("program: " << e2e::describe_status(status) << "\n" << program.out());
+  CHECK(e2e::exit_code(status) == 0);
+  CHECK(without_waiting(program.out()) == expected);
+}
+
 }  // namespace
 
 TEST_CASE("inproc keeps the program's own %gs at launch: a base never set, one set in a constructor, set with "
@@ -274,31 +315,8 @@ TEST_CASE("inproc: signals that come while threads run in the cache reach the pr
   const std::string expected = native_case("siginfo");
   REQUIRE_THAT(expected, Contains("sigqueue: 200, with a wrong siginfo: 0\n"));
   const std::vector<std::string> pass = {"handle SIG35 SIGALRM SIGCHLD nostop noprint pass"};
-  auto out = e2e::run_gdb({.program = "guest_cases",
-                           .commands = {"break main", "continue", "record btrace", pass[0], "break done", "continue",
-                                        "info record", "continue"},
-                           .args = {"siginfo"},
-                           .timeout = std::chrono::seconds(60),
-                           .server_flags = {"--btrace=inproc"}});
-  INFO(out.transcript());
-  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions)"));
-  CHECK(out.server_out == expected);
-  CHECK_THAT(out.gdb, Contains("exited normally"));
-
-  e2e::Child program({.argv = {e2e::prog_path("guest_cases"), "siginfo", "wait"}});
-  REQUIRE(program.wait_for_text("waiting", e2e::Clock::now() + std::chrono::seconds(5), true));
-  auto attached = e2e::run_gdb({.commands = {"record btrace", pass[0], "set var go = 1", "break done", "continue",
-                                             "info record", "record stop", "detach"},
-                                .transport = e2e::Transport::attach,
-                                .attach_pid = program.pid(),
-                                .timeout = std::chrono::seconds(60),
-                                .server_flags = {"--btrace=inproc"}});
-  INFO(attached.transcript());
-  CHECK_THAT(attached.gdb, Contains("detached]"));
-  const auto status = program.wait(e2e::Clock::now() + std::chrono::seconds(10));
-  INFO("program: " << e2e::describe_status(status) << "\n" << program.out());
-  CHECK(e2e::exit_code(status) == 0);
-  CHECK(without_waiting(program.out()) == expected);
+  check_launched_as_natively("siginfo", expected, {pass[0], "break done", "continue", "info record", "continue"});
+  check_attached_as_natively("siginfo", expected, pass);
 }
 
 TEST_CASE("inproc: rseq critical sections in the cache are aborted as natively when preempted or migrated: "
@@ -309,33 +327,11 @@ TEST_CASE("inproc: rseq critical sections in the cache are aborted as natively w
     HS_SKIP("glibc registered no rseq area here (kernel or glibc.pthread.rseq=0): no critical section to abort");
   }
   REQUIRE_THAT(expected, Contains("counted 16000000\n"));
-  auto out = e2e::run_gdb({.program = "guest_cases",
-                           .commands = {"break main", "continue", "record btrace", "dprintf rseq_tick,\"tick\\n\"",
-                                        "break stop_point", "continue",
-                                        "monitor btrace", "info record", "delete", "break done", "continue",
-                                        "continue"},
-                           .args = {"rseq"},
-                           .timeout = std::chrono::seconds(60),
-                           .server_flags = {"--btrace=inproc"}});
-  INFO(out.transcript());
-  CHECK_THAT(out.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions)"));
-  CHECK(out.server_out == expected);
-  CHECK_THAT(out.gdb, Contains("exited normally"));
-
-  e2e::Child program({.argv = {e2e::prog_path("guest_cases"), "rseq", "wait"}});
-  REQUIRE(program.wait_for_text("waiting", e2e::Clock::now() + std::chrono::seconds(5), true));
-  auto attached = e2e::run_gdb({.commands = {"record btrace", "set var go = 1", "break done", "continue",
-                                             "info record", "record stop", "detach"},
-                                .transport = e2e::Transport::attach,
-                                .attach_pid = program.pid(),
-                                .timeout = std::chrono::seconds(60),
-                                .server_flags = {"--btrace=inproc"}});
-  INFO(attached.transcript());
-  CHECK_THAT(attached.gdb, Contains("detached]"));
-  const auto status = program.wait(e2e::Clock::now() + std::chrono::seconds(10));
-  INFO("program: " << e2e::describe_status(status) << "\n" << program.out());
-  CHECK(e2e::exit_code(status) == 0);
-  CHECK(without_waiting(program.out()) == expected);
+  // Stops now and then (a dprintf), and one while the others add: threads stop in their sections.
+  check_launched_as_natively("rseq", expected,
+                             {"dprintf rseq_tick,\"tick\\n\"", "break stop_point", "continue", "monitor btrace",
+                              "info record", "delete", "break done", "continue", "continue"});
+  check_attached_as_natively("rseq", expected);
 }
 
 TEST_CASE("inproc: a child of clone(CLONE_VM | SIGCHLD) shares its parent's memory: the recorder stays in it for the "

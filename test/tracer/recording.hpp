@@ -184,11 +184,22 @@ inline void check_same(const std::vector<BranchSample>& a, const std::vector<Bra
   }
 }
 
+// `samples` up to the first branch to `function` of `program`, that one kept (all if none).
+inline void cut_after_call(const std::string& program, const std::string& function, std::vector<BranchSample>& samples) {
+  const auto f = elf_symbol(program, function);
+  REQUIRE(f);
+  auto at = std::find_if(samples.begin(), samples.end(), [&](const BranchSample& s) { return s.to == *f; });
+  samples.erase(at == samples.end() ? at : at + 1, samples.end());
+}
+
 // Which branches two recordings compare: all, those from one function, or those from the
 // program's own code (own_code above).
 struct Scope {
   std::string function;
   bool own_code = false;
+  // Each thread's branches up to its first call of this function (where what follows depends
+  // on where the last stop found the thread); empty: all.
+  std::string until;
 };
 
 // Thread by thread, `a` and `b` recorded the same branches of `program` within `scope`.
@@ -199,6 +210,10 @@ inline void check_same_threads(const std::string& program, const Recording& a, c
     INFO("thread #" << i);
     auto x = a.threads[i];
     auto y = b.threads[i];
+    if (!scope.until.empty()) {
+      cut_after_call(program, scope.until, x);
+      cut_after_call(program, scope.until, y);
+    }
     if (!scope.function.empty()) {
       const auto f = elf_symbol_entry(program, scope.function);
       REQUIRE(f);

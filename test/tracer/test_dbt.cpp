@@ -159,7 +159,8 @@ std::vector<BranchSample> between_markers(const std::vector<BranchSample>& all, 
   return {first + 1, last + 1};
 }
 
-void compare_dbt(const std::string& program, const std::vector<std::string>& args, const std::string& function = {}) {
+void compare_dbt(const std::string& program, const std::vector<std::string>& args, const std::string& function = {},
+                 const std::string& until = {}) {
   INFO(program << (args.empty() ? "" : " " + args[0]));
   const auto code = elf_code_range(program);
   const auto begin = elf_symbol(program, "diff_begin");
@@ -181,6 +182,10 @@ void compare_dbt(const std::string& program, const std::vector<std::string>& arg
       REQUIRE(f);
       a = within(a, f->addr, f->addr + f->size);
       b = within(b, f->addr, f->addr + f->size);
+    }
+    if (!until.empty()) {
+      cut_after_call(program, until, a);
+      cut_after_call(program, until, b);
     }
     a = own_code(a, *code);
     b = own_code(b, *code);
@@ -515,7 +520,7 @@ TEST_CASE("differential: dbt, dlopen and C++ exceptions", "[tracer][btrace][diff
     HS_SKIP(why);
   }
   compare_dbt(corpus("tracer_corpus"), {"dlopen", corpus("libcorpus_plugin.so")});
-  compare_dbt(corpus("tracer_corpus_cxx"), {});
+  compare_dbt(corpus("tracer_corpus_cxx"), {}, {}, "worker_sync");
 }
 
 TEST_CASE("RspLink: GDB's side of Valgrind's gdbserver, through vgdb", "[tracer][dbt][vgdb]") {

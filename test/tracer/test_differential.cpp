@@ -68,5 +68,5 @@ TEST_CASE("differential: a library loaded, called and unloaded twice", "[tracer]
 
 TEST_CASE("differential: C++ exceptions thrown, caught and rethrown", "[tracer][btrace][differential]") {
   REQUIRE_PTRACE();
-  compare(corpus("tracer_corpus_cxx"), {});
+  compare(corpus("tracer_corpus_cxx"), {}, Scope{.until = "worker_sync"});
 }
