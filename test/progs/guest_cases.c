@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rseq_section.h"
+
 void stop_point(void) { __asm__ volatile("" ::: "memory"); }
 void done(void) { __asm__ volatile("" ::: "memory"); }
 
@@ -334,14 +336,7 @@ static struct percpu_counter counters[1024];
 static int rseq_add_one(void) {
   int aborted;
   __asm__ volatile(
-      ".pushsection __rseq_cs, \"aw\"\n"
-      ".balign 32\n"
-      "3: .long 0, 0\n"
-      "   .quad 1f, 2f - 1f, 4f\n"
-      ".popsection\n"
-      "  leaq 3b(%%rip), %%rax\n"
-      "  movq %%rax, %%fs:8(%[area])\n" /* rseq_cs: the section is on */
-      "1:\n"
+      HS_RSEQ_START("area")
       "  movl %%fs:4(%[area]), %%eax\n" /* cpu_id */
       "  andl $1023, %%eax\n"
       "  shlq $6, %%rax\n"
@@ -352,8 +347,7 @@ static int rseq_add_one(void) {
       "2:\n"
       "  xorl %[aborted], %[aborted]\n"
       "  jmp 5f\n"
-      "  .byte 0x0f, 0xb9, 0x3d\n" /* (ud1: the signature decodes as one instruction) */
-      "  .long 0x53053053\n"      /* RSEQ_SIG, as glibc registered it */
+      HS_RSEQ_SIGNATURE
       "4:\n"
       "  movl $1, %[aborted]\n"
       "5:\n"

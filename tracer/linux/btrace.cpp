@@ -16,6 +16,7 @@
 #include "tracer/linux/call_refusal.hpp"
 #include "tracer/linux/linux_target.hpp"
 #include "tracer/linux/procfs.hpp"
+#include "tracer/linux/recorder_seccomp.hpp"
 
 namespace tracer {
 
@@ -53,11 +54,16 @@ std::optional<std::string> LinuxTarget::recorder_unfit(Tid tid) {
   if (at.process->isa != arch::x86::Isa::Amd64) {
     return "a 32-bit program: the recorder is 64-bit code";
   }
-  if (procfs::seccomp_mode(at.process->pid) == 1) {
-    // (A filter, as containers have, is let be: one that refuses a call of the recorder's makes
-    // it do without, or refuse in plain words; one that kills for it is not read yet.)
+  const int seccomp = procfs::seccomp_mode(at.process->pid);
+  if (seccomp == 1) {
     return "the program runs in seccomp's strict mode, which kills it at any system call but read, write, exit "
            "and sigreturn";
+  }
+  if (seccomp == 2) {
+    // (A filter, as containers have, is read and run on the recorder's calls.)
+    if (auto refused = seccomp_refusal(tid)) {
+      return refused;
+    }
   }
   // What the recorder maps for itself and a few threads (its image, two code cache regions, its
   // tables, each thread's ring, stack and lookup table: some 60 MiB), with room to spare: under

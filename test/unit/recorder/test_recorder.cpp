@@ -18,10 +18,12 @@
 #include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "arch/x86/instruction_length.hpp"
+#include "test/progs/rseq_section.h"
 #include "test/support/skip.hpp"
 #include "tracer/inprocess/recorder/recorder.hpp"
 
@@ -687,4 +689,89 @@ TEST_CASE("recorder: code in a shared mapping, rewritten through another view of
   munmap(rw, 4096);
   munmap(rx, 4096);
   close(fd);
+}
+
+namespace {
+
+// What an rseq critical section sees of its thread's rseq_cs word: inside the section (where the
+// kernel looks when it preempts the thread) and after it; its own descriptor; whether the kernel
+// aborted it.
+struct RseqSeen {
+  std::uint64_t inside = 0, after = 0, descriptor = 0;
+  std::uint32_t aborted = 0;
+};
+
+OPAQUE std::uint64_t rseq_section(void* arg) {
+  auto* seen = static_cast<RseqSeen*>(arg);
+  asm volatile(
+      HS_RSEQ_START("area")
+      "  movq %%fs:8(%[area]), %%rax\n"
+      "  movq %%rax, %[inside]\n"
+      "2:\n"
+      "  movq %%fs:8(%[area]), %%rax\n"
+      "  movq %%rax, %[after]\n"
+      "  leaq 3b(%%rip), %%rax\n"
+      "  movq %%rax, %[descriptor]\n"
+      "  movl $0, %[aborted]\n"
+      "  jmp 5f\n"
+      HS_RSEQ_SIGNATURE
+      "4:\n"
+      "  movl $1, %[aborted]\n"
+      "5:\n"
+      : [inside] "=m"(seen->inside), [after] "=m"(seen->after), [descriptor] "=m"(seen->descriptor),
+        [aborted] "=m"(seen->aborted)
+      : [area] "r"(__rseq_offset)
+      : "rax", "memory");
+  return 0;
+}
+
+// struct rseq_cs
+struct RseqDescriptor {
+  std::uint32_t version, flags;
+  std::uint64_t start_ip, post_commit_offset, abort_ip;
+};
+
+}  // namespace
+
+TEST_CASE("recorder: an rseq critical section runs as a copy that the kernel's rseq_cs word names while it runs, "
+          "and the program's word is back after it",
+          "[recorder]") {
+  if (__rseq_size == 0) {
+    HS_SKIP("glibc registered no rseq area here: no critical section to run");
+  }
+  RseqSeen native;
+  do {
+    rseq_section(&native);
+  } while (native.aborted != 0);
+  REQUIRE(native.inside == native.descriptor);  // (natively: the program's own descriptor)
+  REQUIRE(recorder::start_thread() == nullptr);
+  recorder::set_rseq(__rseq_offset + 8, HS_RSEQ_SIG_VALUE);  // (what the server tells)
+  const auto native_exits = recorder::stats().native_exits;
+  RseqSeen seen;
+  for (int tries = 0; tries < 100; ++tries) {
+    run_recorded(rseq_section, &seen);
+    if (seen.aborted == 0) {
+      break;
+    }
+  }
+  REQUIRE(seen.aborted == 0);
+  INFO("inside 0x" << std::hex << seen.inside << ", the program's descriptor 0x" << seen.descriptor);
+  // Inside, the word names the recorder's descriptor (under 2 GiB), whose range is the copy that
+  // ran: not the program's section.
+  REQUIRE(seen.inside != seen.descriptor);
+  REQUIRE(seen.inside != 0);
+  REQUIRE(seen.inside < (1ull << 31));
+  const auto& copy = *reinterpret_cast<const RseqDescriptor*>(seen.inside);
+  const auto& program = *reinterpret_cast<const RseqDescriptor*>(seen.descriptor);
+  CHECK(copy.version == 0);
+  CHECK(copy.post_commit_offset == program.post_commit_offset);  // (two moves, copied as they are)
+  CHECK(copy.start_ip != program.start_ip);
+  CHECK(copy.abort_ip - copy.start_ip >= copy.post_commit_offset);
+  std::uint32_t signature = 0;
+  std::memcpy(&signature, reinterpret_cast<const void*>(copy.abort_ip - 4), 4);
+  CHECK(signature == HS_RSEQ_SIG_VALUE);
+  // After it, the program's own word again (or 0: the kernel clears it when it preempts a thread
+  // outside its section, natively too).
+  CHECK((seen.after == seen.descriptor || seen.after == 0));
+  CHECK(recorder::stats().native_exits == native_exits);  // (the section ran in the cache)
 }

@@ -9,8 +9,8 @@ namespace recorder {
 namespace {
 
 // "lo-hi perms ..." of one /proc/self/maps line; false if it does not parse.
-bool parse_mapping(const char* line, std::size_t length, std::uint64_t& lo, std::uint64_t& hi, bool& x, bool& w,
-                   bool& shared) {
+bool parse_mapping(const char* line, std::size_t length, std::uint64_t& lo, std::uint64_t& hi, bool& r, bool& x,
+                   bool& w, bool& shared) {
   std::size_t i = 0;
   auto hex = [&](std::uint64_t& out, char end) {
     out = 0;
@@ -29,6 +29,7 @@ bool parse_mapping(const char* line, std::size_t length, std::uint64_t& lo, std:
   if (!hex(lo, '-') || !hex(hi, ' ') || i + 4 > length) {
     return false;
   }
+  r = line[i] == 'r';
   w = line[i + 1] == 'w';
   x = line[i + 2] == 'x';
   shared = line[i + 3] == 's';
@@ -53,17 +54,40 @@ const CodePages::Range* CodePages::find(std::uint64_t pc) const {
 
 void CodePages::read_mappings() {
   count_ = 0;
+  readable_count_ = 0;
   for_each_line(
       "/proc/self/maps",
       [](void* self, const char* line, std::size_t length) {
         auto& pages = *static_cast<CodePages*>(self);
         std::uint64_t lo = 0, hi = 0;
-        bool x = false, w = false, shared = false;
-        if (parse_mapping(line, length, lo, hi, x, w, shared) && x && !w && pages.count_ < kMaxRanges) {
+        bool r = false, x = false, w = false, shared = false;
+        if (!parse_mapping(line, length, lo, hi, r, x, w, shared)) {
+          return;
+        }
+        if (x && !w && pages.count_ < kMaxRanges) {
           pages.ranges_[pages.count_++] = Range{lo, hi, shared};
+        }
+        if (r && pages.readable_count_ < kMaxRanges) {
+          pages.readable_[pages.readable_count_++] = Range{lo, hi, shared};
         }
       },
       this);
+}
+
+bool CodePages::readable(std::uint64_t at, std::size_t bytes) {
+  auto in = [&] {
+    for (std::size_t i = 0; i < readable_count_; ++i) {
+      if (at >= readable_[i].lo && at + bytes <= readable_[i].hi) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (in()) {
+    return true;
+  }
+  read_mappings();
+  return in();
 }
 
 std::uint64_t CodePages::readonly_end(std::uint64_t pc, bool* shared) {

@@ -17,15 +17,22 @@ class CodePages {
   // The end of the executable, non-writable mapping that holds `pc`; 0 if none does. shared:
   // whether that mapping is shared (MAP_SHARED: another view may write its bytes, code_check.hpp).
   std::uint64_t readonly_end(std::uint64_t pc, bool* shared = nullptr);
+  // Whether [at, at + bytes) lies in one readable mapping (read again once if not), so that the
+  // recorder may read it with no fault (and no system call of a kind the program never makes).
+  bool readable(std::uint64_t at, std::size_t bytes);
   // A block starting at pc (in a mapping readonly_end() found) was translated.
   void note_translated(std::uint64_t pc);
   // Whether [lo, hi) overlaps a mapping that holds translated code.
   bool touches_translated(std::uint64_t lo, std::uint64_t hi) const;
   // The program's mappings may have changed: read them again when next asked.
-  void forget_mappings() { count_ = 0; }
+  void forget_mappings() {
+    count_ = 0;
+    readable_count_ = 0;
+  }
   // The cache was flushed: nothing is translated.
   void clear() {
     count_ = 0;
+    readable_count_ = 0;
     translated_count_ = 0;
   }
 
@@ -39,6 +46,8 @@ class CodePages {
   void read_mappings();
   Range ranges_[kMaxRanges]{};  // executable and not writable, as last read
   std::size_t count_ = 0;
+  Range readable_[kMaxRanges]{};  // readable, as last read
+  std::size_t readable_count_ = 0;
   Range translated_[kMaxRanges]{};
   std::size_t translated_count_ = 0;
 };

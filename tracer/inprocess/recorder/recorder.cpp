@@ -618,6 +618,10 @@ std::uint64_t run(RecordedFn fn, void* arg) {
   return hs_recorder_enter(start, arg);
 }
 
+void set_rseq(std::int64_t cs_offset, std::uint32_t signature) {
+  g_recorder->rseq.config() = {cs_offset, signature};
+}
+
 const hs_recorder_ring& ring() {
   return current_thread_state()->ring;
 }

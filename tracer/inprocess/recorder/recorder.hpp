@@ -53,6 +53,9 @@ std::uint64_t run(RecordedFn fn, void* arg);
 // This thread's ring; clear_ring() empties it (head = 0).
 const hs_recorder_ring& ring();
 void clear_ring();
+// What the server tells of rseq (recorder_api.h, rseq_config): the distance of each thread's
+// rseq_cs word from its %fs base, and the signature its threads registered. After init().
+void set_rseq(std::int64_t cs_offset, std::uint32_t signature);
 // With recording off, blocks translated afterwards store no samples (the translation's own cost).
 // Blocks already translated keep what they were made with.
 void set_recording(bool on);

@@ -69,9 +69,10 @@ RseqSection* RseqSections::slot_for(std::uint64_t pc) {
 bool RseqSections::describes_section(std::uint64_t descriptor, CodePages& pages, RseqSection& out) const {
   Descriptor d{};
   if (config_.cs_offset == 0 || descriptors_ == nullptr || descriptor % kDescriptorAlign != 0 ||
-      !sys::read_own(&d, descriptor, sizeof d)) {
+      !pages.readable(descriptor, sizeof d)) {
     return false;
   }
+  std::memcpy(&d, reinterpret_cast<const void*>(descriptor), sizeof d);
   // What the kernel checks (kernel/rseq.c), and code the translator may copy.
   if (d.version != 0 || d.flags != 0 || d.post_commit_offset == 0 || d.post_commit_offset > kMostSectionBytes ||
       d.abort_ip - d.start_ip < d.post_commit_offset || d.abort_ip < 4) {

@@ -45,16 +45,6 @@ inline long open(const char* path, int flags) {
 inline long read(int fd, void* out, std::size_t bytes) {
   return call6(SYS_read, static_cast<std::uint64_t>(fd), reinterpret_cast<std::uint64_t>(out), bytes);
 }
-// Copies `bytes` of this process's memory at `from` without a fault: false where any is unmapped
-// or unreadable (process_vm_readv on itself).
-inline bool read_own(void* out, std::uint64_t from, std::size_t bytes) {
-  struct Iov {
-    std::uint64_t base, len;
-  } local{reinterpret_cast<std::uint64_t>(out), bytes}, remote{from, bytes};
-  const long pid = call6(SYS_getpid);
-  return call6(SYS_process_vm_readv, static_cast<std::uint64_t>(pid), reinterpret_cast<std::uint64_t>(&local), 1,
-               reinterpret_cast<std::uint64_t>(&remote), 1, 0) == static_cast<long>(bytes);
-}
 inline long close(int fd) { return call6(SYS_close, static_cast<std::uint64_t>(fd)); }
 inline long fstat(int fd, struct stat* st) {
   return call6(SYS_fstat, static_cast<std::uint64_t>(fd), reinterpret_cast<std::uint64_t>(st));
