@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -528,4 +530,89 @@ TEST_CASE("inproc: a live service under load (Python's threading HTTP server) go
   CHECK(cycles == 50);
   CHECK(served > 50);
   service.kill_and_reap();
+}
+
+namespace {
+
+// guest_cases rate's chunks so far: (microseconds, checksum), in order.
+std::vector<std::pair<long, std::string>> chunks_of(const std::string& out) {
+  static const std::regex line(R"(chunk (\d+) (\d+)\n)");
+  std::vector<std::pair<long, std::string>> out_chunks;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator(); ++it) {
+    out_chunks.emplace_back(std::stol((*it)[1]), (*it)[2]);
+  }
+  return out_chunks;
+}
+
+long median_of(std::vector<std::pair<long, std::string>> c, std::size_t from, std::size_t to) {
+  std::vector<long> us;
+  for (std::size_t i = from; i < to && i < c.size(); ++i) {
+    us.push_back(c[i].first);
+  }
+  std::sort(us.begin(), us.end());
+  return us.empty() ? 0 : us[us.size() / 2];
+}
+
+// The pid of the server attached to `pid` (its command line ends with "--attach - PID"), 0 if none.
+pid_t attached_server(pid_t pid) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string tail = std::string("--attach") + '\0' + "-" + '\0' + std::to_string(pid) + '\0';
+    if (cmdline.starts_with(e2e::server_path() + '\0') && cmdline.ends_with(tail)) {
+      return std::stoi(name);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("inproc: the server SIGKILLed while a program records: the program leaves the cache and runs on at its "
+          "native rate, computing as before",
+          "[e2e][btrace][guest][attach]") {
+  e2e::Child program({.argv = {e2e::prog_path("guest_cases"), "rate"}});
+  auto pump_to = [&](std::size_t n) {
+    return program.pump_until(e2e::Clock::now() + std::chrono::seconds(30),
+                              [&] { return chunks_of(program.out()).size() >= n; });
+  };
+  REQUIRE(pump_to(40));
+  const long native = median_of(chunks_of(program.out()), 10, 40);
+  const std::string checksum = chunks_of(program.out()).front().second;
+
+  e2e::Child gdb({.argv = e2e::gdb_batch_argv(
+                      {"-iex", "set sysroot /", "-ex",
+                       "target remote | " + e2e::server_path() + " --btrace=inproc --attach - " +
+                           std::to_string(program.pid()),
+                       "-ex", "record btrace", "-ex", "echo recording\\n", "-ex", "continue"}),
+                  .merge_stderr = true});
+  REQUIRE(gdb.wait_for_text("recording\n", e2e::Clock::now() + std::chrono::seconds(20), true));
+  const std::size_t recorded_from = chunks_of(program.out()).size() + 5;
+  REQUIRE(pump_to(recorded_from + 20));
+  const long recorded = median_of(chunks_of(program.out()), recorded_from, recorded_from + 20);
+  const pid_t server = attached_server(program.pid());
+  REQUIRE(server > 0);
+  REQUIRE(::kill(server, SIGKILL) == 0);
+
+  // Its threads leave the cache at their next return: at once, for a program that sorts.
+  const std::size_t after_from = chunks_of(program.out()).size() + 10;
+  REQUIRE(pump_to(after_from + 30));
+  const auto chunks = chunks_of(program.out());
+  const long after = median_of(chunks, after_from, after_from + 30);
+  INFO("median chunk: native " << native << " us, recorded " << recorded << " us, after the server's death " << after
+                               << " us");
+  CHECK_FALSE(program.exited());
+  CHECK(std::all_of(chunks.begin(), chunks.end(), [&](const auto& c) { return c.second == checksum; }));
+  // (Recorded, the sorts are slower: the figure after says the cache is left only where it was.)
+  if (recorded > native * 3 / 2) {
+    CHECK(after < native * 5 / 4);
+  } else {
+    WARN("recording did not slow this program down enough to tell");
+  }
+  gdb.kill_and_reap();
+  program.kill_and_reap();
 }

@@ -11,6 +11,8 @@
  *            by main and a second thread at once, each in its own memfd
  *   branches 450,000 taken branches between two stops (`stop_point`, then `done`): calls, returns
  *            and a loop's jumps
+ *   rate     sorts for ever, printing each chunk's time in microseconds and its checksum (the
+ *            same every time): a program's rate before, while and after it is recorded
  *   siginfo  signals with their siginfo while main computes: sigqueue values from a child
  *            (a real-time signal: each one queued), a POSIX timer's, SIGCHLD's pid and status
  *   rseq     per-CPU counters, eight threads adding one at a time in an rseq critical section
@@ -404,6 +406,34 @@ static int rseq_counters(void) {
   return 0;
 }
 
+static int by_value(const void* a, const void* b) {
+  const int x = *(const int*)a, y = *(const int*)b;
+  return (x > y) - (x < y);
+}
+
+static int rate(void) {
+  enum { kInts = 4000 };
+  static int v[kInts];
+  for (;;) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t sum = 0;
+    for (int round = 0; round < 40; ++round) {
+      uint32_t x = 12345;
+      for (int i = 0; i < kInts; ++i) {
+        x = x * 1103515245u + 12345u;
+        v[i] = (int)(x >> 8);
+      }
+      qsort(v, kInts, sizeof v[0], by_value);
+      sum += (uint64_t)v[kInts / 2] + (uint64_t)v[7];
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const long us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+    printf("chunk %ld %llu\n", us, (unsigned long long)sum);
+  }
+  return 0;
+}
+
 volatile int go = 0;
 
 int main(int argc, char** argv) {
@@ -424,6 +454,8 @@ int main(int argc, char** argv) {
     rc = jit_views();
   } else if (strcmp(mode, "branches") == 0) {
     rc = branches();
+  } else if (strcmp(mode, "rate") == 0) {
+    rc = rate();
   } else if (strcmp(mode, "clone-vm") == 0) {
     rc = clone_vm();
   } else if (strcmp(mode, "siginfo") == 0) {
@@ -431,7 +463,7 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "rseq") == 0) {
     rc = rseq_counters();
   } else {
-    printf("usage: guest_cases gs-none|gs-own|clone-vm|jit-views|branches|siginfo|rseq\n");
+    printf("usage: guest_cases gs-none|gs-own|clone-vm|jit-views|branches|rate|siginfo|rseq\n");
   }
   done();
   return rc;

@@ -14,6 +14,7 @@
 #include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/linux/recorder_loader.hpp"
 #include "tracer/linux/remote_syscalls.hpp"
+#include "tracer/linux/server_lifeline.hpp"
 #include "tracer/linux/signals_held_back.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
@@ -184,16 +185,25 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link, std::uint
   link.app_gs_slot = info.app_gs_slot;
   link.rseq_cs_kept_slot = info.rseq_cs_kept_slot;
   if (auto kept = retired_.find(info.block); kept != retired_.end()) {
-    link.shared = std::move(kept->second);  // (a retired block made anew: mapped here already)
+    link.shared = std::move(kept->second.shared);  // (a retired block made anew: mapped here already)
+    link.lifeline = std::move(kept->second.lifeline);
     retired_.erase(kept);
   } else if (info.shared_fd >= 0) {
     // Mapped here while the program still holds the descriptor: it closes it at the thread's
     // first run in the cache.
-    auto shared = SharedRegion::map(pid_, static_cast<int>(info.shared_fd), info.block, info.shared_bytes);
+    const int fd = static_cast<int>(info.shared_fd);
+    auto shared = SharedRegion::map(pid_, fd, info.block, info.shared_bytes);
     if (shared) {
       link.shared = std::move(*shared);
     } else {
       base::logf(base::LogCat::ptrace, "thread {}: its ring is read through ptrace: {}", tid, shared.error().message());
+    }
+    auto lifeline = LifelineWord::watch(pid_, fd, info.block, info.lifeline_slot);
+    if (lifeline) {
+      link.lifeline = std::move(*lifeline);
+    } else {
+      base::logf(base::LogCat::ptrace, "thread {}: no lifeline (the cache will not see the server die): {}", tid,
+                 lifeline.error().message());
     }
   }
   return base::success();
@@ -219,7 +229,7 @@ void RecorderLink::forget(Tid tid) {
     return;  // (a clone made in the cache ran on its parent's block)
   }
   if (write_word(link.info + offsetof(hs_recorder_thread_info, retired), 1)) {
-    retired_[link.block] = link.shared;
+    retired_[link.block] = {link.shared, link.lifeline};
   }
 }
 
@@ -559,13 +569,17 @@ std::optional<Addr> RecorderLink::after_syscall(const ThreadLink& link, Addr pc)
   if (!memory) {
     return std::nullopt;
   }
-  auto marker = (*memory)->read(pc, HS_RECORDER_AFTER_SYSCALL_BYTES);
-  if (!marker || marker->size() != HS_RECORDER_AFTER_SYSCALL_BYTES ||
-      std::memcmp(marker->data(), HS_RECORDER_AFTER_SYSCALL, 2) != 0) {
+  // The marker follows the syscall instruction itself: the same two bytes elsewhere in the cache
+  // (a jump over 8 bytes) are no marker.
+  constexpr std::size_t kSyscallBytes = 2;
+  auto marker = (*memory)->read(pc - kSyscallBytes, kSyscallBytes + HS_RECORDER_AFTER_SYSCALL_BYTES);
+  if (!marker || marker->size() != kSyscallBytes + HS_RECORDER_AFTER_SYSCALL_BYTES ||
+      (*marker)[0] != 0x0f || (*marker)[1] != 0x05 ||
+      std::memcmp(marker->data() + kSyscallBytes, HS_RECORDER_AFTER_SYSCALL, 2) != 0) {
     return std::nullopt;
   }
   Addr to = 0;
-  std::memcpy(&to, marker->data() + 2, sizeof to);
+  std::memcpy(&to, marker->data() + kSyscallBytes + 2, sizeof to);
   return to;
 }
 

@@ -17,6 +17,7 @@
 #include "tracer/inprocess/recorder/recorder_ring.h"
 #include "tracer/linux/kernel.hpp"
 #include "tracer/linux/recorder_loader.hpp"
+#include "tracer/linux/server_lifeline.hpp"
 #include "tracer/linux/shared_region.hpp"
 #include "tracer/types.hpp"
 
@@ -155,6 +156,7 @@ class RecorderLink {
     std::uint64_t taken = 0;  // samples of its ring taken so far
     LeftAt left;
     std::shared_ptr<const SharedRegion> shared;  // its block and ring, mapped here (or none)
+    std::shared_ptr<const LifelineWord> lifeline;  // its block's word on the server's lifeline (or none)
   };
   RecorderLink(Kernel& kernel, Pid pid) : kernel_(&kernel), pid_(pid) {}
   // function(args) run on stopped tid, returning to the image's gadget (no fault, no signal).
@@ -247,7 +249,11 @@ class RecorderLink {
   std::map<Tid, ThreadLink> threads_;
   // Blocks of threads gone, by address: the server's mappings of them, for the thread that gets
   // the block next.
-  std::map<Addr, std::shared_ptr<const SharedRegion>> retired_;
+  struct Retired {  // a retired block's mappings here, kept for the thread that gets it next
+    std::shared_ptr<const SharedRegion> shared;
+    std::shared_ptr<const LifelineWord> lifeline;
+  };
+  std::map<Addr, Retired> retired_;
   std::vector<HeldSignal> held_;  // signals held by the server's calls, not yet handed back
   std::optional<bool> syscalls_caught_;  // as last written to the recorder
 };

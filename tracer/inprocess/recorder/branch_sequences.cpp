@@ -95,6 +95,17 @@ void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved) 
 }
 
 void emit_lookup(Emitter& e) {
+  // The server died (its lifeline marked): out for good, to rax natively.
+  e.bytes({0x65, 0x8b, 0x0c, 0x25});  // mov ecx, dword gs:[lifeline]
+  e.u32(static_cast<std::uint32_t>(gs_offset(&slots().lifeline)));
+  e.bytes({0x8d, 0x89});  // lea ecx, [rcx - HS_RECORDER_SERVER_DIED]
+  e.u32(static_cast<std::uint32_t>(-static_cast<std::int32_t>(HS_RECORDER_SERVER_DIED)));
+  e.bytes({0x67, 0xe3, 0x05});  // jecxz gone (over the jmp below)
+  // jmp on (over the 8-byte jmp below): rel32, not `jmp short`, whose bytes would read as the
+  // after-syscall marker (recorder_api.h) to a server that stops a thread here.
+  e.bytes({0xe9, 0x08, 0x00, 0x00, 0x00});
+  e.jmp_gs(&slots().server_gone);  // gone:
+  // on:
   e.bytes({0x0f, 0xb7, 0xc8});        // movzx ecx, ax
   e.bytes({0x48, 0x8d, 0x0c, 0x09});  // lea rcx, [rcx+rcx]
   e.load_gs(kRdx, &slots().lookup);
@@ -239,6 +250,21 @@ void emit_after_syscall(Emitter& e, std::uint64_t next) {
   static_assert(sizeof(HS_RECORDER_AFTER_SYSCALL) - 1 + 8 == HS_RECORDER_AFTER_SYSCALL_BYTES);
   e.raw(reinterpret_cast<const std::uint8_t*>(HS_RECORDER_AFTER_SYSCALL), 2);
   e.u64(next);
+}
+
+void emit_server_gone(Emitter& e, bool program_gs) {
+  e.bytes({0x48, 0x8d, 0xa4, 0x24, 0x70, 0xff, 0xff, 0xff});  // lea rsp, [rsp-144]
+  e.bytes({0x48, 0x89, 0x44, 0x24, 0x08});                    // mov [rsp+8], rax: where to
+  e.load_gs(kRax, &slots().save_rax);
+  e.bytes({0x48, 0x89, 0x04, 0x24});  // mov [rsp], rax: the program's rax
+  e.load_gs(kRcx, &slots().save_rcx);
+  e.load_gs(kRdx, &slots().save_rdx);
+  if (program_gs) {
+    e.load_gs(kRax, &slots().app_gs);
+    e.bytes({0xf3, 0x48, 0x0f, 0xae, 0xd8});  // wrgsbase rax (no gs-relative access after this)
+  }
+  e.bytes({0x58});              // pop rax
+  e.bytes({0xc2, 0x80, 0x00});  // ret 128: to where, and the stack pointer the program's
 }
 
 void emit_dispatcher(Emitter& e, TranslateFn translate, std::uint64_t leave_trap) {

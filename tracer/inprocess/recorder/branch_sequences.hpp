@@ -62,6 +62,12 @@ void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc);
 // then `next`, the program address after the call), jumped over.
 void emit_after_syscall(Emitter& e, std::uint64_t next);
 
+// The way out for good once the server died (recorder_api.h, lifeline_slot): entered with rax =
+// the program address to go on at natively, the program's rax, rcx and rdx in the block; gives
+// the program its %gs base (program_gs: where FSGSBASE allows) and jumps there, every register
+// and the flags the program's (its stack below the red zone used, and given back).
+void emit_server_gone(Emitter& e, bool program_gs);
+
 // Translates (rdi = program address, rsi = the slot to link or 0) and sets the block's target
 // (and target_app) to where the thread goes on.
 using TranslateFn = void (*)(std::uint64_t target, std::uint64_t link_slot);

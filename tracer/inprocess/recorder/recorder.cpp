@@ -69,6 +69,7 @@ struct Recorder {
   std::uint64_t entry = 0;
   std::uint64_t maps_gate = 0;
   std::uint64_t code_gate = 0;
+  std::uint64_t server_gone = 0;
   std::size_t xsave = 0;
   ThreadBlock threads[kMaxThreadBlocks]{};
   std::size_t thread_count = 0;
@@ -423,6 +424,8 @@ Failure init() {
   emit_dispatcher(e, maps_gate, reinterpret_cast<std::uint64_t>(stubs) + HS_RECORDER_LEAVE_TRAP_OFFSET);
   rec->code_gate = e.address();
   emit_dispatcher(e, code_gate, reinterpret_cast<std::uint64_t>(stubs) + HS_RECORDER_LEAVE_TRAP_OFFSET);
+  rec->server_gone = e.address();
+  emit_server_gone(e, g_rdfsbase);
   g_recorder = rec;
   return nullptr;
 }
@@ -447,6 +450,9 @@ ThreadState* reuse_retired_block(Recorder& rec, std::uint64_t capacity) {
     t.dispatch = kept.dispatch;
     t.maps_gate = kept.maps_gate;
     t.code_gate = kept.code_gate;
+    t.server_gone = kept.server_gone;
+    t.lifeline_link = kept.lifeline_link;  // (the server's, kept as it is)
+    t.lifeline = kept.lifeline;
     t.info = kept.info;
     t.info.shared_fd = -1;
     t.info.retired = 0;
@@ -506,6 +512,7 @@ ThreadState* new_thread_block(std::uint64_t samples) {
   t.dispatch = rec->dispatch;
   t.maps_gate = rec->maps_gate;
   t.code_gate = rec->code_gate;
+  t.server_gone = rec->server_gone;
   auto address = [](const void* p) { return reinterpret_cast<std::uint64_t>(p); };
   t.info = {.block = address(&t),
             .resume_slot = address(&t.resume),
@@ -517,7 +524,8 @@ ThreadState* new_thread_block(std::uint64_t samples) {
             .shared_bytes = shared_bytes,
             .retired = 0,
             .app_gs_slot = address(&t.app_gs),
-            .rseq_cs_kept_slot = address(&t.rseq_cs_kept)};
+            .rseq_cs_kept_slot = address(&t.rseq_cs_kept),
+            .lifeline_slot = address(&t.lifeline_link)};
   rec->threads[rec->thread_count++] = ThreadBlock{&t, rec->xsave, shared_bytes, fd, inode};
   rec->open_fds += fd >= 0 ? 1 : 0;
   return &t;

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 14u
+#define HS_RECORDER_ABI_VERSION 15u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -115,7 +115,16 @@ struct hs_recorder_thread_info {
   uint64_t app_gs_slot;
   /* The program's rseq_cs word while the thread runs an rseq section's copy. */
   uint64_t rseq_cs_kept_slot;
+  /* The server's lifeline, in the block's first page: a word for the server's robust futex list
+   * (a link of its own), then at HS_RECORDER_LIFELINE_WORD a 32-bit futex word that holds the tid
+   * of a thread of the server's that does nothing else. When the server dies (SIGKILL, the OOM
+   * killer) the kernel marks the word (HS_RECORDER_SERVER_DIED, the tid gone); the cache's code
+   * meets that at the thread's next return or indirect branch and the thread leaves for native
+   * code for good (the program's %gs base given back). 0: no lifeline. */
+  uint64_t lifeline_slot;
 };
+#define HS_RECORDER_LIFELINE_WORD 8u
+#define HS_RECORDER_SERVER_DIED 0x40000000u /* FUTEX_OWNER_DIED, the owner's tid cleared */
 
 #define HS_RECORDER_PRIVATE_STACK_BYTES (256u << 10)
 #define HS_RECORDER_STUB_BYTES 4096u
@@ -134,8 +143,8 @@ extern char hs_recorder_return_gadget[];
  * hs_recorder_process_info. */
 uint64_t hs_recorder_setup(void);
 
-/* After each system call the cache runs in place comes `jmp .+10` (these two bytes) and the
- * program address after the call (8 bytes): a thread stopped inside the call (a ptrace event,
+/* Right after each system call the cache runs in place (its `syscall` instruction) comes
+ * `jmp .+10` (these two bytes) and the program address after the call (8 bytes): a thread stopped inside the call (a ptrace event,
  * a syscall stop, where no call into the program may run) can be moved back to the program
  * from there. The sigreturn the cache makes of the program's (rt_sigreturn, which does not
  * return) has it too. */

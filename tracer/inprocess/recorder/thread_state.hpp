@@ -38,6 +38,12 @@ struct ThreadState {
   std::uint64_t exited_at = 0;          // the program address it last left the cache for
   std::uint64_t maps_gate = 0;          // the maps gate's entry (recorder.cpp emits it)
   std::uint64_t code_gate = 0;          // the code gate's entry (code_check.hpp; recorder.cpp emits it)
+  std::uint64_t server_gone = 0;        // the way out for good once the server died (recorder.cpp)
+  // The server's lifeline (recorder_api.h, lifeline_slot): a link of the server's robust futex
+  // list (its own pointer, never read here), then the word the kernel marks when the server dies.
+  std::uint64_t lifeline_link = 0;
+  std::uint32_t lifeline = 0;
+  std::uint32_t lifeline_pad = 0;
   std::uint64_t syscall_args[6] = {};   // rdi, rsi, rdx, r10, r8, r9 of a call at the maps gate
   std::uint64_t app_gs = 0;  // the program's own %gs base (recorder_api.h, app_gs_slot)
   std::uint64_t gs_save[2] = {};  // the registers a %gs operand of the program's borrows (program_gs.hpp)
@@ -50,6 +56,8 @@ static_assert(offsetof(ThreadState, target_app) - offsetof(ThreadState, target) 
 inline constexpr std::size_t kSamplesOffset = (sizeof(ThreadState) + 4095) & ~std::size_t{4095};
 static_assert(kSamplesOffset + 8 <= INT32_MAX);
 static_assert(offsetof(ThreadState, leave_request) - offsetof(ThreadState, target) == HS_RECORDER_LEAVE_REQUEST);
+static_assert(offsetof(ThreadState, lifeline) - offsetof(ThreadState, lifeline_link) == HS_RECORDER_LIFELINE_WORD);
+static_assert(offsetof(ThreadState, lifeline) + 4 <= 4096);  // (in the block's first page: the server maps it)
 
 // Field addresses of this object stand for their offsets in every thread's block: the
 // sequences name a slot as &slots().save_rax.
