@@ -36,6 +36,17 @@ bool parse_mapping(const char* line, std::size_t length, std::uint64_t& lo, std:
   return true;
 }
 
+// Whether a /proc/self/maps line names [vvar], [vvar_vclock], [vdso] or [vsyscall] (no libc
+// here: the search by hand).
+bool names_special_mapping(const char* line, std::size_t length) {
+  for (std::size_t i = 0; i + 3 <= length; ++i) {
+    if (line[i] == ' ' && line[i + 1] == '[' && line[i + 2] == 'v') {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::uint64_t page_end(std::uint64_t lo, std::uint64_t length) {
   const std::uint64_t hi = lo + length;
   return hi < lo ? ~std::uint64_t{0} : (hi + 4095) & ~std::uint64_t{4095};
@@ -67,7 +78,10 @@ void CodePages::read_mappings() {
         if (x && !w && pages.count_ < kMaxRanges) {
           pages.ranges_[pages.count_++] = Range{lo, hi, shared};
         }
-        if (r && pages.readable_count_ < kMaxRanges) {
+        // (Data the recorder may read: private, and none of the kernel's special pages, whose
+        // reads may fault even where they say r: [vvar]'s clock pages absent on this machine
+        // raise SIGBUS. A shared mapping may be truncated under it.)
+        if (r && !shared && !names_special_mapping(line, length) && pages.readable_count_ < kMaxRanges) {
           pages.readable_[pages.readable_count_++] = Range{lo, hi, shared};
         }
       },

@@ -17,8 +17,9 @@ class CodePages {
   // The end of the executable, non-writable mapping that holds `pc`; 0 if none does. shared:
   // whether that mapping is shared (MAP_SHARED: another view may write its bytes, code_check.hpp).
   std::uint64_t readonly_end(std::uint64_t pc, bool* shared = nullptr);
-  // Whether [at, at + bytes) lies in one readable mapping (read again once if not), so that the
-  // recorder may read it with no fault (and no system call of a kind the program never makes).
+  // Whether [at, at + bytes) lies in one readable, private mapping that is none of the kernel's
+  // special ones ([vvar], [vdso], [vsyscall]), read again once if not: the recorder may read it
+  // with no fault (and no system call of a kind the program never makes).
   bool readable(std::uint64_t at, std::size_t bytes);
   // A block starting at pc (in a mapping readonly_end() found) was translated.
   void note_translated(std::uint64_t pc);
