@@ -142,13 +142,8 @@ base::Result<Addr> thread_area_base(Tid tid, int entry) {
 }
 
 base::Result<RseqArea> rseq_area(Tid tid) {
-  constexpr int kGetRseqConfiguration = 0x420f;  // PTRACE_GET_RSEQ_CONFIGURATION (Linux 5.13)
-  struct {
-    std::uint64_t rseq_abi_pointer;
-    std::uint32_t rseq_abi_size, signature, flags, pad;
-  } config{};
-  if (::ptrace(static_cast<__ptrace_request>(kGetRseqConfiguration), tid, sizeof config, &config) !=
-      static_cast<long>(sizeof config)) {
+  __ptrace_rseq_configuration config{};
+  if (::ptrace(PTRACE_GET_RSEQ_CONFIGURATION, tid, sizeof config, &config) != static_cast<long>(sizeof config)) {
     return ptrace_error("PTRACE_GET_RSEQ_CONFIGURATION", tid, errno);
   }
   return RseqArea{config.rseq_abi_pointer, config.signature};

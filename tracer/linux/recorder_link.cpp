@@ -1,5 +1,6 @@
 #include "tracer/linux/recorder_link.hpp"
 
+#include <linux/rseq.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -271,8 +272,7 @@ base::Result<void> RecorderLink::describe_rseq(Tid caller, const hs_recorder_pro
   if (area->area == 0 || info.rseq_config == 0 || info.rseq_descriptors == 0) {
     return base::success();  // (no rseq registered: no section to protect)
   }
-  constexpr std::uint64_t kCsWord = 8;  // rseq_cs in struct rseq
-  const auto offset = static_cast<std::int64_t>(area->area + kCsWord - regs.gpr[gpr::kFsBase]);
+  const auto offset = static_cast<std::int64_t>(area->area + offsetof(rseq, rseq_cs) - regs.gpr[gpr::kFsBase]);
   if (offset == 0 || offset < INT32_MIN || offset > INT32_MAX) {
     return base::make_error(base::Errc::unsupported, "the rseq area is not at a fixed distance from the thread pointer");
   }
@@ -286,11 +286,15 @@ base::Result<void> RecorderLink::describe_rseq(Tid caller, const hs_recorder_pro
   return base::success();
 }
 
+Addr RecorderLink::rseq_cs_word(const arch::x86::RawRegisters& regs) const {
+  return regs.gpr[gpr::kFsBase] + static_cast<std::uint64_t>(rseq_.cs_offset);
+}
+
 base::Result<void> RecorderLink::give_back_rseq_cs(const ThreadLink& link, const arch::x86::RawRegisters& regs) {
   if (rseq_.cs_offset == 0 || link.rseq_cs_kept_slot == 0) {
     return base::success();
   }
-  const Addr word = regs.gpr[gpr::kFsBase] + static_cast<std::uint64_t>(rseq_.cs_offset);
+  const Addr word = rseq_cs_word(regs);
   auto cs = read_word(word);
   if (!cs || *cs < rseq_.descriptors || *cs >= rseq_.descriptors + rseq_.descriptor_bytes) {
     return base::success();  // (not in a copy, or no rseq area there)
@@ -306,15 +310,12 @@ base::Result<void> RecorderLink::abort_rseq_section(ThreadLink& link, arch::x86:
   if (rseq_.cs_offset == 0) {
     return base::success();
   }
-  const Addr word = regs.gpr[gpr::kFsBase] + static_cast<std::uint64_t>(rseq_.cs_offset);
+  const Addr word = rseq_cs_word(regs);
   auto cs = read_word(word);
   if (!cs || *cs == 0) {
     return base::success();  // (no section on, or no rseq area there)
   }
-  struct {
-    std::uint32_t version, flags;
-    std::uint64_t start_ip, post_commit_offset, abort_ip;
-  } descriptor{};  // struct rseq_cs
+  rseq_cs descriptor{};
   const Addr pc = regs.gpr[gpr::kRip];
   if (!read_bytes(*cs, &descriptor, sizeof descriptor) || descriptor.version != 0 ||
       pc - descriptor.start_ip >= descriptor.post_commit_offset) {

@@ -212,6 +212,8 @@ class RecorderLink {
   // scheduled out) goes to the section's abort handler instead, as the kernel would send it on
   // its return to the program's code (in the cache its pc would be outside the section).
   base::Result<void> abort_rseq_section(ThreadLink& link, arch::x86::RawRegisters& regs);
+  // Where the thread of `regs` keeps its rseq_cs word (describe_rseq found the distance).
+  Addr rseq_cs_word(const arch::x86::RawRegisters& regs) const;
   // At a syscall stop of tid's rt_sigreturn in the cache: the frame the kernel restores goes to
   // the thread entry, the interrupted address in the resume slot (the cache's sigreturn
   // sequence). to_program: that address back in the frame (the sigreturn returns there

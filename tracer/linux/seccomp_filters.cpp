@@ -8,7 +8,6 @@
 namespace tracer {
 namespace {
 
-constexpr int kGetFilter = 0x420c;  // PTRACE_SECCOMP_GET_FILTER
 constexpr std::size_t kMaxFilters = 64;
 
 // The action part as the kernel compares it: as a signed value, the lowest wins.
@@ -21,7 +20,7 @@ std::int32_t action_of(std::uint32_t verdict) {
 base::Result<std::vector<SeccompProgram>> read_seccomp_filters(Tid tid) {
   std::vector<SeccompProgram> filters;
   for (unsigned long index = 0; index < kMaxFilters; ++index) {
-    const long count = ::ptrace(static_cast<__ptrace_request>(kGetFilter), tid, index, nullptr);
+    const long count = ::ptrace(PTRACE_SECCOMP_GET_FILTER, tid, index, nullptr);
     if (count < 0) {
       if (errno == ENOENT && index > 0) {
         break;  // (past the oldest)
@@ -29,7 +28,7 @@ base::Result<std::vector<SeccompProgram>> read_seccomp_filters(Tid tid) {
       return base::sys_error("PTRACE_SECCOMP_GET_FILTER");
     }
     SeccompProgram program(static_cast<std::size_t>(count));
-    if (::ptrace(static_cast<__ptrace_request>(kGetFilter), tid, index, program.data()) != count) {
+    if (::ptrace(PTRACE_SECCOMP_GET_FILTER, tid, index, program.data()) != count) {
       return base::sys_error("PTRACE_SECCOMP_GET_FILTER");
     }
     filters.push_back(std::move(program));

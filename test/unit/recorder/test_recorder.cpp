@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <linux/rseq.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -725,12 +726,6 @@ OPAQUE std::uint64_t rseq_section(void* arg) {
   return 0;
 }
 
-// struct rseq_cs
-struct RseqDescriptor {
-  std::uint32_t version, flags;
-  std::uint64_t start_ip, post_commit_offset, abort_ip;
-};
-
 }  // namespace
 
 TEST_CASE("recorder: an rseq critical section runs as a copy that the kernel's rseq_cs word names while it runs, "
@@ -761,8 +756,8 @@ TEST_CASE("recorder: an rseq critical section runs as a copy that the kernel's r
   REQUIRE(seen.inside != seen.descriptor);
   REQUIRE(seen.inside != 0);
   REQUIRE(seen.inside < (1ull << 31));
-  const auto& copy = *reinterpret_cast<const RseqDescriptor*>(seen.inside);
-  const auto& program = *reinterpret_cast<const RseqDescriptor*>(seen.descriptor);
+  const auto& copy = *reinterpret_cast<const rseq_cs*>(seen.inside);
+  const auto& program = *reinterpret_cast<const rseq_cs*>(seen.descriptor);
   CHECK(copy.version == 0);
   CHECK(copy.post_commit_offset == program.post_commit_offset);  // (two moves, copied as they are)
   CHECK(copy.start_ip != program.start_ip);

@@ -96,6 +96,22 @@ bool copy_plain(Emitter& e, const ZydisDecodedInstruction& insn, const std::uint
   return true;
 }
 
+// A conditional branch (Jcc or ShortCond) whose taken way goes to a stub emitted later: its not-taken
+// way falls through; returns the rel32 to point at the stub (patch_rel32).
+std::uint8_t* emit_conditional(Emitter& e, const ZydisDecodedInstruction& insn, const std::uint8_t* code, Kind kind) {
+  if (kind == Kind::Jcc) {
+    e.bytes({0x0f, static_cast<std::uint8_t>(0x80 | (insn.opcode & 0x0f))});
+  } else {
+    std::uint8_t* copy_at = e.here();
+    e.raw(code, insn.length);
+    copy_at[insn.raw.imm[0].offset] = 2;  // taken: over the short jmp below
+    e.bytes({0xeb, 0x05, 0xe9});          // not taken: over the jmp to the taken path
+  }
+  std::uint8_t* rel_at = e.here();
+  e.u32(0);
+  return rel_at;
+}
+
 // mov rax, <the operand of call/jmp r/m64>; false if a rip-relative one is out of reach.
 bool load_branch_operand(Emitter& e, const ZydisDecodedInstruction& insn, const std::uint8_t* code,
                          std::uint64_t next) {
@@ -332,17 +348,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
         break;
       case Kind::Jcc:
       case Kind::ShortCond: {
-        std::uint8_t* rel_at = nullptr;
-        if (kind == Kind::Jcc) {
-          e.bytes({0x0f, static_cast<std::uint8_t>(0x80 | (insn.opcode & 0x0f))});
-        } else {
-          std::uint8_t* copy_at = e.here();
-          e.raw(code, insn.length);
-          copy_at[insn.raw.imm[0].offset] = 2;  // taken: over the short jmp below
-          e.bytes({0xeb, 0x05, 0xe9});          // not taken: over the jmp to the taken path
-        }
-        rel_at = e.here();
-        e.u32(0);
+        std::uint8_t* rel_at = emit_conditional(e, insn, code, kind);
         if (taken_count < kMaxTakenStubs) {
           taken[taken_count++] = {rel_at, pc, target, next};  // not taken: on in this block
           ended = false;
@@ -451,16 +457,7 @@ std::uint64_t BlockTranslator::translate_rseq_section(const RseqSection& section
       copied = copy_plain(e, insn, code, pc);
     } else if ((kind == Kind::Jcc || kind == Kind::ShortCond) && out_count < kMaxTakenStubs) {
       // The taken way leaves the copy (to the abort handler, or out): its stub follows the copy.
-      if (kind == Kind::Jcc) {
-        e.bytes({0x0f, static_cast<std::uint8_t>(0x80 | (insn.opcode & 0x0f))});
-      } else {
-        std::uint8_t* copy_at = e.here();
-        e.raw(code, insn.length);
-        copy_at[insn.raw.imm[0].offset] = 2;
-        e.bytes({0xeb, 0x05, 0xe9});
-      }
-      outs[out_count++] = {e.here(), pc, next + static_cast<std::uint64_t>(insn.raw.imm[0].value.s)};
-      e.u32(0);
+      outs[out_count++] = {emit_conditional(e, insn, code, kind), pc, next + static_cast<std::uint64_t>(insn.raw.imm[0].value.s)};
     } else {
       copied = false;  // (a call, a jump, a system call: not in an rseq section's copy)
     }

@@ -1,5 +1,6 @@
 #include "tracer/inprocess/recorder/rseq_sections.hpp"
 
+#include <linux/rseq.h>
 #include <sys/mman.h>
 
 #include <cstring>
@@ -10,16 +11,8 @@
 namespace recorder {
 namespace {
 
-// struct rseq_cs of linux/rseq.h (32-byte aligned).
-struct Descriptor {
-  std::uint32_t version;
-  std::uint32_t flags;
-  std::uint64_t start_ip;
-  std::uint64_t post_commit_offset;
-  std::uint64_t abort_ip;
-};
-static_assert(sizeof(Descriptor) == 32);
-constexpr std::size_t kDescriptorAlign = 32;
+using Descriptor = rseq_cs;
+constexpr std::size_t kDescriptorAlign = alignof(rseq_cs);
 // A section longer than this is not one the translator could copy in one block anyway.
 constexpr std::uint64_t kMostSectionBytes = 4096;
 
