@@ -195,11 +195,11 @@ inline void cut_after_call(const std::string& program, const std::string& functi
 // Which branches two recordings compare: all, those from one function, or those from the
 // program's own code (own_code above).
 struct Scope {
-  std::string function;
+  std::string function{};
   bool own_code = false;
   // Each thread's branches up to its first call of this function (where what follows depends
   // on where the last stop found the thread); empty: all.
-  std::string until;
+  std::string until{};
 };
 
 // Thread by thread, `a` and `b` recorded the same branches of `program` within `scope`.

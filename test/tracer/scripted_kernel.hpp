@@ -4,14 +4,16 @@
 // with its signal, each SIGSTOP, each detach) and what it did to memory. It plays the kernel's
 // part in between as the real one does: ptrace requests need a stopped thread, resuming runs
 // it, a SIGSTOP sent to a running thread stops it (a status to wait for), one sent to a stopped
-// thread waits until it runs.
+// thread waits until it runs, and a signal its mask blocks waits until the mask lets it through.
 #pragma once
 
 #include <sys/user.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -29,14 +31,17 @@ inline int killed_status(int sig) { return sig; }
 
 class ScriptedKernel final : public Kernel {
  public:
+  static constexpr Pid kServerPid = 1;  // the sender the kernel names in a tgkill's siginfo
+
   struct Thread {
     Pid pid = 0;
     bool running = false;
     bool traced = false;
-    std::deque<int> signals;  // sent while it was stopped: each stops it when it runs
+    std::deque<siginfo_t> signals;  // pending: each stops it when it runs, unless blocked
     user_regs_struct regs{};
     siginfo_t siginfo{};
     std::uint64_t blocked = 0;  // its signal mask
+    bool mask_fixed = false;    // PTRACE_SETSIGMASK fails for it
     unsigned long event_message = 0;
     SyscallStop syscall;
     char state = 't';
@@ -77,6 +82,11 @@ class ScriptedKernel final : public Kernel {
     t.siginfo.si_code = si_code;
     statuses_.push_back({tid, status});
   }
+  // A signal with this siginfo comes for tid from elsewhere: it stops tid now if tid runs and
+  // does not block it, else it waits.
+  void send(Tid tid, const siginfo_t& si) { deliver_or_keep(thread(tid), tid, si); }
+  // Called with each thread the core resumes that does not stop at once: the script's next move.
+  std::function<void(Tid)> when_resumed;
   // A thread ends (exited_status, killed_status), running or not: gone from the kernel.
   void end(Tid tid, int status) {
     (void)thread(tid);
@@ -199,6 +209,9 @@ class ScriptedKernel final : public Kernel {
     if (auto r = stopped(tid); !r) {
       return r;
     }
+    if (thread(tid).mask_fixed) {
+      return base::Error{base::Errc::system, EIO, "PTRACE_SETSIGMASK " + std::to_string(tid)};
+    }
     thread(tid).blocked = mask & ~((1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1)));  // (as the kernel does)
     return base::success();
   }
@@ -251,12 +264,24 @@ class ScriptedKernel final : public Kernel {
       return base::success();
     }
     calls.push_back("tgkill " + std::to_string(tid) + " SIG" + sigabbrev_np(sig));
-    Thread& t = it->second;
-    if (t.running) {
-      event(tid, stopped_status(sig), t.regs.rip);
-    } else {
-      t.signals.push_back(sig);
+    siginfo_t si{};
+    si.si_signo = sig;
+    si.si_code = SI_TKILL;
+    si.si_pid = kServerPid;
+    deliver_or_keep(it->second, tid, si);
+    return base::success();
+  }
+  base::Result<void> queue_signal(Pid, Tid tid, const siginfo_t& si) override {
+    auto it = threads_.find(tid);
+    if (it == threads_.end()) {
+      return base::Error{base::Errc::no_thread, ESRCH, "rt_tgsigqueueinfo " + std::to_string(tid)};
     }
+    if (si.si_code >= 0 || si.si_code == SI_TKILL) {
+      return base::Error{base::Errc::system, EPERM, "rt_tgsigqueueinfo " + std::to_string(tid)};
+    }
+    calls.push_back("queue " + std::to_string(tid) + " SIG" + sigabbrev_np(si.si_signo) + " code " +
+                    std::to_string(si.si_code) + " value " + std::to_string(si.si_value.sival_int));
+    deliver_or_keep(it->second, tid, si);
     return base::success();
   }
   std::vector<Tid> task_ids(Pid pid) override {
@@ -318,6 +343,19 @@ class ScriptedKernel final : public Kernel {
     }
     return base::success();
   }
+  static bool blocks(const Thread& t, int sig) { return (t.blocked & (1ull << (sig - 1))) != 0; }
+  // A signal for t: it stops t now if t runs and takes it, else it waits.
+  void deliver_or_keep(Thread& t, Tid tid, const siginfo_t& si) {
+    if (t.running && !blocks(t, si.si_signo)) {
+      stop_with(t, tid, si);
+    } else {
+      t.signals.push_back(si);
+    }
+  }
+  void stop_with(Thread& t, Tid tid, const siginfo_t& si) {
+    event(tid, stopped_status(si.si_signo), t.regs.rip);
+    t.siginfo = si;
+  }
   base::Result<void> run(Tid tid, std::string call, int sig) {
     if (auto r = stopped(tid); !r) {
       return r;
@@ -325,10 +363,14 @@ class ScriptedKernel final : public Kernel {
     calls.push_back(sig != 0 ? call + " sig " + std::to_string(sig) : call);
     Thread& t = thread(tid);
     t.running = true;
-    if (!t.signals.empty()) {  // a signal sent while it was stopped stops it at once
-      const int pending = t.signals.front();
-      t.signals.pop_front();
-      event(tid, stopped_status(pending), t.regs.rip);
+    // A signal sent while it was stopped, which it does not block, stops it at once.
+    auto first = std::find_if(t.signals.begin(), t.signals.end(), [&](const siginfo_t& si) { return !blocks(t, si.si_signo); });
+    if (first != t.signals.end()) {
+      const siginfo_t si = *first;
+      t.signals.erase(first);
+      stop_with(t, tid, si);
+    } else if (when_resumed) {
+      when_resumed(tid);
     }
     return base::success();
   }

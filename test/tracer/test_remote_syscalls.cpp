@@ -1,11 +1,12 @@
 // The server's system calls and calls in a live program (tracer/linux/remote_syscalls.hpp), on a
 // thread the test attached to while it slept in nanosleep: their results, the thread's registers
-// exactly as before, the sleep restarted, a fault or a hang abandoned, a signal held, a fork's
+// exactly as before, the sleep restarted, a fault or a hang abandoned, a signal kept pending, a fork's
 // result kept, and no call on a thread in sigsuspend.
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -112,23 +113,39 @@ TEST_CASE("a call of the server's that faults or never returns is abandoned, the
   CHECK(out.ends_with(" cut=0\n"));
 }
 
-TEST_CASE("a signal that comes during the server's calls is held and named, not delivered",
+TEST_CASE("a signal that comes during the server's calls stays pending, then reaches the program with its siginfo",
           "[tracer][remote_syscalls]") {
   REQUIRE_PTRACE();
   AttachedCallee callee(2);
   auto& kernel = callee.kernel();
-  REQUIRE(kernel.tgkill(callee.pid(), callee.pid(), SIGUSR1).ok());  // pending: comes first on resume
   auto [at, calls] = on_callee(callee);
+  // A sigqueue, as the server's calls run (the thread stopped inside nanosleep).
+  siginfo_t sent{};
+  sent.si_signo = SIGUSR1;
+  sent.si_code = SI_QUEUE;
+  sent.si_pid = ::getpid();
+  sent.si_uid = ::getuid();
+  sent.si_value.sival_int = 4711;
+  REQUIRE(::syscall(SYS_rt_tgsigqueueinfo, callee.pid(), callee.pid(), SIGUSR1, &sent) == 0);
   const tracer::Addr empty = page_with(callee, calls, "");
   auto sum = calls.call(symbol("callee", "callee_add"), {1, 2, empty}, at);
   REQUIRE(sum.ok());
   CHECK(*sum == 3);
   REQUIRE(calls.run(SYS_munmap, {empty, 4096}).ok());
   REQUIRE(calls.end().ok());
-  const auto held = calls.take_held();
-  REQUIRE(held.size() == 1);
-  CHECK(held[0] == SIGUSR1);
-  // Not sent again here: SIGUSR1 would end the program.
+  CHECK(calls.take_held().empty());  // none taken: nothing to send again
+  // The program's next run meets it, as sent.
+  REQUIRE(kernel.resume(callee.pid(), false, 0).ok());
+  auto st = kernel.wait_for(callee.pid());
+  REQUIRE(st.ok());
+  REQUIRE(WIFSTOPPED(*st));
+  CHECK(WSTOPSIG(*st) == SIGUSR1);
+  auto si = kernel.get_siginfo(callee.pid());
+  REQUIRE(si.ok());
+  CHECK(si->si_code == SI_QUEUE);
+  CHECK(si->si_pid == ::getpid());
+  CHECK(si->si_value.sival_int == 4711);
+  // Not delivered here: SIGUSR1 would end the program. The sleep it interrupted goes on.
   callee.check_ends_with("ticks=2 calls=1 cut=0\n");
 }
 

@@ -57,8 +57,7 @@ std::optional<std::string> refusal(const RawRegisters& regs, InsideSyscall insid
     return "stopped inside a system call that cannot go on to its end now (a vfork waiting for its child, "
            "an exit)";
   }
-  if (interrupted_syscall(regs) &&
-      waits_under_own_mask(static_cast<std::int64_t>(regs.gpr[gpr::kOrigRax]), regs.gpr[gpr::kCs] == kCs32)) {
+  if (in_wait_under_own_mask(regs)) {
     return "stopped in a system call that waits under its own signal mask (sigsuspend, ppoll, pselect): "
            "a call would put the program's mask back before its handler ran";
   }
@@ -66,6 +65,11 @@ std::optional<std::string> refusal(const RawRegisters& regs, InsideSyscall insid
 }
 
 }  // namespace
+
+bool in_wait_under_own_mask(const RawRegisters& regs) {
+  return interrupted_syscall(regs) &&
+         waits_under_own_mask(static_cast<std::int64_t>(regs.gpr[gpr::kOrigRax]), regs.gpr[gpr::kCs] == kCs32);
+}
 
 std::optional<std::string> call_refused(Kernel& kernel, Tid tid) {
   RawRegisters regs;

@@ -23,5 +23,9 @@ namespace tracer {
 std::optional<std::string> call_refused(Kernel& kernel, Tid tid);
 // The same from the thread's registers and siginfo, read already.
 std::optional<std::string> call_refused(const arch::x86::RawRegisters& regs, const base::Result<siginfo_t>& siginfo);
+// Stopped in a system call that waits under a mask of its own (interrupted, the program's mask
+// kept aside by the kernel until a handler has run or the call returns): a mask set by ptrace
+// now would make the kernel forget the program's.
+bool in_wait_under_own_mask(const arch::x86::RawRegisters& regs);
 
 }  // namespace tracer

@@ -85,6 +85,9 @@ class Kernel {
   // --- signals, /proc, memory -------------------------------------------------------------
   // tgkill(pid, tid, sig); sig 0 asks whether the thread exists.
   virtual base::Result<void> tgkill(Pid pid, Tid tid, int sig) = 0;
+  // rt_tgsigqueueinfo: si.si_signo to the thread with this siginfo. The kernel takes one from
+  // another process only where si_code < 0 and not SI_TKILL (sigqueue, a timer's, mq, aio, SIGIO).
+  virtual base::Result<void> queue_signal(Pid pid, Tid tid, const siginfo_t& si) = 0;
   // The threads of pid, as /proc/PID/task lists them.
   virtual std::vector<Tid> task_ids(Pid pid) = 0;
   // Its state letter in /proc/PID/task/TID/stat ('R', 'S', 't', 'Z', ...); 0 if unknown.

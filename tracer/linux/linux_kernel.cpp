@@ -92,6 +92,9 @@ class LinuxKernel final : public Kernel {
     return write_raw_registers(tid, raw, xstate_changed);
   }
   base::Result<void> tgkill(Pid pid, Tid tid, int sig) override { return pt::tgkill(pid, tid, sig); }
+  base::Result<void> queue_signal(Pid pid, Tid tid, const siginfo_t& si) override {
+    return pt::tgsigqueueinfo(pid, tid, si);
+  }
   std::vector<Tid> task_ids(Pid pid) override { return procfs::task_ids(pid); }
   char task_state(Pid pid, Tid tid) override {
     auto st = procfs::task_stat(pid, tid);

@@ -39,9 +39,7 @@ std::vector<Addr> ProcessRecorder::int3_sites() const {
 }
 
 void ProcessRecorder::send_again(const std::vector<HeldSignal>& signals) {
-  for (const HeldSignal& h : signals) {
-    (void)p_.kernel.tgkill(p_.pid, h.tid, h.sig);
-  }
+  tracer::send_again(p_.kernel, p_.pid, signals);
 }
 
 base::Result<void> ProcessRecorder::enter(Tid tid, std::uint64_t ring_samples) {

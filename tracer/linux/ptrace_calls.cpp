@@ -161,6 +161,16 @@ base::Result<void> tgkill(Pid pid, Tid tid, int sig) {
   return ptrace_error("tgkill", tid, errno);
 }
 
+base::Result<void> tgsigqueueinfo(Pid pid, Tid tid, const siginfo_t& si) {
+  base::logf(base::LogCat::ptrace, "rt_tgsigqueueinfo({}, {}, {}, si_code {})", pid, tid, describe_signal(si.si_signo),
+             si.si_code);
+  siginfo_t copy = si;  // (the kernel takes a non-const pointer)
+  if (::syscall(SYS_rt_tgsigqueueinfo, pid, tid, si.si_signo, &copy) == 0) {
+    return base::success();
+  }
+  return ptrace_error("rt_tgsigqueueinfo", tid, errno);
+}
+
 const char* describe_signal(int sig) {
   const char* name = ::sigabbrev_np(sig);
   return name != nullptr ? name : "?";

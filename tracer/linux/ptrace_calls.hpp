@@ -34,6 +34,8 @@ base::Result<Addr> thread_area_base(Tid tid, int entry);
 base::Result<RseqArea> rseq_area(Tid tid);
 // tgkill(pid, tid, sig).
 base::Result<void> tgkill(Pid pid, Tid tid, int sig);
+// rt_tgsigqueueinfo(pid, tid, si.si_signo, &si).
+base::Result<void> tgsigqueueinfo(Pid pid, Tid tid, const siginfo_t& si);
 // "stopped SIGTRAP event 3", "exited 0", ... for logs.
 const char* describe_signal(int sig);
 

@@ -47,7 +47,7 @@ base::Result<std::uint64_t> RecorderLink::call(Tid tid, Addr function, std::init
   }
   base::Result<std::uint64_t> result = calls->call(function, args, return_gadget_);
   auto ended = calls->end();
-  hold(tid, calls->take_held());
+  hold(calls->take_held());
   if (result && !ended) {
     return ended.error();
   }
@@ -70,11 +70,9 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
   RecorderLink link(kernel, pid);
   auto finish = [&](base::Result<void> outcome) -> base::Result<RecorderLink> {
     auto ended = calls->end();
-    link.hold(caller, calls->take_held());
+    link.hold(calls->take_held());
     if (!outcome) {
-      for (const HeldSignal& h : link.take_held()) {
-        (void)kernel.tgkill(pid, h.tid, h.sig);  // (no link to hand them back with)
-      }
+      send_again(kernel, pid, link.take_held());  // (no link to hand them back with)
       return outcome.error();
     }
     if (!ended) {
@@ -210,10 +208,8 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link, std::uint
   return base::success();
 }
 
-void RecorderLink::hold(Tid tid, const std::vector<int>& signals) {
-  for (int sig : signals) {
-    held_.push_back({tid, sig});
-  }
+void RecorderLink::hold(const std::vector<HeldSignal>& signals) {
+  held_.insert(held_.end(), signals.begin(), signals.end());
 }
 
 void RecorderLink::forget(Tid tid) {
@@ -762,7 +758,7 @@ base::Result<void> RecorderLink::step(Tid tid, std::vector<HeldSignal>& held) {
     return base::make_error(base::Errc::no_thread, "a thread ended while it left the recorder");
   }
   if (WSTOPSIG(*st) != SIGTRAP) {
-    held.push_back({tid, WSTOPSIG(*st)});
+    held.push_back(held_signal(*kernel_, tid, *st));
   }
   return base::success();
 }
@@ -818,7 +814,7 @@ base::Result<void> RecorderLink::run_to_leave_trap(const std::vector<Tid>& tids,
         break;
       }
       if (WSTOPSIG(*st) != SIGTRAP) {
-        held.push_back({tid, WSTOPSIG(*st)});
+        held.push_back(held_signal(*kernel_, tid, *st));
       }
       // A fault of the recorder's own would come back at once, for ever.
       const bool fault = WSTOPSIG(*st) == SIGSEGV || WSTOPSIG(*st) == SIGBUS || WSTOPSIG(*st) == SIGILL ||
@@ -1040,7 +1036,7 @@ base::Result<void> RecorderLink::unload(Tid caller) {
   }
   auto unmapped = calls->run(SYS_munmap, {image_.base, image_.span});
   auto ended = calls->end();
-  hold(caller, calls->take_held());
+  hold(calls->take_held());
   if (!unmapped) {
     return unmapped.error();
   }

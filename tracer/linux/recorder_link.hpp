@@ -19,6 +19,7 @@
 #include "tracer/linux/recorder_loader.hpp"
 #include "tracer/linux/server_lifeline.hpp"
 #include "tracer/linux/shared_region.hpp"
+#include "tracer/linux/signals_held_back.hpp"
 #include "tracer/types.hpp"
 
 namespace tracer {
@@ -31,13 +32,6 @@ struct LeftAt {
                             // or a run the recorder never saw), not in the cache
   Addr exited_at = 0;       // where it last left the cache for native code (0: never)
   unsigned steps = 0;       // single-steps it took to a safe point of the cache
-};
-
-// A signal that stopped a thread while the server ran it for its own ends (a call, a step out of
-// the cache), taken there: to be sent to that thread again.
-struct HeldSignal {
-  Tid tid = 0;
-  int sig = 0;
 };
 
 // What take() found new in a thread's ring.
@@ -231,8 +225,8 @@ class RecorderLink {
   // tids, in the dispatcher, run on to its leave trap (they may wait for each other's
   // translation lock): no step. Signals that came meanwhile are held.
   base::Result<void> run_to_leave_trap(const std::vector<Tid>& tids, std::vector<HeldSignal>& held);
-  // Signals a call on tid held, kept to be handed back.
-  void hold(Tid tid, const std::vector<int>& signals);
+  // Signals a call held, kept to be handed back.
+  void hold(const std::vector<HeldSignal>& signals);
 
   Kernel* kernel_;
   Pid pid_;

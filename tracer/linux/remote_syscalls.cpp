@@ -223,7 +223,7 @@ base::Result<void> RemoteSyscalls::to_syscall_stop(std::chrono::steady_clock::ti
       in_signal_stop_ = true;
       return base::Error{base::Errc::failed, 0, fmt::format("the server's call in the program stopped with signal {}", sig)};
     }
-    held_.push_back(sig);  // resumed without it; the caller sends it again
+    held_.push_back(held_signal(*kernel_, tid_, st));  // resumed without it; the caller sends it again
   }
 }
 
@@ -340,7 +340,7 @@ base::Result<void> RemoteSyscalls::end() {
       if (WSTOPSIG(*status) == SIGSTOP) {
         break;
       }
-      held_.push_back(WSTOPSIG(*status));
+      held_.push_back(held_signal(*kernel_, tid_, *status));
     }
   }
   auto restored = kernel_->write_registers(tid_, saved_, moved_);

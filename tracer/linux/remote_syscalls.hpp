@@ -50,10 +50,10 @@ class RemoteSyscalls {
   // System calls the function makes run as usual. `limit`: abandoned after it (Errc::timed_out).
   base::Result<std::uint64_t> call(Addr function, std::initializer_list<std::uint64_t> args, Addr return_to,
                                    std::chrono::milliseconds limit = std::chrono::milliseconds(5000));
-  // The thread as it was: registers, stop kind, siginfo. Signals that came meanwhile were held:
-  // take_held() lists them, for the caller to send again.
+  // The thread as it was: registers, stop kind, siginfo. Signals that stopped it meanwhile were
+  // taken: take_held() lists them, for the caller to send again (send_again).
   base::Result<void> end();
-  std::vector<int> take_held() { return std::exchange(held_, {}); }
+  std::vector<HeldSignal> take_held() { return std::exchange(held_, {}); }
 
  private:
   RemoteSyscalls(Kernel& kernel, Pid pid, Tid tid, Addr at) : kernel_(&kernel), pid_(pid), tid_(tid), at_(at) {}
@@ -77,7 +77,7 @@ class RemoteSyscalls {
   bool moved_ = false;           // the thread left its stop: end() puts it back
   bool in_signal_stop_ = false;  // it stands in a signal-delivery stop (not a syscall stop)
   bool ended_ = false;
-  std::vector<int> held_;
+  std::vector<HeldSignal> held_;
 };
 
 }  // namespace tracer

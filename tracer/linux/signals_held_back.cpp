@@ -3,7 +3,9 @@
 #include <csignal>
 #include <utility>
 
-#include "arch/x86/register_layout.hpp"
+#include <sys/wait.h>
+
+#include "tracer/linux/call_refusal.hpp"
 
 namespace tracer {
 namespace {
@@ -17,11 +19,33 @@ constexpr std::uint64_t bit(int sig) {
 constexpr std::uint64_t kHeldBack = ~(bit(SIGSEGV) | bit(SIGBUS) | bit(SIGILL) | bit(SIGFPE) | bit(SIGTRAP) |
                                       bit(SIGSYS) | bit(SIGKILL) | bit(SIGSTOP));
 
+// What rt_tgsigqueueinfo accepts from another process.
+bool queueable(const siginfo_t& si) {
+  return si.si_code < 0 && si.si_code != SI_TKILL;
+}
+
 }  // namespace
+
+HeldSignal held_signal(Kernel& kernel, Tid tid, int status) {
+  HeldSignal held{tid, WSTOPSIG(status), std::nullopt};
+  if (auto si = kernel.get_siginfo(tid); si && si->si_signo == held.sig) {
+    held.siginfo = *si;
+  }
+  return held;
+}
+
+void send_again(Kernel& kernel, Pid pid, const std::vector<HeldSignal>& signals) {
+  for (const HeldSignal& h : signals) {
+    if (h.siginfo && queueable(*h.siginfo) && kernel.queue_signal(pid, h.tid, *h.siginfo)) {
+      continue;
+    }
+    (void)kernel.tgkill(pid, h.tid, h.sig);
+  }
+}
 
 SignalsHeldBack SignalsHeldBack::hold(Kernel& kernel, Tid tid, const arch::x86::RawRegisters& regs) {
   SignalsHeldBack held;
-  if (static_cast<std::int64_t>(regs.gpr[arch::x86::kOrigRax]) >= 0) {
+  if (in_wait_under_own_mask(regs)) {
     return held;
   }
   auto mask = kernel.signal_mask(tid);
