@@ -105,7 +105,7 @@ inline constexpr BackendRow kBackends[] = {
 // A GDB session chooses for each process as its first thread starts recording
 // (LinuxTarget::make_collector), so only backends with a collector are here; a --btrace-scope
 // passes over a row that is not scoped, and inproc passes where the recorder cannot come in (a
-// 32-bit program, seccomp's strict mode, a tight RLIMIT_AS: LinuxTarget::recorder_unfit).
+// 32-bit program, seccomp's strict mode, a tight RLIMIT_AS: ProcessRecorder::unfit).
 inline constexpr Backend kAutoInSession[] = {Backend::Bts, Backend::Inproc, Backend::Soft};
 // Triage (unattended) chooses as the program starts (open_target): a launch_only row only when it
 // starts one. bts only when asked for (docs/triage.md). inproc first: no Valgrind start-up per

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,7 +20,7 @@ class FakeCollectorHost final : public tracer::CollectorHost {
   std::set<tracer::Addr> planted;
   std::vector<tracer::MappedObject> maps;  // for --btrace-scope; none: nothing is mapped
   std::string exe = "/prog";
-  tracer::RecorderPort* port = nullptr;  // the in-process recorder's, for InprocCollector
+  std::unique_ptr<tracer::RecorderPort> next_port;  // what new_recorder_port() gives, once
   bool catching_syscalls = false;
 
   void load(tracer::Addr addr, const tracer::Bytes& bytes) {
@@ -67,7 +68,7 @@ class FakeCollectorHost final : public tracer::CollectorHost {
     return base::make_error(base::Errc::invalid, "nothing mapped there");
   }
   std::string executable() override { return exe; }
-  tracer::RecorderPort* recorder() override { return port; }
+  std::unique_ptr<tracer::RecorderPort> new_recorder_port() override { return std::move(next_port); }
   bool stops_at_syscalls() const override { return catching_syscalls; }
   base::Result<tracer::Planted> plant(tracer::Addr addr, tracer::Addr /*run_start*/,
                                       std::span<const std::uint8_t> /*run_code*/) override {

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -62,9 +65,10 @@ class CollectorHost {
   }
   virtual std::string executable() { return {}; }
 
-  // For the in-process recorder: the process's link to it (nullptr: none here), and whether its
-  // threads stop at system calls (catch syscall: a stop there is no place to leave the cache).
-  virtual RecorderPort* recorder() { return nullptr; }
+  // For the in-process recorder: a new link to it for this process (nullptr: none here; its
+  // collector owns it), and whether its threads stop at system calls (catch syscall: a stop
+  // there is no place to leave the cache).
+  virtual std::unique_ptr<RecorderPort> new_recorder_port() { return nullptr; }
   virtual bool stops_at_syscalls() const { return false; }
 };
 
@@ -85,8 +89,8 @@ class Collector {
   virtual ~Collector() = default;
   // "bts", "step", ...: the backend's name (tracer/backend.hpp), what `monitor btrace` and errors name.
   virtual std::string_view backend() const = 0;
-  // It records inside the process, with the recorder the host brings in (CollectorHost::
-  // recorder()): a process the recorder cannot come into runs unrecorded, and the event log says so.
+  // It records inside the process, with a recorder of its own brought in
+  // (CollectorHost::new_recorder_port()).
   virtual bool records_in_process() const { return false; }
 
   // Tracing starts for a thread (Qbtrace:bts, or a thread born while the process records).
@@ -167,14 +171,54 @@ class Collector {
     (void)tid;
     (void)host;
   }
+
+  // --- the process's life, for a collector with code of its own inside it -----------------------
+  // tid may be running code of the collector's own (a cache): the core pauses such threads (their
+  // stop brings them back to the program's code, thread_stopped) before it changes what they run
+  // or lets the process go.
+  virtual bool runs_own_code(Tid tid) const {
+    (void)tid;
+    return false;
+  }
+  // The core's int3s or the program's code changed while threads ran the collector's code, now
+  // paused: its code made afresh.
+  virtual void code_edited() {}
+  // Why it cannot record the process of stopped tid now, after an exec (a 32-bit program,
+  // seccomp's strict mode); nothing: it can.
+  virtual std::optional<std::string> cannot_record(Tid tid) {
+    (void)tid;
+    return std::nullopt;
+  }
+  // A fork, vfork or clone event of `parent` (`child` stopped at birth): both back in the
+  // program's code before anyone hears of them. Where parent stands now; nothing: it did not move.
+  virtual std::optional<Addr> forked(Tid parent, Tid child) {
+    (void)parent;
+    (void)child;
+    return std::nullopt;
+  }
+  // The collector a fork child with memory of its own starts with (`child`: its host): what this
+  // one left in its copy of memory, not recording until the child's threads start; nullptr:
+  // none.
+  virtual std::unique_ptr<Collector> fork_heir(CollectorHost& child) {
+    (void)child;
+    return nullptr;
+  }
+  // The process exec'd: what the collector had in the old image went with it.
+  virtual void exec_happened() {}
+  // Recording ends, or the process is let go (its threads stopped): nothing of the collector's
+  // stays in it.
+  virtual void release() {}
+  // The process is gone: nothing of it may be touched any more (its history stays).
+  virtual void process_gone() {}
 };
 
 // What a backend's collector factory gets (collector_factories.hpp): the process's first thread
-// to record, its ring size and --btrace-scope.
+// to record, its ring size, --btrace-scope, and the process as the seam shows it.
 struct CollectorRequest {
   Tid tid = 0;
   BtraceConfig config;
   BtraceScope scope;
+  CollectorHost* host = nullptr;
 };
 
 }  // namespace tracer

@@ -10,8 +10,76 @@ base::Result<std::unique_ptr<BranchTracer>> InprocCollector::make(Tid /*tid*/, c
   return std::unique_ptr<BranchTracer>(std::make_unique<SoftStepTracer>(config, std::string(backend())));
 }
 
-base::Result<std::unique_ptr<Collector>> make_inproc_collector(const CollectorRequest& /*request*/) {
-  return std::unique_ptr<Collector>(std::make_unique<InprocCollector>());
+std::string recorder_refusal(const std::string& why) {
+  return "the in-process recorder cannot come in: " + why;
+}
+
+base::Result<std::unique_ptr<Collector>> make_inproc_collector(const CollectorRequest& request) {
+  std::unique_ptr<RecorderPort> port = request.host != nullptr ? request.host->new_recorder_port() : nullptr;
+  if (!port) {
+    return base::make_error(base::Errc::unsupported, recorder_refusal("no recorder here"));
+  }
+  if (auto why = port->unfit(request.tid)) {
+    return base::make_error(base::Errc::unsupported, recorder_refusal(*why));
+  }
+  return std::unique_ptr<Collector>(std::make_unique<InprocCollector>(std::move(port)));
+}
+
+void InprocCollector::code_changed() {
+  SoftStepCollector::code_changed();
+  if (port_) {
+    port_->code_written();
+  }
+}
+
+void InprocCollector::code_edited() {
+  if (!port_) {
+    return;
+  }
+  if (auto refreshed = port_->refresh(); !refreshed) {
+    base::logf(base::LogCat::ptrace, "the recorder's translations are made afresh later: {}",
+               refreshed.error().message());
+  }
+}
+
+std::optional<std::string> InprocCollector::cannot_record(Tid tid) {
+  if (!port_) {
+    return std::nullopt;
+  }
+  auto why = port_->unfit(tid);
+  return why ? std::optional<std::string>(recorder_refusal(*why)) : std::nullopt;
+}
+
+std::optional<Addr> InprocCollector::forked(Tid parent, Tid child) {
+  if (!port_) {
+    return std::nullopt;
+  }
+  auto moved = port_->out_at_birth(parent, child);
+  return moved ? *moved : std::nullopt;
+}
+
+std::unique_ptr<Collector> InprocCollector::fork_heir(CollectorHost& child) {
+  std::unique_ptr<RecorderPort> port = port_ ? child.new_recorder_port() : nullptr;
+  if (!port) {
+    return nullptr;
+  }
+  port->inherit(*port_);
+  return std::make_unique<InprocCollector>(std::move(port));
+}
+
+void InprocCollector::exec_happened() {
+  if (port_) {
+    port_->exec_happened();
+  }
+}
+
+void InprocCollector::release() {
+  if (!port_) {
+    return;
+  }
+  if (auto out = port_->unload(); !out) {
+    base::logf(base::LogCat::ptrace, "the in-process recorder stays in: {}", out.error().message());
+  }
 }
 
 bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) {
@@ -19,7 +87,7 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
   if (s == nullptr) {
     return false;
   }
-  RecorderPort* port = host.recorder();
+  RecorderPort* port = port_.get();
   if (waiting_.erase(tid) != 0 && !core_steps && sig == 0) {
     return false;  // (it could not leave the cache at its stop: it runs on there)
   }
@@ -50,7 +118,7 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
 
 void InprocCollector::thread_stopped(Tid tid, CollectorHost& host) {
   SoftStepTracer* s = stepper(tid);
-  RecorderPort* port = host.recorder();
+  RecorderPort* port = port_.get();
   if (s != nullptr && native_.erase(tid) != 0) {
     if (auto at = native_stop(tid, host); at && s->stats().recorded != 0) {
       s->lost_track(*at);  // what it ran natively is not known
@@ -116,7 +184,7 @@ void InprocCollector::came_out(Tid tid, SoftStepTracer& s, const RecorderLeft& l
 
 bool InprocCollector::syscall_stopped(Tid tid, bool entry, bool caught, CollectorHost& host) {
   SoftStepTracer* s = stepper(tid);
-  RecorderPort* port = host.recorder();
+  RecorderPort* port = port_.get();
   if (s == nullptr || port == nullptr) {
     return true;
   }
@@ -174,9 +242,12 @@ void InprocCollector::take_recorded(Tid tid, SoftStepTracer& s, RecorderPort& po
 
 void InprocCollector::thread_ended(Tid tid, CollectorHost& host) {
   SoftStepTracer* s = stepper(tid);
-  RecorderPort* port = host.recorder();
+  RecorderPort* port = port_.get();
   if (s != nullptr && port != nullptr && native_.count(tid) == 0 && port->inside(tid)) {
     take_recorded(tid, *s, *port);  // (the ring outlives it where the server maps it too)
+  }
+  if (port != nullptr) {
+    port->thread_gone(tid);
   }
   run_start_.erase(tid);
   native_.erase(tid);

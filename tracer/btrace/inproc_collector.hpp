@@ -6,10 +6,12 @@
 // single-steps, a signal's way into its handler) is stepped and recorded as SoftStep records
 // it; a run the recorder did not see (native code it left the cache for) is a gap. While GDB
 // catches system calls a thread stays in the cache, and is moved back to the program's code at
-// a syscall stop GDB hears of.
+// a syscall stop GDB hears of. The collector owns the process's link to the recorder
+// (RecorderPort) and tells it what the core's lifecycle events mean for it.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -19,12 +21,24 @@ namespace tracer {
 
 class InprocCollector final : public SoftStepCollector {
  public:
+  explicit InprocCollector(std::unique_ptr<RecorderPort> port) : port_(std::move(port)) {}
+
   std::string_view backend() const override { return backend_name(Backend::Inproc); }
   bool records_in_process() const override { return true; }
   bool wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) override;
   void thread_stopped(Tid tid, CollectorHost& host) override;
   void thread_ended(Tid tid, CollectorHost& host) override;
   bool syscall_stopped(Tid tid, bool entry, bool caught, CollectorHost& host) override;
+  void code_changed() override;
+
+  bool runs_own_code(Tid tid) const override { return port_ && port_->inside(tid); }
+  void code_edited() override;
+  std::optional<std::string> cannot_record(Tid tid) override;
+  std::optional<Addr> forked(Tid parent, Tid child) override;
+  std::unique_ptr<Collector> fork_heir(CollectorHost& child) override;
+  void exec_happened() override;
+  void release() override;
+  void process_gone() override { port_.reset(); }
 
  protected:
   base::Result<std::unique_ptr<BranchTracer>> make(Tid tid, const BtraceConfig& config) override;
@@ -46,7 +60,11 @@ class InprocCollector final : public SoftStepCollector {
   std::map<Tid, Addr> native_;  // running natively, unrecorded, from there until their next stop (a gap there)
   std::optional<Addr> entry_site_;  // the int3 at the program's entry they run natively to at most
   std::set<Tid> waiting_;  // stopped in the cache, waiting for the translation lock a stopped thread holds
+  std::unique_ptr<RecorderPort> port_;  // nullptr once the process is gone
 };
+
+// "the in-process recorder cannot come in: " and why.
+std::string recorder_refusal(const std::string& why);
 
 base::Result<std::unique_ptr<Collector>> make_inproc_collector(const CollectorRequest& request);
 

@@ -1,12 +1,15 @@
 // What the in-process recorder's collector (InprocCollector) asks of the process it records:
 // a stopped thread moved into the recorder's code cache (the recorder brought into the process
-// first, if need be) and back out to the program's code, and the branches it recorded there.
-// Pure interface: the Linux side does it with ptrace and inferior calls (tracer/linux/
-// process_recorder.hpp); a collector test can do it with a fake.
+// first, if need be) and back out to the program's code, the branches it recorded there, and
+// what the process's life (a fork, an exec, code GDB wrote, the end of recording) means to the
+// recorder. The collector owns its port, one per process. Pure interface: the Linux side does it
+// with ptrace and the server's own calls (tracer/linux/process_recorder.hpp); a collector test
+// can do it with a fake.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/result.hpp"
@@ -56,6 +59,32 @@ class RecorderPort {
   virtual base::Result<RecorderSyscall> at_syscall(Tid tid, bool move) = 0;
   virtual bool inside(Tid tid) const = 0;
   virtual base::Result<RecordedBranches> take(Tid tid) = 0;
+
+  // --- the process's life ---------------------------------------------------------------------
+  // Why the recorder cannot come into the process of stopped tid (nothing: it may): a 32-bit
+  // program, seccomp, an address space limit, the recorder not installed.
+  virtual std::optional<std::string> unfit(Tid tid) = 0;
+  // The program's memory was written (GDB): translations made before are stale.
+  virtual void code_written() = 0;
+  // The translations made afresh, if the program's code or the core's int3s changed since they
+  // were made and no thread is in the cache, with a call on a stopped thread (else at a later
+  // entry). Errc::not_yet: none may make the call now.
+  virtual base::Result<void> refresh() = 0;
+  // tid is gone.
+  virtual void thread_gone(Tid tid) = 0;
+  // At a fork, vfork or clone event: `parent`, inside the call in the cache, back in the program's
+  // code, and `child` (stopped at birth on the same instruction of its copy of the cache) too.
+  // Where the parent stands now; nothing if it was not in the cache there.
+  virtual base::Result<std::optional<Addr>> out_at_birth(Tid parent, Tid child) = 0;
+  // This port is a fork child's (one of its own memory): it records with its copy of `parent`'s
+  // recorder, a port of the same kind.
+  virtual void inherit(const RecorderPort& parent) = 0;
+  // The process exec'd: the recorder went with the old image; the next entry brings it in anew.
+  virtual void exec_happened() = 0;
+  // Recording ended, or the process is let go (its threads stopped): every thread out of the
+  // cache, the recorder unloaded, with a call on a stopped thread; a fork child's dormant copy of
+  // its parent's too.
+  virtual base::Result<void> unload() = 0;
 };
 
 }  // namespace tracer

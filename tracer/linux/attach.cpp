@@ -205,8 +205,7 @@ Result<void> LinuxTarget::detach_one(Process& p) {
     still->code.forget_all();  // the parent's int3s, in the parent's memory
   }
   clear_debug_registers(*still);
-  take_recorder_out(*still);
-  still->collector.reset();
+  release_collector(*still);
   for (auto& [tid, t] : still->threads) {
     if (!t.stopped()) {
       continue;

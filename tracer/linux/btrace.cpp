@@ -1,7 +1,5 @@
 // Qbtrace:bts / Qbtrace:off for LinuxTarget: the collector of a process (one backend per
 // process, chosen at the first enable), and threads born while it records.
-#include <unistd.h>
-
 #include <functional>
 #include <optional>
 #include <string>
@@ -12,69 +10,30 @@
 #include "base/log.hpp"
 #include "tracer/btrace/bts_decode.hpp"
 #include "tracer/btrace/collector_factories.hpp"
-#include "tracer/inprocess/recorder/recorder_api.h"
-#include "tracer/linux/call_refusal.hpp"
+#include "tracer/linux/code_view.hpp"
 #include "tracer/linux/linux_target.hpp"
-#include "tracer/linux/procfs.hpp"
-#include "tracer/linux/recorder_seccomp.hpp"
 
 namespace tracer {
 
 // One backend's collector for the process of tid, its problem noted for `monitor btrace`.
 Result<std::unique_ptr<Collector>> LinuxTarget::try_collector(Backend backend, Tid tid, const BtraceConfig& config) {
-  if (backend == Backend::Inproc) {
-    if (auto unfit = recorder_unfit(tid)) {
-      collector_problems_[backend] = *unfit;
-      return base::make_error(base::Errc::unsupported, "the in-process recorder cannot come in: " + *unfit);
-    }
-  }
   const CollectorFactory make = collector_factory(backend);
   if (make == nullptr) {
     return base::make_error(base::Errc::unsupported, "--btrace=" + std::string(backend_name(backend)) +
                                                          " records with a target of its own, not under ptrace");
   }
-  auto made = make(CollectorRequest{tid, config, btrace_scope_});
+  Located at = locate(tid);
+  if (at.process == nullptr) {
+    return base::make_error(base::Errc::no_process, "no process");
+  }
+  ProcessCodeView view(*at.process, &recorder_port_);
+  auto made = make(CollectorRequest{tid, config, btrace_scope_, &view});
   if (made) {
     collector_problems_.erase(backend);
   } else {
     collector_problems_[backend] = made.error().message();
   }
   return made;
-}
-
-// Why auto does not choose the in-process recorder for the process of tid (nothing: it may).
-std::optional<std::string> LinuxTarget::recorder_unfit(Tid tid) {
-  const Located at = locate(tid);
-  if (at.process == nullptr) {
-    return "no process";
-  }
-  if (recorder_library_.empty() || ::access(recorder_library_.c_str(), R_OK) != 0) {
-    return std::string(HS_RECORDER_LIBRARY) + " is not installed beside this hindsight";
-  }
-  if (at.process->isa != arch::x86::Isa::Amd64) {
-    return "a 32-bit program: the recorder is 64-bit code";
-  }
-  const int seccomp = procfs::seccomp_mode(at.process->pid);
-  if (seccomp == 1) {
-    return "the program runs in seccomp's strict mode, which kills it at any system call but read, write, exit "
-           "and sigreturn";
-  }
-  if (seccomp == 2) {
-    // (A filter, as containers have, is read and run on the recorder's calls.)
-    if (auto refused = seccomp_refusal(tid)) {
-      return refused;
-    }
-  }
-  // What the recorder maps for itself and a few threads (its image, two code cache regions, its
-  // tables, each thread's ring, stack and lookup table: some 60 MiB), with room to spare: under
-  // a tighter RLIMIT_AS it would take what the program's own mmap needs.
-  constexpr std::uint64_t kRecorderAddressSpace = 128ull << 20;
-  if (auto room = procfs::address_space_room(at.process->pid); room && *room < kRecorderAddressSpace) {
-    return fmt::format("the program's address space limit (RLIMIT_AS) leaves {} MiB free, and the recorder "
-                       "maps some 60 MiB of its own",
-                       *room >> 20);
-  }
-  return std::nullopt;
 }
 
 // The backend --btrace asked for, for the process of tid, its first thread to record (the
@@ -125,9 +84,6 @@ Result<void> LinuxTarget::enable_btrace(Tid tid, const BtraceConfig& requested) 
       return std::move(made).error();
     }
     p.collector = std::move(*made);
-    if (!p.recorder) {  // (a fork child's holds its copy of its parent's)
-      p.recorder = std::make_unique<ProcessRecorder>(p, recorder_library_);  // used by inproc only
-    }
   }
   // A running thread (non-stop) records from now, not from its next stop: stopped for a moment,
   // it goes on recorded (the collector's own way of running it).
@@ -153,73 +109,43 @@ Result<void> LinuxTarget::disable_btrace(Tid tid) {
     return base::make_error(base::Errc::invalid, "Branch tracing not enabled.");
   }
   Process& p = *at.process;
-  // (In non-stop the thread, or others, may run in the recorder's cache: out first, the
-  // recorder to be taken out with them.)
-  (void)with_recorder_threads_out(p, [&] {
+  // (In non-stop the thread, or others, may run in the collector's own code: out first, the
+  // collector to be taken out with them.)
+  (void)with_collector_threads_paused(p, [&] {
     p.collector->stop(tid);
     unclaimed_.erase(tid);
     if (p.collector->traced_count() == 0) {
       p.code.unplant_all(SiteOwner::Collector);
-      take_recorder_out(p);
-      p.collector.reset();  // `record stop`: the last thread stopped recording
+      release_collector(p);  // `record stop`: the last thread stopped recording
     }
   });
   base::logf(base::LogCat::ptrace, "thread {}: branch tracing off", tid);
   return base::success();
 }
 
-Tid LinuxTarget::recorder_caller(const Process& p) {
-  Tid caller = 0;  // a stopped thread: one where a call may run, if there is one
-  for (const auto& [tid, t] : p.threads) {
-    if (!t.stopped()) {
-      continue;
-    }
-    if (!call_refused(kernel_, tid)) {
-      return tid;
-    }
-    caller = caller != 0 ? caller : tid;
+// The collector leaves the process (its threads are stopped): nothing of its own stays in it.
+void LinuxTarget::release_collector(Process& p) {
+  if (p.collector) {
+    p.collector->release();
+    p.collector.reset();
   }
-  return caller;
 }
 
-// The in-process recorder leaves the process (its threads are stopped): the program's own code
-// and nothing of the recorder's mapped.
-void LinuxTarget::take_recorder_out(Process& p) {
-  if (!p.recorder) {
-    return;
-  }
-  const Tid caller = recorder_caller(p);
-  if (auto out = caller != 0 ? p.recorder->unload(caller) : base::Result<void>(base::make_error(base::Errc::invalid, "no stopped thread"));
-      !out) {
-    base::logf(base::LogCat::ptrace, "process {}: the in-process recorder stays in: {}", p.pid, out.error().message());
-  }
-  p.recorder.reset();
+// Threads that may run the collector's own code (one it does not know may be a clone made
+// there): their stop brings them back to the program's (Collector::thread_stopped).
+bool LinuxTarget::runs_collector_code(const Process& p, Tid tid) const {
+  return p.collector && p.collector->runs_own_code(tid);
 }
 
-// Running threads the recorder may have in its cache (one it does not know may be a clone made
-// there): their stop brings them out (InprocCollector::thread_stopped).
-bool LinuxTarget::in_recorder(const Process& p, Tid tid) const {
-  return p.recorder && p.recorder->inside(tid);
+bool LinuxTarget::with_collector_threads_paused(Process& p, const std::function<void()>& work) {
+  return with_threads_paused(p, [&](Tid tid) { return runs_collector_code(p, tid); }, work);
 }
 
-bool LinuxTarget::with_recorder_threads_out(Process& p, const std::function<void()>& work) {
-  return with_threads_paused(p, [&](Tid tid) { return in_recorder(p, tid); }, work);
-}
-
-void LinuxTarget::recorder_code_changed(Process& p) {
-  if (!runs_any(p, [&](Tid tid) { return in_recorder(p, tid); })) {
-    return;  // (the next entry flushes, if the int3s differ by then: GDB takes them out and puts them back at each stop)
+void LinuxTarget::collector_code_edited(Process& p) {
+  if (!runs_any(p, [&](Tid tid) { return runs_collector_code(p, tid); })) {
+    return;  // (the collector's next entry catches up: GDB takes its int3s out and puts them back at each stop)
   }
-  // The translations are flushed now, where a stopped thread can make the call; else at the
-  // next entry.
-  (void)with_recorder_threads_out(p, [&] {
-    if (const Tid caller = recorder_caller(p); caller != 0) {
-      if (auto flushed = p.recorder->flush_if_stale(caller); !flushed) {
-        base::logf(base::LogCat::ptrace, "process {}: the recorder's translations are flushed later: {}", p.pid,
-                   flushed.error().message());
-      }
-    }
-  });
+  (void)with_collector_threads_paused(p, [&] { p.collector->code_edited(); });
 }
 
 BranchTracer* LinuxTarget::branch_tracer(Tid tid) {

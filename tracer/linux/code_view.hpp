@@ -3,6 +3,8 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 
 #include "tracer/btrace/collector.hpp"
 #include "tracer/linux/procfs.hpp"
@@ -10,9 +12,13 @@
 
 namespace tracer {
 
+// Makes the link to the in-process recorder for a process (set from outside the core:
+// open_target.cpp).
+using RecorderPortMaker = std::function<std::unique_ptr<RecorderPort>(Process&)>;
+
 class ProcessCodeView final : public CollectorHost {
  public:
-  explicit ProcessCodeView(Process& p) : p_(p) {}
+  explicit ProcessCodeView(Process& p, const RecorderPortMaker* make_port = nullptr) : p_(p), make_port_(make_port) {}
 
   base::Result<Addr> pc(Tid tid) override {
     LinuxThread* t = p_.find(tid);
@@ -52,7 +58,9 @@ class ProcessCodeView final : public CollectorHost {
   }
   base::Result<MappedObject> mapped_object(Addr addr) override { return procfs::mapping_at(p_.pid, addr); }
   std::string executable() override { return procfs::executable(p_.pid); }
-  RecorderPort* recorder() override { return p_.recorder.get(); }
+  std::unique_ptr<RecorderPort> new_recorder_port() override {
+    return make_port_ != nullptr && *make_port_ ? (*make_port_)(p_) : nullptr;
+  }
   bool stops_at_syscalls() const override { return p_.catch_syscalls.enabled; }
   base::Result<void> write_memory(Addr addr, const Bytes& data) override { return p_.code.write(addr, data); }
   base::Result<Planted> plant(Addr addr, Addr run_start, std::span<const std::uint8_t> run_code) override {
@@ -93,6 +101,7 @@ class ProcessCodeView final : public CollectorHost {
 
  private:
   Process& p_;
+  const RecorderPortMaker* make_port_;
 };
 
 }  // namespace tracer

@@ -83,7 +83,7 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   // leave the call's result out of rax); it goes on in the cache, or GDB hears of it there.
   if (p.collector && p.collector->tracing(tid) && WSTOPSIG(status) != (SIGTRAP | 0x80) && (status >> 16) == 0) {
     ProcessCodeView view(p);
-    p.collector->thread_stopped(tid, view);  // (the in-process recorder's thread back in the program's code)
+    p.collector->thread_stopped(tid, view);  // (back from the collector's own code to the program's)
     t.regs.forget();
   }
   if (auto pc = t.regs.pc(tid)) {
@@ -142,9 +142,6 @@ void LinuxTarget::handle_exit(Process& p, Tid tid, int status) {
     ProcessCodeView view(p);
     p.collector->thread_ended(tid, view);  // (what it recorded since its last stop)
     p.collector->thread_exited(tid);
-  }
-  if (p.recorder) {
-    p.recorder->thread_gone(tid);
   }
   if (tid != p.pid) {
     log_event("thread_exit", p.pid, tid, {}, WIFEXITED(status) ? WEXITSTATUS(status) : 0);

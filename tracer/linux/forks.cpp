@@ -121,13 +121,13 @@ void LinuxTarget::on_clone(Process& p, LinuxThread& parent, Tid child) {
       handle_status(child, *status);
     }
   }
-  if (p.recorder) {
-    // In the in-process recorder's cache, both (the child on its parent's block): back to the
-    // program's code at once, so that no stop GDB hears of here (an interrupt's) shows the
-    // cache; the collector brings each in again as it resumes.
-    if (auto moved = p.recorder->out_at_birth(parent.tid, child); moved && *moved) {
+  if (p.collector) {
+    // In the collector's own code, both (a cache of the collector's in the process): back to the program's
+    // at once, so that no stop GDB hears of here (an interrupt's) shows it; the collector brings
+    // each in again as it resumes.
+    if (auto moved = p.collector->forked(parent.tid, child)) {
       parent.regs.forget();
-      parent.stop_pc = **moved;
+      parent.stop_pc = *moved;
     }
   }
   if (!announce) {
@@ -144,7 +144,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
   c.vfork_parent = vfork ? p.pid : 0;
   c.forked_by = p.pid;
   c.catch_syscalls = p.catch_syscalls;  // as gdbserver: GDB does not send it again
-  // A child in its parent's memory: its code, int3s and in-process recorder are its parent's.
+  // A child in its parent's memory: its code, int3s and what a collector keeps in it are its parent's.
   const bool shared = vfork || child_shares_memory(kernel_, p, t.tid);
   c.memory_of = shared ? p.pid : 0;
   if (shared) {
@@ -190,18 +190,18 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
     c.code.unplant_all(SiteOwner::Collector);  // its copy of memory keeps GDB's int3s only
     c.code.unplant_all(SiteOwner::Range);
   }
-  if (p.recorder && WIFSTOPPED(status)) {
-    // In the in-process recorder's cache, both: back to the program's code before GDB hears.
-    if (auto moved = p.recorder->out_at_birth(t.tid, child); moved && *moved) {
+  if (p.collector && WIFSTOPPED(status)) {
+    // In the collector's own code, both: back to the program's before GDB hears.
+    if (auto moved = p.collector->forked(t.tid, child)) {
       t.regs.forget();
-      t.stop_pc = **moved;
+      t.stop_pc = *moved;
     }
     if (!shared) {
-      // Its copy of the recorder is what it records with, if it records (a vfork child does
-      // from its exec: until then the recorder it would use is its parent's; a clone(CLONE_VM)
-      // child's is its parent's, never taken out through it).
-      c.recorder = std::make_unique<ProcessRecorder>(c, recorder_library_);
-      c.recorder->inherit(*p.recorder);
+      // What the collector left in the child's copy of memory is what it records with, if it
+      // records (a vfork child does from its exec: until then what it would use is its
+      // parent's; a clone(CLONE_VM) child's is its parent's, never taken out through it).
+      ProcessCodeView child_view(c, &recorder_port_);
+      c.collector = p.collector->fork_heir(child_view);
     }
   }
   handle_status(child, status);
@@ -227,7 +227,7 @@ void LinuxTarget::release_fork_child(Process& c) {
   } else {
     c.code.forget_all();  // (its parent's int3s, in its parent's memory)
   }
-  take_recorder_out(c);  // (its copy of its parent's in-process recorder)
+  release_collector(c);  // (what its parent's collector left in its copy of memory)
   base::logf(base::LogCat::ptrace, "fork child {} released", c.pid);
   for (auto& [tid, t] : c.threads) {
     (void)kernel_.detach(tid, 0);
@@ -258,9 +258,7 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
       }
     }
     p.collector->code_changed();
-  }
-  if (p.recorder) {
-    p.recorder = std::make_unique<ProcessRecorder>(p, recorder_library_);  // the old one went with the old image
+    p.collector->exec_happened();
   }
   p.threads.clear();
   p.threads.insert_or_assign(p.pid, self);
@@ -286,10 +284,8 @@ void LinuxTarget::on_exec(Process& p, LinuxThread& t) {
       base::logf(base::LogCat::ptrace, "{}: recording from its exec: {}", p.pid, ok.error().message());
       unrecorded = ok.error().message();
     }
-  } else if (p.collector && p.collector->records_in_process()) {
-    if (auto unfit = recorder_unfit(p.pid)) {  // (a 32-bit program, seccomp's strict mode)
-      unrecorded = "the in-process recorder cannot come in: " + *unfit;
-    }
+  } else if (p.collector && p.collector->traced_count() != 0) {
+    unrecorded = p.collector->cannot_record(p.pid);  // (a 32-bit program, seccomp's strict mode)
   }
   if (unrecorded) {
     log_event("unrecorded", p.pid, p.pid, *unrecorded + "; it runs natively, unrecorded");

@@ -89,12 +89,15 @@ bool LinuxTarget::gone(Pid pid, Tid tid) {
 }
 
 void LinuxTarget::forget_process(Pid pid) {
-  if (auto it = processes_.find(pid); it != processes_.end() && keep_ended_histories_ && it->second->collector) {
+  if (auto it = processes_.find(pid); it != processes_.end() && it->second->collector) {
     Process& p = *it->second;
-    for (const auto& [tid, thread] : p.threads) {
-      p.collector->thread_exited(tid);  // its history, read-only from now on
+    p.collector->process_gone();
+    if (keep_ended_histories_) {
+      for (const auto& [tid, thread] : p.threads) {
+        p.collector->thread_exited(tid);  // its history, read-only from now on
+      }
+      ended_collectors_[pid] = std::move(p.collector);
     }
-    ended_collectors_[pid] = std::move(p.collector);
   }
   processes_.erase(pid);
   if (current_ == pid) {
@@ -283,11 +286,8 @@ Result<void> LinuxTarget::write_memory(Addr addr, const Bytes& data) {
   if (p->collector) {
     p->collector->code_changed();
   }
-  if (p->recorder) {
-    p->recorder->code_written();
-  }
   auto written = p->code.write(addr, data);
-  recorder_code_changed(*p);
+  collector_code_edited(*p);
   return written;
 }
 
@@ -306,7 +306,7 @@ Result<void> LinuxTarget::insert_breakpoint(BreakpointType type, Addr addr, int 
   base::logf(base::LogCat::ptrace, "int3 at {:#x} in {}{}", addr, p->pid,
              *planted == CodeMemory::Planted::Present ? " (there already)" : "");
   if (*planted != CodeMemory::Planted::Present) {
-    recorder_code_changed(*p);
+    collector_code_edited(*p);
   }
   return base::success();
 }
@@ -323,7 +323,7 @@ Result<void> LinuxTarget::remove_breakpoint(BreakpointType type, Addr addr, int 
   p->commands.erase(addr);
   // A breakpoint whose page is gone cannot be removed: GDB warns ("Error removing breakpoint").
   auto removed = p->code.unplant(addr, SiteOwner::Gdb);
-  recorder_code_changed(*p);
+  collector_code_edited(*p);
   return removed ? base::success() : Result<void>(std::move(removed).error());
 }
 

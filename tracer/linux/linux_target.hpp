@@ -24,6 +24,7 @@
 #include "tracer/backend.hpp"
 #include "tracer/btrace/scope.hpp"
 #include "tracer/linux/all_stop.hpp"
+#include "tracer/linux/code_view.hpp"
 #include "tracer/linux/event_source.hpp"
 #include "tracer/linux/kernel.hpp"
 #include "tracer/linux/pending_events.hpp"
@@ -148,8 +149,8 @@ class LinuxTarget final : public Target {
   }
   // --btrace-scope: which objects SoftEmulate records (auto then prefers it to BTS).
   void set_btrace_scope(BtraceScope scope) { btrace_scope_ = std::move(scope); }
-  // libhindsight-recorder.so, for --btrace=inproc.
-  void set_recorder_library(std::string path) { recorder_library_ = std::move(path); }
+  // How a collector that records inside the process links to its recorder there (--btrace=inproc).
+  void set_recorder_port_maker(RecorderPortMaker make) { recorder_port_ = std::move(make); }
 
  private:
   struct Located {
@@ -313,11 +314,9 @@ class LinuxTarget final : public Target {
   // --- branch tracing (btrace.cpp) ---
   Result<std::unique_ptr<Collector>> make_collector(Tid tid, const BtraceConfig& config);
   Result<std::unique_ptr<Collector>> try_collector(Backend backend, Tid tid, const BtraceConfig& config);
-  std::optional<std::string> recorder_unfit(Tid tid);
   void collector_thread_born(Process& p, LinuxThread& t);
-  void take_recorder_out(Process& p);
-  // A stopped thread of p to make the recorder's calls on (one where a call may run, if any); 0: none.
-  Tid recorder_caller(const Process& p);
+  // p's collector leaves it (its threads stopped), nothing of its own left in p.
+  void release_collector(Process& p);
   // Runs `work` with the running threads of p that `which` picks stopped (non-stop): their
   // SIGSTOP is ours (GDB hears nothing) and they are held; after `work` they go on as GDB had
   // them. Events of others meanwhile are kept pending, as ever. False: p ended meanwhile (p is
@@ -325,13 +324,13 @@ class LinuxTarget final : public Target {
   bool with_threads_paused(Process& p, const std::function<bool(Tid)>& which, const std::function<void()>& work);
   // Whether a thread of p that `which` picks runs (started, not stopped).
   bool runs_any(const Process& p, const std::function<bool(Tid)>& which) const;
-  bool in_recorder(const Process& p, Tid tid) const;
-  // The same for every thread running in the recorder's cache: its stop brings it back to the
-  // program's code.
-  bool with_recorder_threads_out(Process& p, const std::function<void()>& work);
-  // GDB changed p's code (an int3 in or out, its memory written): translations of the code as
-  // it was are forgotten, with no thread left running them.
-  void recorder_code_changed(Process& p);
+  bool runs_collector_code(const Process& p, Tid tid) const;
+  // with_threads_paused for every thread that may run the collector's own code: its stop brings
+  // it back to the program's.
+  bool with_collector_threads_paused(Process& p, const std::function<void()>& work);
+  // GDB changed p's code (an int3 in or out, its memory written): the collector's own code made
+  // afresh (Collector::code_edited), with none of its threads running it.
+  void collector_code_edited(Process& p);
 
   Kernel& kernel_;
   EventSource events_;
@@ -360,7 +359,7 @@ class LinuxTarget final : public Target {
   Backend btrace_backend_ = Backend::Auto;
   std::map<Backend, std::string> collector_problems_;  // why the last try of each backend's collector failed
   BtraceScope btrace_scope_;
-  std::string recorder_library_;
+  RecorderPortMaker recorder_port_;
   BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it
   std::set<Tid> unclaimed_;     // traced since birth; GDB's Qbtrace:bts for them is a no-op
   EventLog* event_log_ = nullptr;

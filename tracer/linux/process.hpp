@@ -12,7 +12,6 @@
 #include "tracer/btrace/collector.hpp"
 #include "tracer/linux/code_memory.hpp"
 #include "tracer/linux/kernel.hpp"
-#include "tracer/linux/process_recorder.hpp"
 #include "tracer/linux/step_over.hpp"
 #include "tracer/linux/thread_db_host.hpp"
 #include "tracer/linux/thread.hpp"
@@ -53,9 +52,9 @@ struct Process {
   SyscallCatch catch_syscalls;        // QCatchSyscalls: its threads run with PTRACE_SYSCALL
   std::map<Addr, std::vector<Bytes>> conditions;  // GDB's breakpoint conditions (breakpoint_agent.cpp)
   std::map<Addr, std::vector<Bytes>> commands;    // and commands (agent-style dprintf)
-  std::unique_ptr<Collector> collector;  // set while branch tracing is on
-  // The in-process recorder's link (--btrace=inproc), set with the collector.
-  std::unique_ptr<ProcessRecorder> recorder;
+  // Set while branch tracing is on; a fork child's may be there before it records (what its
+  // parent's collector left in its memory: Collector::fork_heir).
+  std::unique_ptr<Collector> collector;
   // A vfork child asked to record (enable_btrace) while it runs in its parent's memory: a
   // collector's int3s there would be its parent's. It starts recording at its exec.
   std::optional<BtraceConfig> record_at_exec;

@@ -2,9 +2,15 @@
 
 #include "arch/x86/register_layout.hpp"
 #include "base/log.hpp"
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/linux/call_refusal.hpp"
 #include "tracer/linux/process.hpp"
 #include "tracer/linux/procfs.hpp"
+#include "tracer/linux/recorder_seccomp.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
 
 namespace tracer {
@@ -120,10 +126,74 @@ base::Result<void> ProcessRecorder::flush_if_stale(Tid caller) {
   return base::success();
 }
 
-void ProcessRecorder::inherit(const ProcessRecorder& parent) {
-  if (parent.link_) {
-    inherited_.emplace(parent.link_->for_fork_child(p_.pid));
+void ProcessRecorder::inherit(const RecorderPort& parent) {
+  const auto& of = static_cast<const ProcessRecorder&>(parent);  // (ports of one kind: the core's host makes them)
+  if (of.link_) {
+    inherited_.emplace(of.link_->for_fork_child(p_.pid));
   }
+}
+
+void ProcessRecorder::exec_happened() {
+  // (Nothing to unload: it went with the old image, rings and all, as the server's mappings of
+  // them stay until the link goes.)
+  link_.reset();
+  inherited_.reset();
+  load_failed_.reset();
+  translated_with_.clear();
+  code_written_ = false;
+  handover_.reset();
+}
+
+Tid ProcessRecorder::caller() const {
+  Tid caller = 0;  // a stopped thread: one where a call may run, if there is one
+  for (const auto& [tid, t] : p_.threads) {
+    if (!t.stopped()) {
+      continue;
+    }
+    if (!call_refused(p_.kernel, tid)) {
+      return tid;
+    }
+    caller = caller != 0 ? caller : tid;
+  }
+  return caller;
+}
+
+base::Result<void> ProcessRecorder::refresh() {
+  const Tid on = caller();
+  if (on == 0) {
+    return base::make_error(base::Errc::not_yet, "no stopped thread");
+  }
+  return flush_if_stale(on);
+}
+
+std::optional<std::string> ProcessRecorder::unfit(Tid tid) {
+  if (library_.empty() || ::access(library_.c_str(), R_OK) != 0) {
+    return std::string(HS_RECORDER_LIBRARY) + " is not installed beside this hindsight";
+  }
+  if (p_.isa != arch::x86::Isa::Amd64) {
+    return "a 32-bit program: the recorder is 64-bit code";
+  }
+  const int seccomp = procfs::seccomp_mode(p_.pid);
+  if (seccomp == 1) {
+    return "the program runs in seccomp's strict mode, which kills it at any system call but read, write, exit "
+           "and sigreturn";
+  }
+  if (seccomp == 2) {
+    // (A filter, as containers have, is read and run on the recorder's calls.)
+    if (auto refused = seccomp_refusal(tid)) {
+      return refused;
+    }
+  }
+  // What the recorder maps for itself and a few threads (its image, two code cache regions, its
+  // tables, each thread's ring, stack and lookup table: some 60 MiB), with room to spare: under
+  // a tighter RLIMIT_AS it would take what the program's own mmap needs.
+  constexpr std::uint64_t kRecorderAddressSpace = 128ull << 20;
+  if (auto room = procfs::address_space_room(p_.pid); room && *room < kRecorderAddressSpace) {
+    return fmt::format("the program's address space limit (RLIMIT_AS) leaves {} MiB free, and the recorder "
+                       "maps some 60 MiB of its own",
+                       *room >> 20);
+  }
+  return std::nullopt;
 }
 
 std::optional<Addr> ProcessRecorder::comes_in_at() {
@@ -233,7 +303,14 @@ base::Result<RecordedBranches> ProcessRecorder::take(Tid tid) {
   return out;
 }
 
-base::Result<void> ProcessRecorder::unload(Tid caller) {
+base::Result<void> ProcessRecorder::unload() {
+  if (!link_ && !inherited_) {
+    return base::success();
+  }
+  const Tid caller = this->caller();
+  if (caller == 0) {
+    return base::make_error(base::Errc::invalid, "no stopped thread");
+  }
   if (!link_ && inherited_) {
     // A fork child's dormant copy of its parent's recorder (it never recorded): settled first (a
     // copy of the translation lock, descriptors not closed yet), then taken out as any.
@@ -266,6 +343,12 @@ base::Result<void> ProcessRecorder::unload(Tid caller) {
     base::logf(base::LogCat::ptrace, "process {}: the in-process recorder is out", p_.pid);
   }
   return unloaded;
+}
+
+RecorderPortMaker recorder_port_maker(std::string library) {
+  return [library = std::move(library)](Process& p) -> std::unique_ptr<RecorderPort> {
+    return std::make_unique<ProcessRecorder>(p, library);
+  };
 }
 
 }  // namespace tracer

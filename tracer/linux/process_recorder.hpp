@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tracer/btrace/recorder_port.hpp"
+#include "tracer/linux/code_view.hpp"
 #include "tracer/linux/recorder_link.hpp"
 
 namespace tracer {
@@ -34,32 +35,28 @@ class ProcessRecorder final : public RecorderPort {
   bool inside(Tid tid) const override { return link_ && (link_->recording(tid) || !link_->knows(tid)); }
   base::Result<RecordedBranches> take(Tid tid) override;
 
-  // GDB wrote the program's memory: translations made before are stale.
-  void code_written() { code_written_ = true; }
-  // Forgets the translations, with a call on stopped `caller`, if the program's code or the
-  // core's int3s changed since they were made and no thread is in the cache (else at a later
-  // entry). Errc::not_yet: no call may run on caller now.
-  base::Result<void> flush_if_stale(Tid caller);
-  void thread_gone(Tid tid) {
+  std::optional<std::string> unfit(Tid tid) override;
+  void code_written() override { code_written_ = true; }
+  base::Result<void> refresh() override;
+  void thread_gone(Tid tid) override {
     if (link_) {
       link_->forget(tid);
     }
   }
-  // At a fork, vfork or clone event: `parent`, inside the call in the cache, back in the program's
-  // code, and `child` (stopped at birth on the same instruction of its copy of the cache, of the
-  // same memory after vfork, or of the cache itself on its parent's block) too, with the
-  // program's %gs base: a fork child runs natively, never in its parent's recorder; a new thread
-  // enters with a block of its own when it first resumes. Where the parent stands now; nothing
-  // if it was not in the cache there.
-  base::Result<std::optional<Addr>> out_at_birth(Tid parent, Tid child);
-  // A fork child's, which records with its copy of the parent's recorder, if the parent has one in.
-  void inherit(const ProcessRecorder& parent);
-  // Recording ended, or the process is let go: every thread out (they are, at a stop), the
-  // recorder unloaded on caller; a fork child's dormant copy of its parent's too.
-  base::Result<void> unload(Tid caller);
+  // (A fork child runs natively, never in its parent's recorder; a new thread enters with a
+  // block of its own when it first resumes: the child is moved with the program's %gs base.)
+  base::Result<std::optional<Addr>> out_at_birth(Tid parent, Tid child) override;
+  void inherit(const RecorderPort& parent) override;
+  void exec_happened() override;
+  base::Result<void> unload() override;
 
  private:
   std::vector<Addr> int3_sites() const;
+  // A stopped thread of the process to make the recorder's calls on (one where a call may run,
+  // if any); 0: none.
+  Tid caller() const;
+  // refresh() on stopped caller.
+  base::Result<void> flush_if_stale(Tid caller);
   // Right after an exec the dynamic linker runs first: whether it has yet to hand over to the
   // program (asked once, at the first entry), and whether tid stands past it now.
   bool handover_ahead();
@@ -75,5 +72,9 @@ class ProcessRecorder final : public RecorderPort {
   bool code_written_ = false;
   std::optional<RecorderHandover> handover_;
 };
+
+// LinuxTarget's way to link each process it records with --btrace=inproc to `library` (the
+// recorder's image, libhindsight-recorder.so).
+RecorderPortMaker recorder_port_maker(std::string library);
 
 }  // namespace tracer

@@ -5,8 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <string>
 
 #include "test/support/fake_collector_host.hpp"
 #include "tracer/btrace/inproc_collector.hpp"
@@ -63,16 +65,52 @@ class FakePort final : public tracer::RecorderPort {
   base::Result<tracer::RecordedBranches> take(tracer::Tid tid) override {
     return std::exchange(recorded[tid], tracer::RecordedBranches{});
   }
+
+  // The process's life: what the collector told it, in order ("code_written; refresh; ...").
+  std::string told;
+  std::optional<std::string> unfit_because;
+  std::optional<tracer::Addr> parent_moved_to;  // out_at_birth's answer
+  const tracer::RecorderPort* inherited_from = nullptr;
+  void tell(const std::string& what) { told += told.empty() ? what : "; " + what; }
+  std::optional<std::string> unfit(tracer::Tid tid) override {
+    tell("unfit " + std::to_string(tid));
+    return unfit_because;
+  }
+  void code_written() override { tell("code_written"); }
+  base::Result<void> refresh() override {
+    tell("refresh");
+    return base::success();
+  }
+  void thread_gone(tracer::Tid tid) override { tell("thread_gone " + std::to_string(tid)); }
+  base::Result<std::optional<tracer::Addr>> out_at_birth(tracer::Tid parent, tracer::Tid child) override {
+    tell("out_at_birth " + std::to_string(parent) + " " + std::to_string(child));
+    return parent_moved_to;
+  }
+  void inherit(const tracer::RecorderPort& parent) override {
+    tell("inherit");
+    inherited_from = &parent;
+  }
+  void exec_happened() override { tell("exec_happened"); }
+  base::Result<void> unload() override {
+    tell("unload");
+    return base::success();
+  }
+  ~FakePort() override {
+    if (gone != nullptr) {
+      *gone = true;
+    }
+  }
+  bool* gone = nullptr;  // set when the port is destroyed
 };
 
 struct Fixture {
   test_support::FakeCollectorHost host;
-  FakePort port;
-  tracer::InprocCollector c;
+  std::unique_ptr<FakePort> made = std::make_unique<FakePort>();
+  FakePort& port = *made;  // (the collector owns it)
+  tracer::InprocCollector c{std::move(made)};
 
   Fixture() {
     host.load(0x1000, {0x48, 0x89, 0xe5, 0xe8, 0x18, 0x00, 0x00, 0x00});
-    host.port = &port;
     REQUIRE(c.start(kTid, {}).ok());
   }
   std::vector<BranchSample> samples() { return static_cast<tracer::SoftStepTracer*>(c.tracer(kTid))->samples(); }
@@ -270,4 +308,76 @@ TEST_CASE("inproc: a call the recorder could not come in at runs natively to its
   f.host.regs[kTid][ax::kRip] = 0x1062;
   CHECK(f.c.syscall_stopped(kTid, true, true, f.host));
   CHECK(f.samples().back() == BranchSample::gap(0x1062));
+}
+
+TEST_CASE("inproc: the collector owns its port and tells it what the core's lifecycle events mean", "[inproc]") {
+  Fixture f;
+  f.port.told.clear();
+  CHECK_FALSE(f.c.runs_own_code(kTid));
+  CHECK_FALSE(f.c.wants_step(kTid, 0x1000, 0, false, f.host));
+  CHECK(f.c.runs_own_code(kTid));  // in the cache: the core pauses it before changing code
+  // GDB wrote memory, then the core paused the threads in the cache: made afresh.
+  f.c.code_changed();
+  f.c.code_edited();
+  // A fork in the cache: both out; where the parent stands now.
+  f.port.parent_moved_to = 0x1008;
+  CHECK(f.c.forked(kTid, 99) == std::optional<tracer::Addr>(0x1008));
+  CHECK(f.port.told == "code_written; refresh; out_at_birth 7 99");
+  f.port.told.clear();
+
+  // The fork child's collector: a port its own host makes, holding its copy of the parent's.
+  test_support::FakeCollectorHost child;
+  auto child_port = std::make_unique<FakePort>();
+  FakePort& child_seen = *child_port;
+  child.next_port = std::move(child_port);
+  auto heir = f.c.fork_heir(child);
+  REQUIRE(heir != nullptr);
+  CHECK(heir->backend() == "inproc");
+  CHECK(heir->traced_count() == 0);  // not recording until the child's threads start
+  CHECK(child_seen.told == "inherit");
+  CHECK(child_seen.inherited_from == &f.port);
+  // Where the child's host has no recorder, nothing.
+  test_support::FakeCollectorHost bare;
+  CHECK(f.c.fork_heir(bare) == nullptr);
+
+  // An exec; a 32-bit program after it cannot be recorded, in the recorder's words.
+  f.c.exec_happened();
+  f.port.unfit_because = "a 32-bit program: the recorder is 64-bit code";
+  CHECK(f.c.cannot_record(kTid) ==
+        std::optional<std::string>("the in-process recorder cannot come in: a 32-bit program: the recorder is 64-bit code"));
+  f.c.thread_ended(kTid, f.host);
+  f.c.release();
+  CHECK(f.port.told == "exec_happened; unfit 7; thread_gone 7; unload");
+
+  // The process gone: the port goes, and nothing more reaches it.
+  bool gone = false;
+  f.port.gone = &gone;
+  f.c.process_gone();
+  CHECK(gone);
+  f.c.code_changed();
+  f.c.release();
+  CHECK_FALSE(f.c.runs_own_code(kTid));
+  CHECK_FALSE(f.c.forked(kTid, 99).has_value());
+}
+
+TEST_CASE("inproc: the factory refuses a process its recorder cannot come into, in plain words", "[inproc]") {
+  test_support::FakeCollectorHost host;
+  auto port = std::make_unique<FakePort>();
+  port->unfit_because = "the program runs in seccomp's strict mode";
+  host.next_port = std::move(port);
+  auto made = tracer::make_inproc_collector(tracer::CollectorRequest{kTid, {}, {}, &host});
+  REQUIRE_FALSE(made.ok());
+  CHECK(made.error().message() == "the in-process recorder cannot come in: the program runs in seccomp's strict mode");
+  // A host with no recorder: refused too.
+  test_support::FakeCollectorHost bare;
+  auto none = tracer::make_inproc_collector(tracer::CollectorRequest{kTid, {}, {}, &bare});
+  REQUIRE_FALSE(none.ok());
+  // One that fits: the collector, owning the port.
+  test_support::FakeCollectorHost fits;
+  auto fit = std::make_unique<FakePort>();
+  FakePort& seen = *fit;
+  fits.next_port = std::move(fit);
+  auto ok = tracer::make_inproc_collector(tracer::CollectorRequest{kTid, {}, {}, &fits});
+  REQUIRE(ok.ok());
+  CHECK(seen.told == "unfit 7");
 }
