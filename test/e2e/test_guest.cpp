@@ -14,10 +14,12 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "test/e2e/collectors.hpp"
 #include "test/e2e/gdb_session.hpp"
 #include "test/e2e/matchers.hpp"
 #include "test/support/skip.hpp"
@@ -190,7 +192,7 @@ TEST_CASE("inproc refuses a program in seccomp's strict mode or under a tight RL
                               .args = {mode}});
   INFO(chosen.transcript());
   if (chosen.gdb.find(": bts, ") == std::string::npos) {
-    CHECK_THAT(chosen.gdb, Contains("auto passed over inproc: " + why));
+    CHECK_THAT(chosen.gdb, Contains("auto passed over inproc: the in-process recorder cannot come in: " + why));
     CHECK_THAT(chosen.gdb, ContainsRegex(R"(thread \d+: soft, )"));
   }
   CHECK(chosen.server_out == expected);
@@ -615,4 +617,64 @@ TEST_CASE("inproc: the server SIGKILLed while a program records: the program lea
   }
   gdb.kill_and_reap();
   program.kill_and_reap();
+}
+
+namespace {
+
+// Whether pid has ended (gone, or a zombie nobody reaped yet).
+bool ended(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');
+  return stat.empty() || close == std::string::npos || stat.compare(close + 2, 1, "Z") == 0;
+}
+
+pid_t parent_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) {
+    return 0;
+  }
+  std::istringstream rest(stat.substr(close + 2));
+  char state = 0;
+  pid_t ppid = 0;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+}  // namespace
+
+TEST_CASE("a program the server started dies with the server when it is SIGKILLed mid-recording, under each "
+          "collector, as under gdbserver (PTRACE_O_EXITKILL)",
+          "[e2e][btrace][guest][lifetime]") {
+  const std::string collector = GENERATE("inproc", "soft", "step", "dbt");
+  SKIP_IF_NOT_BUILT(collector);
+  INFO("--btrace=" << collector);
+  e2e::become_subreaper();
+  const auto before = e2e::current_children();
+  e2e::Child gdb({.argv = e2e::gdb_batch_argv(
+                      {"-iex", "set sysroot /", "-ex",
+                       "target remote | " + e2e::server_path() + " --btrace=" + collector + " - " +
+                           e2e::prog_path("guest_cases") + " rate",
+                       "-ex", "info inferiors", "-ex", "record btrace", "-ex", "echo recording\\n", "-ex",
+                       "continue"}),
+                  .merge_stderr = true});
+  REQUIRE(gdb.wait_for_text("recording\n", e2e::Clock::now() + std::chrono::seconds(60), true));
+  std::smatch m;
+  const std::string text = gdb.out();
+  REQUIRE(std::regex_search(text, m, std::regex(R"(process (\d+))")));
+  const pid_t program = std::stoi(m[1]);
+  const pid_t server = parent_of(program);
+  REQUIRE(server > 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // recording, running
+  REQUIRE_FALSE(ended(program));
+  REQUIRE(::kill(server, SIGKILL) == 0);
+  const auto deadline = e2e::Clock::now() + std::chrono::seconds(10);
+  while (!ended(program) && e2e::Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(ended(program));
+  gdb.kill_and_reap();
+  e2e::kill_stray_children(before);
 }

@@ -29,6 +29,9 @@ namespace gpr = arch::x86;
 
 constexpr int kMaxSteps = 200000;               // to a safe point of the cache at worst
 constexpr int kMaxSignalsWhileLeaving = 1000;  // held while a thread runs to the leave trap
+// A step out of the cache, or a run to the leave trap, at most: then the thread is stopped
+// (SIGSTOP) and the leave fails, rather than the server wait for ever.
+constexpr auto kLeaveLimit = std::chrono::seconds(5);
 
 // A thread moved from `pc`, right after a syscall the cache ran, to the program's `to`: its rcx,
 // which the syscall set to the cache's address, is the program's as natively (r11 has the flags).
@@ -748,9 +751,13 @@ base::Result<void> RecorderLink::step(Tid tid, std::vector<HeldSignal>& held) {
   if (auto r = kernel_->resume(tid, true, 0); !r) {
     return r;
   }
-  auto st = kernel_->wait_for(tid);
+  bool timed_out = false;
+  auto st = status_by(*kernel_, pid_, tid, std::chrono::steady_clock::now() + kLeaveLimit, timed_out);
   if (!st) {
     return st.error();
+  }
+  if (timed_out && WIFSTOPPED(*st) && WSTOPSIG(*st) == SIGSTOP) {
+    return base::make_error(base::Errc::timed_out, fmt::format("thread {}: a step out of the recorder did not end", tid));
   }
   if (!WIFSTOPPED(*st) || (*st >> 16) == PTRACE_EVENT_EXIT) {
     threads_.erase(tid);
@@ -797,10 +804,17 @@ base::Result<void> RecorderLink::run_to_leave_trap(const std::vector<Tid>& tids,
   }
   // Each is waited for, even after one failed: none is left running.
   for (Tid tid : running) {
+    const auto deadline = std::chrono::steady_clock::now() + kLeaveLimit;
+    bool timed_out = false;
     for (int stops = 0;; ++stops) {
-      auto st = kernel_->wait_for(tid);
+      auto st = status_by(*kernel_, pid_, tid, deadline, timed_out);
       if (!st) {
         failed = st.error();
+        break;
+      }
+      if (timed_out && WIFSTOPPED(*st) && WSTOPSIG(*st) == SIGSTOP) {
+        failed = base::make_error(base::Errc::timed_out,
+                                  fmt::format("thread {} did not reach the recorder's leave trap in time", tid));
         break;
       }
       if (!WIFSTOPPED(*st) || (*st >> 16) == PTRACE_EVENT_EXIT) {

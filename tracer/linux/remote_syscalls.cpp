@@ -60,8 +60,11 @@ std::optional<Addr> syscall_in(Kernel& kernel, Pid pid, Addr start, Addr end) {
 
 base::Result<int> status_by(Kernel& kernel, Pid pid, Tid tid, std::chrono::steady_clock::time_point deadline,
                             bool& timed_out) {
+  // (A stop most often comes within microseconds, a step's or a short call's: the first polls
+  // only yield the CPU to the thread, then the pauses grow.)
+  constexpr int kYieldingPolls = 64;
   auto pause = std::chrono::microseconds(20);
-  for (;;) {
+  for (int polls = 0;; ++polls) {
     auto polled = kernel.poll_for(tid);
     if (!polled) {
       return polled.error();
@@ -87,6 +90,10 @@ base::Result<int> status_by(Kernel& kernel, Pid pid, Tid tid, std::chrono::stead
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
       return base::Error{base::Errc::timed_out, 0, "the thread did not stop even for SIGSTOP"};
+    }
+    if (polls < kYieldingPolls) {
+      std::this_thread::yield();
+      continue;
     }
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(2000));

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -158,11 +159,19 @@ base::Result<ValgrindProcess::Started> ValgrindProcess::start(const LaunchSpec& 
   argv.push_back(spec.program);
   argv.insert(argv.end(), spec.args.begin(), spec.args.end());
   const std::vector<char*> exec_args = exec_argv(argv);
+  const pid_t server = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     return base::sys_error("fork");
   }
   if (pid == 0) {
+    // Gone with the server, as a program it starts under ptrace is (PTRACE_O_EXITKILL) and as
+    // gdbserver's are: a server killed mid-session (SIGKILL, the OOM killer) leaves no program
+    // of its own running on under Valgrind.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != server) {
+      ::_exit(127);
+    }
     ::setenv("VALGRIND_LIB", options_.valgrind_lib.c_str(), 1);
     if (spec.stdio_is_protocol) {
       const int null = ::open("/dev/null", O_RDONLY);
