@@ -406,6 +406,26 @@ TEST_CASE("inproc: a W^X JIT that writes code through one view of a memfd and ru
   check_in_cache_as_natively(out, expected);
 }
 
+TEST_CASE("inproc: a JIT thread that reprotects and rewrites code while another thread runs it: the other thread "
+          "never runs the old code (launch, non-stop, attach)",
+          "[e2e][btrace][guest]") {
+  const std::string expected = native_case("jit-reprotect");
+  REQUIRE_THAT(expected, Contains("1000 versions, wrong 0\n"));
+  check_launched_as_natively("jit-reprotect", expected, {"break done", "continue", "info record", "continue"});
+  auto non_stop = e2e::run_gdb({.program = "guest_cases",
+                                .commands = {"break main", "continue", "record btrace", "break done", "continue",
+                                             "info record", "continue -a"},
+                                .args = {"jit-reprotect"},
+                                .init_commands = {"set non-stop on"},
+                                .timeout = std::chrono::seconds(60),
+                                .server_flags = {"--btrace=inproc"}});
+  INFO(non_stop.transcript());
+  CHECK_THAT(non_stop.gdb, ContainsRegex(R"(Recorded \d{4,} instructions in \d+ functions \(0 gaps\))"));
+  CHECK(non_stop.server_out == expected);
+  CHECK_THAT(non_stop.gdb, Contains("exited normally"));
+  check_attached_as_natively("jit-reprotect", expected);
+}
+
 TEST_CASE("inproc: a 12 MB buffer holds 450,000 branches made between two stops, all read back, none lost",
           "[e2e][btrace][guest]") {
   auto out = e2e::run_gdb({.program = "guest_cases",

@@ -9,6 +9,9 @@
  *   jit-views a W^X JIT: code written through a read-write view of a memfd and run through a
  *            read-execute view of it, never reprotected, rewritten before each of 9,000 calls;
  *            by main and a second thread at once, each in its own memfd
+ *   jit-reprotect a JIT thread (main) that rewrites code while another thread runs it: two pages
+ *            in turn made read-write, given new code and made read-execute again, then published;
+ *            the runner calls the page published last, which must return its version
  *   branches 450,000 taken branches between two stops (`stop_point`, then `done`): calls, returns
  *            and a loop's jumps
  *   rate     sorts for ever, printing each chunk's time in microseconds and its checksum (the
@@ -299,6 +302,57 @@ static void* jit_run(void* arg) {
   return NULL;
 }
 
+#define JR_VERSIONS 1000
+static uint8_t* jr_pages;
+static int jr_published;  /* the version whose page runs now (0: none yet) */
+static int jr_called;     /* the last version the runner called */
+static long jr_wrong;
+
+static void* jr_runner(void* arg) {
+  (void)arg;
+  for (;;) {
+    const int v = __atomic_load_n(&jr_published, __ATOMIC_ACQUIRE);
+    if (v == 0) {
+      sched_yield();
+      continue;
+    }
+    int (*fn)(void) = (int (*)(void))(jr_pages + (v % 2) * 4096);
+    if (fn() != v) {
+      ++jr_wrong;
+    }
+    __atomic_store_n(&jr_called, v, __ATOMIC_RELEASE);
+    if (v == JR_VERSIONS) {
+      return NULL;
+    }
+  }
+}
+
+static int jit_reprotect(void) {
+  jr_pages = mmap(NULL, 2 * 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (jr_pages == MAP_FAILED) {
+    return 1;
+  }
+  pthread_t t;
+  pthread_create(&t, NULL, jr_runner, NULL);
+  for (int v = 1; v <= JR_VERSIONS; ++v) {
+    uint8_t* page = jr_pages + (v % 2) * 4096;  /* not the one the runner may be calling */
+    if (mprotect(page, 4096, PROT_READ | PROT_WRITE) != 0) {
+      return 1;
+    }
+    emit_returner(page, v, v % 3 == 0);
+    if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0) {
+      return 1;
+    }
+    __atomic_store_n(&jr_published, v, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&jr_called, __ATOMIC_ACQUIRE) < v) {
+      sched_yield();
+    }
+  }
+  pthread_join(t, NULL);
+  printf("jit-reprotect: %d versions, wrong %ld\n", JR_VERSIONS, jr_wrong);
+  return 0;
+}
+
 static int jit_views(void) {
   long wrong_main = 0, wrong_thread = 0;
   pthread_t t;
@@ -452,6 +506,8 @@ int main(int argc, char** argv) {
     rc = gs_own();
   } else if (strcmp(mode, "jit-views") == 0) {
     rc = jit_views();
+  } else if (strcmp(mode, "jit-reprotect") == 0) {
+    rc = jit_reprotect();
   } else if (strcmp(mode, "branches") == 0) {
     rc = branches();
   } else if (strcmp(mode, "rate") == 0) {
@@ -463,7 +519,7 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "rseq") == 0) {
     rc = rseq_counters();
   } else {
-    printf("usage: guest_cases gs-none|gs-own|clone-vm|jit-views|branches|rate|siginfo|rseq\n");
+    printf("usage: guest_cases gs-none|gs-own|clone-vm|jit-views|jit-reprotect|branches|rate|siginfo|rseq\n");
   }
   done();
   return rc;

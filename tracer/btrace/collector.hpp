@@ -78,6 +78,13 @@ enum class SiteVerdict {
   StepOver,   // the core must step over it (the original byte back for one single-step)
 };
 
+// Whose a stop is, by thread_stopped.
+enum class StopMeaning {
+  Program,  // the program's, or the core's: classified as ever
+  OwnEdit,  // the collector's own (its code asked for it): unreported; the collector's code is
+            // made afresh with its threads paused (code_edited), then the thread goes on
+};
+
 // What the collector makes of a SIGTRAP stop of a thread it asked to single-step.
 enum class StepVerdict {
   NotMine,  // not the step's trap (the program's own int3, a SIGTRAP sent to it): classify it
@@ -166,10 +173,12 @@ class Collector {
   // The code of the process may have changed (memory writes, exec, library unload).
   virtual void code_changed() {}
   // Traced tid stopped (a signal, a ptrace event; not a syscall stop), before the core looks
-  // at it: a collector whose threads run code of its own moves it back to the program's here.
-  virtual void thread_stopped(Tid tid, CollectorHost& host) {
+  // at it: a collector whose threads run code of its own moves it back to the program's here,
+  // and says whether the stop was its own.
+  virtual StopMeaning thread_stopped(Tid tid, CollectorHost& host) {
     (void)tid;
     (void)host;
+    return StopMeaning::Program;
   }
 
   // --- the process's life, for a collector with code of its own inside it -----------------------

@@ -116,7 +116,7 @@ bool InprocCollector::wants_step(Tid tid, Addr pc, int sig, bool core_steps, Col
   return false;
 }
 
-void InprocCollector::thread_stopped(Tid tid, CollectorHost& host) {
+StopMeaning InprocCollector::thread_stopped(Tid tid, CollectorHost& host) {
   SoftStepTracer* s = stepper(tid);
   RecorderPort* port = port_.get();
   if (s != nullptr && native_.erase(tid) != 0) {
@@ -124,20 +124,23 @@ void InprocCollector::thread_stopped(Tid tid, CollectorHost& host) {
       s->lost_track(*at);  // what it ran natively is not known
       // (Before it first recorded there is nothing to connect to: its history starts here.)
     }
-    return;
+    return StopMeaning::Program;
   }
   if (s == nullptr || port == nullptr || !port->inside(tid)) {
-    return;  // (a step of the collector's reports through stepped())
+    return StopMeaning::Program;  // (a step of the collector's reports through stepped())
   }
-  if (!bring_out(tid, *s, *port, host)) {
+  bool asked = false;
+  if (!bring_out(tid, *s, *port, host, &asked)) {
     waiting_.insert(tid);
-    return;
+    return StopMeaning::Program;
   }
   // One that waited for the translation lock this one held can leave now.
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     SoftStepTracer* w = stepper(*it);
     it = w == nullptr || !port->inside(*it) || bring_out(*it, *w, *port, host) ? waiting_.erase(it) : std::next(it);
   }
+  // (Its translations went stale while other threads may run them: made afresh, all out.)
+  return asked ? StopMeaning::OwnEdit : StopMeaning::Program;
 }
 
 std::optional<Addr> InprocCollector::native_stop(Tid tid, CollectorHost& host) {
@@ -154,7 +157,7 @@ std::optional<Addr> InprocCollector::native_stop(Tid tid, CollectorHost& host) {
   return *pc;
 }
 
-bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, CollectorHost& host) {
+bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, CollectorHost& host, bool* asked) {
   auto left = port.leave(tid);
   if (!left && left.error().code == base::Errc::not_yet) {
     base::logf(base::LogCat::ptrace, "thread {}: {}: it leaves the recorder once that one has", tid,
@@ -167,6 +170,9 @@ bool InprocCollector::bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, 
     return true;
   }
   came_out(tid, s, *left, false, host);
+  if (asked != nullptr) {
+    *asked = left->asked;
+  }
   return true;
 }
 
@@ -240,7 +246,7 @@ void InprocCollector::take_recorded(Tid tid, SoftStepTracer& s, RecorderPort& po
   }
 }
 
-void InprocCollector::thread_ended(Tid tid, CollectorHost& host) {
+void InprocCollector::thread_ended(Tid tid, CollectorHost& /*host*/) {
   SoftStepTracer* s = stepper(tid);
   RecorderPort* port = port_.get();
   if (s != nullptr && port != nullptr && native_.count(tid) == 0 && port->inside(tid)) {

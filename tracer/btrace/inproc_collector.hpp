@@ -26,7 +26,7 @@ class InprocCollector final : public SoftStepCollector {
   std::string_view backend() const override { return backend_name(Backend::Inproc); }
   bool records_in_process() const override { return true; }
   bool wants_step(Tid tid, Addr pc, int sig, bool core_steps, CollectorHost& host) override;
-  void thread_stopped(Tid tid, CollectorHost& host) override;
+  StopMeaning thread_stopped(Tid tid, CollectorHost& host) override;
   void thread_ended(Tid tid, CollectorHost& host) override;
   bool syscall_stopped(Tid tid, bool entry, bool caught, CollectorHost& host) override;
   void code_changed() override;
@@ -44,8 +44,9 @@ class InprocCollector final : public SoftStepCollector {
   base::Result<std::unique_ptr<BranchTracer>> make(Tid tid, const BtraceConfig& config) override;
 
  private:
-  // What thread_stopped does for a thread in the cache; false when it cannot leave yet.
-  bool bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, CollectorHost& host);
+  // What thread_stopped does for a thread in the cache; false when it cannot leave yet. `asked`:
+  // it had stopped by the recorder's own request.
+  bool bring_out(Tid tid, SoftStepTracer& s, RecorderPort& port, CollectorHost& host, bool* asked = nullptr);
   // What it recorded since the last take joins its history.
   void take_recorded(Tid tid, SoftStepTracer& s, RecorderPort& port);
   // It stands in the program's code again, where `left` says: the straight run up to there, or

@@ -24,6 +24,8 @@ struct RecorderLeft {
   bool ran_native = false;  // it ran the program's code natively since it left the cache (not
                             // recorded) rather than standing in the cache
   Addr exited_at = 0;       // the program address it left the cache for (0: it never did)
+  bool asked = false;       // it had stopped by the recorder's own request (its translations
+                            // stale while other threads may run them): no stop of the program's
 };
 
 // What a syscall stop (catch syscall) of a thread in the cache was.

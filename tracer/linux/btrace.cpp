@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -139,6 +140,30 @@ bool LinuxTarget::runs_collector_code(const Process& p, Tid tid) const {
 
 bool LinuxTarget::with_collector_threads_paused(Process& p, const std::function<void()>& work) {
   return with_threads_paused(p, [&](Tid tid) { return runs_collector_code(p, tid); }, work);
+}
+
+void LinuxTarget::collector_edits_due() {
+  std::vector<Pid> due;
+  for (const auto& [pid, p] : processes_) {
+    if (p->collector_edit_due) {
+      due.push_back(pid);
+    }
+  }
+  for (const Pid pid : due) {
+    Process* p = process(pid);
+    if (p == nullptr) {
+      continue;
+    }
+    p->collector_edit_due = false;
+    (void)with_collector_threads_paused(*p, [&] {
+      if (p->collector) {
+        p->collector->code_edited();
+      }
+    });
+    if (Process* still = process(pid)) {
+      proceed(*still);  // (the thread that asked waited, stopped)
+    }
+  }
 }
 
 void LinuxTarget::collector_code_edited(Process& p) {

@@ -81,9 +81,10 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   t.regs.forget();
   // Not at a ptrace event: the thread is inside its system call there (an inferior call would
   // leave the call's result out of rax); it goes on in the cache, or GDB hears of it there.
+  StopMeaning meaning = StopMeaning::Program;
   if (p.collector && p.collector->tracing(tid) && WSTOPSIG(status) != (SIGTRAP | 0x80) && (status >> 16) == 0) {
     ProcessCodeView view(p);
-    p.collector->thread_stopped(tid, view);  // (back from the collector's own code to the program's)
+    meaning = p.collector->thread_stopped(tid, view);  // (back from the collector's own code to the program's)
     t.regs.forget();
   }
   if (auto pc = t.regs.pc(tid)) {
@@ -96,6 +97,12 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   const int sig = WSTOPSIG(status);
   const int event = status >> 16;
   t.run.stopped_with(event == 0 && sig != (SIGTRAP | 0x80) ? sig : 0);
+  if (meaning == StopMeaning::OwnEdit && sig == SIGTRAP && event == 0) {
+    // The collector's own trap: no one hears of it. The thread waits, stopped, until the
+    // collector's code is made afresh with its other threads paused (collector_edits_due).
+    p.collector_edit_due = true;
+    return;
+  }
   if (sig == SIGTRAP && event == 0 && step_on_past_syscall_exit(t)) {
     t.run.stop_undone(seen);
     return;

@@ -331,6 +331,10 @@ class LinuxTarget final : public Target {
   // GDB changed p's code (an int3 in or out, its memory written): the collector's own code made
   // afresh (Collector::code_edited), with none of its threads running it.
   void collector_code_edited(Process& p);
+  // A collector's own stop asked for its code to be made afresh (StopMeaning::OwnEdit): done
+  // now, its threads paused, and the thread that asked goes on. Called where the server waits
+  // for events, never inside an event's handling.
+  void collector_edits_due();
 
   Kernel& kernel_;
   EventSource events_;

@@ -29,6 +29,7 @@ std::optional<StopEvent> LinuxTarget::poll() {
   // steps come, rather than going back to the server's loop for each one.
   const auto budget_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(25);
   handle_batch(events_.drain());
+  collector_edits_due();
   // A leader that exits before its threads sends SIGCHLD but no wait status: look for one at
   // each wake-up, as gdbserver does (not at each collector step below).
   for (auto& [pid, p] : processes_) {
@@ -47,6 +48,7 @@ std::optional<StopEvent> LinuxTarget::poll() {
     }
     if (auto status = events_.wait_one()) {
       handle_batch({*status});
+      collector_edits_due();
     }
   }
 }

@@ -55,6 +55,7 @@ struct Process {
   // Set while branch tracing is on; a fork child's may be there before it records (what its
   // parent's collector left in its memory: Collector::fork_heir).
   std::unique_ptr<Collector> collector;
+  bool collector_edit_due = false;  // its collector's own stop asked for code_edited (a thread waits)
   // A vfork child asked to record (enable_btrace) while it runs in its parent's memory: a
   // collector's int3s there would be its parent's. It starts recording at its exec.
   std::optional<BtraceConfig> record_at_exec;

@@ -242,7 +242,7 @@ base::Result<RecorderLeft> ProcessRecorder::leave(Tid tid) {
   }
   send_again(*held);
   const LeftAt at = link_->left_at(tid);
-  return RecorderLeft{at.pc, at.ran_native, at.exited_at};
+  return RecorderLeft{at.pc, at.ran_native, at.exited_at, at.trapped};
 }
 
 base::Result<RecorderSyscall> ProcessRecorder::at_syscall(Tid tid, bool move) {

@@ -478,6 +478,7 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
     return Way::step;
   }
   LeftAt left{app, app == pc && pc != entry_, 0};
+  left.trapped = pc == leave_trap + 1;
   if (link.exit_slot != 0) {
     auto exited = read_word(link.exit_slot);
     if (!exited) {

@@ -32,6 +32,8 @@ struct LeftAt {
                             // or a run the recorder never saw), not in the cache
   Addr exited_at = 0;       // where it last left the cache for native code (0: never)
   unsigned steps = 0;       // single-steps it took to a safe point of the cache
+  bool trapped = false;     // it had stopped at the leave trap no leave of the server's ran it to
+                            // (the recorder's own request: translations stale, see maps_gate)
 };
 
 // What take() found new in a thread's ring.

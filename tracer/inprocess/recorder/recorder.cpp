@@ -251,9 +251,12 @@ constexpr int kSavedR11 = 6;
 // The maps gate (emit_maps_syscall_check): the thread's system call may change the mappings.
 // It is made here, under the translation lock, and the thread goes on after it in the cache;
 // when it unmaps or reprotects translated code, the cache is flushed first if this is the
-// process's only thread, else the thread makes the call natively and stays out (a gap) and the
-// server flushes before the next entry. While the server catches system calls the call is made
-// natively (the server moves the thread back at its stop there). Sets where the thread goes on.
+// process's only thread. With other threads, which may be running the translations it made
+// stale, the thread stops at the leave trap right after the call, bound for the program's code
+// after it: the server pauses every thread in the cache, drops the translations and lets them
+// all go on (a JIT thread's rewrite is never run stale by another). While the server catches
+// system calls the call is made natively (the server moves the thread back at its stop there).
+// Sets where the thread goes on.
 void maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
   Recorder& rec = *g_recorder;
   ThreadState* t = this_thread_block();
@@ -277,7 +280,7 @@ void maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
   } else if (caught && changed.count != 0) {
     rec.pages.forget_mappings();
   }
-  if ((stale && thread_count() != 1) || caught) {
+  if (caught) {
     t->exited_at = syscall_pc;
     unlock_translator(rec);
     go_on(*t, syscall_pc, syscall_pc);
@@ -285,6 +288,13 @@ void maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
   }
   t->save_rax = static_cast<std::uint64_t>(raw_syscall(t->save_rax, t->syscall_args));
   dispatcher_saved(*t, kSavedR11) = dispatcher_saved(*t, kSavedFlags);  // as `syscall` leaves r11 (rcx: after the marker)
+  if (stale && thread_count() != 1) {
+    t->save_rcx = syscall_pc + 2;  // (as the call left it natively)
+    t->leave_request = 1;          // the dispatcher goes to the leave trap
+    unlock_translator(rec);
+    go_on(*t, syscall_pc + 2, syscall_pc + 2);
+    return;
+  }
   std::uint64_t next = copy + 2;
   if (stale) {
     forget_translations(rec);
