@@ -1,6 +1,5 @@
 #include "tracer/linux/recorder_link.hpp"
 
-#include <linux/rseq.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -16,8 +15,9 @@
 #include "tracer/linux/recorder_loader.hpp"
 #include "tracer/linux/remote_syscalls.hpp"
 #include "tracer/linux/server_lifeline.hpp"
-#include "tracer/linux/signals_held_back.hpp"
 #include "tracer/linux/procfs.hpp"
+#include "tracer/linux/recorder_ring_access.hpp"
+#include "tracer/linux/signals_held_back.hpp"
 #include "tracer/linux/svr4_libraries.hpp"
 #include "tracer/linux/syscall_restart.hpp"
 #include "tracer/symbols/symbolizer.hpp"
@@ -109,7 +109,7 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
     return refuse(info_at.error());
   }
   hs_recorder_process_info info{};
-  if (auto r = link.read_struct(*info_at, info); !r) {
+  if (auto r = link.memory_.read_struct(*info_at, info); !r) {
     return refuse(r.error());
   }
   if (info.abi_version != HS_RECORDER_ABI_VERSION) {
@@ -123,46 +123,10 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
   link.entry_ = info.thread_entry;
   link.stubs_ = info.stubs;
   link.translator_slot_ = info.translator_slot;
-  if (auto r = link.describe_rseq(caller, info); !r) {
+  if (auto r = link.rseq_.describe(kernel, caller, info, link.memory_); !r) {
     base::logf(base::LogCat::ptrace, "rseq sections are not protected in the cache: {}", r.error().message());
   }
   return finish(base::success());
-}
-
-base::Result<std::uint64_t> RecorderLink::read_word(Addr addr) {
-  std::uint64_t v = 0;
-  if (auto r = read_bytes(addr, &v, sizeof v); !r) {
-    return r.error();
-  }
-  return v;
-}
-
-base::Result<void> RecorderLink::read_bytes(Addr addr, void* out, std::size_t size) {
-  for (const auto& [tid, link] : threads_) {
-    if (link.shared && link.shared->contains(addr, size)) {
-      return link.shared->read_into(addr, out, size);
-    }
-  }
-  auto memory = kernel_->memory(pid_);
-  if (!memory) {
-    return memory.error();
-  }
-  auto bytes = (*memory)->read(addr, size);
-  if (!bytes || bytes->size() != size) {
-    return base::make_error(base::Errc::failed, "the recorder's memory could not be read");
-  }
-  std::memcpy(out, bytes->data(), size);
-  return base::success();
-}
-
-base::Result<void> RecorderLink::write_word(Addr addr, std::uint64_t value) {
-  auto memory = kernel_->memory(pid_);
-  if (!memory) {
-    return memory.error();
-  }
-  Bytes bytes(8);
-  std::memcpy(bytes.data(), &value, 8);
-  return (*memory)->write(addr, bytes);
 }
 
 base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link, std::uint64_t ring_samples) {
@@ -174,7 +138,7 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link, std::uint
     return base::make_error(base::Errc::exhausted, "the recorder has no thread block left");
   }
   hs_recorder_thread_info info{};
-  if (auto r = read_struct(*at, info); !r) {
+  if (auto r = memory_.read_struct(*at, info); !r) {
     return r;
   }
   link.block = info.block;
@@ -197,6 +161,7 @@ base::Result<void> RecorderLink::make_block(Tid tid, ThreadLink& link, std::uint
     auto shared = SharedRegion::map(pid_, fd, info.block, info.shared_bytes);
     if (shared) {
       link.shared = std::move(*shared);
+      memory_.map_here(link.shared);
     } else {
       base::logf(base::LogCat::ptrace, "thread {}: its ring is read through ptrace: {}", tid, shared.error().message());
     }
@@ -228,7 +193,7 @@ void RecorderLink::forget(Tid tid) {
   if (!own_block) {
     return;  // (a clone made in the cache ran on its parent's block)
   }
-  if (write_word(link.info + offsetof(hs_recorder_thread_info, retired), 1)) {
+  if (memory_.write_word(link.info + offsetof(hs_recorder_thread_info, retired), 1)) {
     retired_[link.block] = {link.shared, link.lifeline};
   }
 }
@@ -255,80 +220,12 @@ std::uint64_t RecorderLink::program_gs(const ThreadLink& link, const arch::x86::
   if (regs.gpr[gpr::kGsBase] != link.block) {
     return regs.gpr[gpr::kGsBase];  // set in native code, or by the way out to it
   }
-  auto kept = read_word(link.app_gs_slot);
+  auto kept = memory_.read_word(link.app_gs_slot);
   return kept ? *kept : link.gs_base;
 }
 
-base::Result<void> RecorderLink::describe_rseq(Tid caller, const hs_recorder_process_info& info) {
-  auto area = kernel_->rseq_area(caller);
-  if (!area) {
-    return area.error();
-  }
-  arch::x86::RawRegisters regs;
-  if (auto r = kernel_->read_gprs(caller, regs); !r) {
-    return r;
-  }
-  if (area->area == 0 || info.rseq_config == 0 || info.rseq_descriptors == 0) {
-    return base::success();  // (no rseq registered: no section to protect)
-  }
-  const auto offset = static_cast<std::int64_t>(area->area + offsetof(rseq, rseq_cs) - regs.gpr[gpr::kFsBase]);
-  if (offset == 0 || offset < INT32_MIN || offset > INT32_MAX) {
-    return base::make_error(base::Errc::unsupported, "the rseq area is not at a fixed distance from the thread pointer");
-  }
-  if (auto w = write_word(info.rseq_config, static_cast<std::uint64_t>(offset)); !w) {
-    return w;
-  }
-  if (auto w = write_word(info.rseq_config + 8, area->signature); !w) {
-    return w;
-  }
-  rseq_ = {offset, info.rseq_descriptors, info.rseq_descriptor_bytes};
-  return base::success();
-}
-
-Addr RecorderLink::rseq_cs_word(const arch::x86::RawRegisters& regs) const {
-  return regs.gpr[gpr::kFsBase] + static_cast<std::uint64_t>(rseq_.cs_offset);
-}
-
-base::Result<void> RecorderLink::give_back_rseq_cs(const ThreadLink& link, const arch::x86::RawRegisters& regs) {
-  if (rseq_.cs_offset == 0 || link.rseq_cs_kept_slot == 0) {
-    return base::success();
-  }
-  const Addr word = rseq_cs_word(regs);
-  auto cs = read_word(word);
-  if (!cs || *cs < rseq_.descriptors || *cs >= rseq_.descriptors + rseq_.descriptor_bytes) {
-    return base::success();  // (not in a copy, or no rseq area there)
-  }
-  auto kept = read_word(link.rseq_cs_kept_slot);
-  if (!kept) {
-    return kept.error();
-  }
-  return write_word(word, *kept);
-}
-
-base::Result<void> RecorderLink::abort_rseq_section(ThreadLink& link, arch::x86::RawRegisters& regs) {
-  if (rseq_.cs_offset == 0) {
-    return base::success();
-  }
-  const Addr word = rseq_cs_word(regs);
-  auto cs = read_word(word);
-  if (!cs || *cs == 0) {
-    return base::success();  // (no section on, or no rseq area there)
-  }
-  rseq_cs descriptor{};
-  const Addr pc = regs.gpr[gpr::kRip];
-  if (!read_bytes(*cs, &descriptor, sizeof descriptor) || descriptor.version != 0 ||
-      pc - descriptor.start_ip >= descriptor.post_commit_offset) {
-    return base::success();  // (the kernel clears the word of a thread outside its section)
-  }
-  if (auto w = write_word(word, 0); !w) {
-    return w;
-  }
-  regs.gpr[gpr::kRip] = descriptor.abort_ip;
-  return record(link, {0, descriptor.abort_ip});  // (a gap: the section was cut, as the kernel cuts it)
-}
-
 bool RecorderLink::cache_stale() {
-  auto word = translator_slot_ != 0 ? read_word(translator_slot_ + 8) : base::Result<std::uint64_t>(0);
+  auto word = translator_slot_ != 0 ? memory_.read_word(translator_slot_ + 8) : base::Result<std::uint64_t>(0);
   return word && *word != 0;
 }
 
@@ -379,7 +276,7 @@ base::Result<void> RecorderLink::enter(Tid tid, std::uint64_t ring_samples) {
     }
     link.resume = *resume;
     // Its branch, the next thing it does (as the cache's sigreturn records it).
-    if (auto r = record(link, {regs.gpr[gpr::kRip] - 2, *resume}); !r) {
+    if (auto r = ring_append(memory_, link.ring, {regs.gpr[gpr::kRip] - 2, *resume}); !r) {
       return r;
     }
   } else {
@@ -388,21 +285,28 @@ base::Result<void> RecorderLink::enter(Tid tid, std::uint64_t ring_samples) {
         link.rewound = ThreadLink::Interrupted{regs.gpr[gpr::kRip], regs.gpr[gpr::kRax], regs.gpr[gpr::kOrigRax]};
       }
       restart_syscall_here(regs);
-      if (auto r = abort_rseq_section(link, regs); !r) {
-        return r;
+      auto aborted = rseq_.abort_section(memory_, regs);
+      if (!aborted) {
+        return aborted.error();
+      }
+      if (*aborted) {
+        // (A gap: the section was cut, as the kernel cuts it.)
+        if (auto r = ring_append(memory_, link.ring, {0, **aborted}); !r) {
+          return r;
+        }
       }
     }
     link.resume = regs.gpr[gpr::kRip];
-    if (auto w = write_word(link.resume_slot, regs.gpr[gpr::kRip]); !w) {
+    if (auto w = memory_.write_word(link.resume_slot, regs.gpr[gpr::kRip]); !w) {
       return w;
     }
   }
-  if (auto w = write_word(link.exit_slot, 0); !w) {
+  if (auto w = memory_.write_word(link.exit_slot, 0); !w) {
     return w;
   }
   link.gs_base = regs.gpr[gpr::kGsBase];
   if (link.app_gs_slot != 0) {
-    if (auto w = write_word(link.app_gs_slot, link.gs_base); !w) {
+    if (auto w = memory_.write_word(link.app_gs_slot, link.gs_base); !w) {
       return w;
     }
   }
@@ -436,7 +340,7 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
     app = 0;  // a jump to 0 faulted there: the program's own address too
   } else if (pc == entry_) {
     // Not run since enter(), or back from a handler's sigreturn: its resume slot says where to.
-    auto resume = read_word(link.resume_slot);
+    auto resume = memory_.read_word(link.resume_slot);
     if (!resume) {
       return resume.error();
     }
@@ -449,11 +353,11 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
     }
   } else if (pc == leave_trap + 1) {
     // Stopped by the leave trap's int3: the program's registers, bound for the target's address.
-    auto to = read_word(link.leave_slots + HS_RECORDER_LEAVE_TARGET_APP);
+    auto to = memory_.read_word(link.leave_slots + HS_RECORDER_LEAVE_TARGET_APP);
     if (!to) {
       return to.error();
     }
-    if (auto w = write_word(link.leave_slots + HS_RECORDER_LEAVE_REQUEST, 0); !w) {
+    if (auto w = memory_.write_word(link.leave_slots + HS_RECORDER_LEAVE_REQUEST, 0); !w) {
       return w.error();
     }
     app = *to;
@@ -480,13 +384,13 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
   LeftAt left{app, app == pc && pc != entry_, 0};
   left.trapped = pc == leave_trap + 1;
   if (link.exit_slot != 0) {
-    auto exited = read_word(link.exit_slot);
+    auto exited = memory_.read_word(link.exit_slot);
     if (!exited) {
       return exited.error();
     }
     left.exited_at = *exited;
   }
-  if (auto r = give_back_rseq_cs(link, regs); !r) {
+  if (auto r = rseq_.give_back(memory_, link.rseq_cs_kept_slot, regs); !r) {
     return r.error();
   }
   regs.gpr[gpr::kRip] = app;
@@ -506,12 +410,12 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
 
 base::Result<bool> RecorderLink::in_cache(Addr pc) {
   const CacheView& view = cache_view_;
-  auto count = read_word(view.region_count);
+  auto count = memory_.read_word(view.region_count);
   if (!count) {
     return count.error();
   }
   std::vector<hs_recorder_cache_region> regions(std::min<std::uint64_t>(*count, HS_RECORDER_MAX_CACHE_REGIONS));
-  if (auto r = read_bytes(view.regions, regions.data(), regions.size() * sizeof(hs_recorder_cache_region)); !r) {
+  if (auto r = memory_.read_bytes(view.regions, regions.data(), regions.size() * sizeof(hs_recorder_cache_region)); !r) {
     return r.error();
   }
   return std::any_of(regions.begin(), regions.end(), [&](const hs_recorder_cache_region& r) {
@@ -535,7 +439,7 @@ base::Result<Addr> RecorderLink::app_address(Addr pc) {
   for (std::uint64_t i = hs_recorder_slot_of(pc, view.safe_point_slots), probes = 0; probes < view.safe_point_slots;
        i = (i + 1) & (view.safe_point_slots - 1), ++probes) {
     hs_recorder_safe_point entry{};
-    if (auto r = read_struct(view.safe_points + i * sizeof entry, entry); !r) {
+    if (auto r = memory_.read_struct(view.safe_points + i * sizeof entry, entry); !r) {
       return r.error();
     }
     if (entry.cache == pc) {
@@ -549,7 +453,7 @@ base::Result<Addr> RecorderLink::app_address(Addr pc) {
 }
 
 std::optional<Addr> RecorderLink::after_syscall(const ThreadLink& link, Addr pc) {
-  auto exited = read_word(link.exit_slot);
+  auto exited = memory_.read_word(link.exit_slot);
   if (!exited) {
     return std::nullopt;
   }
@@ -563,7 +467,7 @@ std::optional<Addr> RecorderLink::after_syscall(const ThreadLink& link, Addr pc)
   }
   if (pc == entry_) {
     // Entered at a syscall's entry stop, the call made: its resume slot says where.
-    auto resume = read_word(link.resume_slot);
+    auto resume = memory_.read_word(link.resume_slot);
     return resume ? std::optional<Addr>(*resume) : std::nullopt;
   }
   auto memory = kernel_->memory(pid_);
@@ -621,7 +525,7 @@ base::Result<RecorderLink::SyscallOf> RecorderLink::at_syscall(Tid tid, bool mov
   if (auto r = kernel_->read_gprs(tid, regs); !r) {
     return r.error();
   }
-  auto exited = read_word(link.exit_slot);
+  auto exited = memory_.read_word(link.exit_slot);
   if (!exited) {
     return exited.error();
   }
@@ -645,7 +549,7 @@ base::Result<RecorderLink::SyscallOf> RecorderLink::at_syscall(Tid tid, bool mov
     if (!resume) {
       return resume.error();
     }
-    if (auto r = unrecord_last(link, {to - 2, *resume}); !r) {
+    if (auto r = ring_drop_last(memory_, link.ring, link.taken, {to - 2, *resume}); !r) {
       return r.error();
     }
   }
@@ -663,85 +567,40 @@ base::Result<Addr> RecorderLink::point_sigreturn_frame(ThreadLink& link, const a
                                                        bool to_program) {
   constexpr Addr kSavedRip = 168;  // in the ucontext at the stack pointer (branch_sequences.cpp)
   const Addr slot = regs.gpr[gpr::kRsp] + kSavedRip;
-  auto rip = read_word(slot);
+  auto rip = memory_.read_word(slot);
   if (!rip) {
     return rip.error();
   }
   if (*rip != entry_) {
     // The program's address: into the resume slot, the frame to the thread entry (entering).
     if (!to_program) {
-      if (auto w = write_word(link.resume_slot, *rip); !w) {
+      if (auto w = memory_.write_word(link.resume_slot, *rip); !w) {
         return w.error();
       }
-      if (auto w = write_word(slot, entry_); !w) {
+      if (auto w = memory_.write_word(slot, entry_); !w) {
         return w.error();
       }
     }
     return *rip;
   }
   // The thread entry's: the resume slot holds the program's address (back in the frame: leaving).
-  auto resume = read_word(link.resume_slot);
+  auto resume = memory_.read_word(link.resume_slot);
   if (!resume) {
     return resume.error();
   }
   if (to_program) {
-    if (auto w = write_word(slot, *resume); !w) {
+    if (auto w = memory_.write_word(slot, *resume); !w) {
       return w.error();
     }
   }
   return *resume;
 }
 
-base::Result<void> RecorderLink::read_ring_header(const ThreadLink& link, hs_recorder_ring& header) {
-  if (!read_struct(link.ring, header)) {
-    return base::make_error(base::Errc::failed, "the thread's ring could not be read");
-  }
-  const std::uint64_t c = header.capacity;
-  if (c < HS_RECORDER_RING_MIN_CAPACITY || c > HS_RECORDER_RING_MAX_CAPACITY || (c & (c - 1)) != 0) {
-    return base::make_error(base::Errc::failed, "the thread's ring is not a ring");
-  }
-  return base::success();
-}
-
-base::Result<void> RecorderLink::unrecord_last(ThreadLink& link, const hs_recorder_sample& sample) {
-  hs_recorder_ring header{};
-  if (auto r = read_ring_header(link, header); !r) {
-    return r;
-  }
-  if (header.head == 0 || header.head <= link.taken) {
-    return base::success();  // (taken already: it stays)
-  }
-  const auto samples = reinterpret_cast<Addr>(header.samples);
-  hs_recorder_sample last{};
-  if (auto r = read_struct(samples + ((header.head - 1) % header.capacity) * sizeof last, last); !r) {
-    return r;
-  }
-  if (last.from != sample.from || last.to != sample.to) {
-    return base::success();
-  }
-  return write_word(link.ring + offsetof(hs_recorder_ring, head), header.head - 1);
-}
-
-base::Result<void> RecorderLink::record(ThreadLink& link, const hs_recorder_sample& sample) {
-  hs_recorder_ring header{};
-  if (auto r = read_ring_header(link, header); !r) {
-    return r;
-  }
-  const Addr at = reinterpret_cast<Addr>(header.samples) + (header.head % header.capacity) * sizeof sample;
-  if (auto w = write_word(at, sample.from); !w) {
-    return w;
-  }
-  if (auto w = write_word(at + 8, sample.to); !w) {
-    return w;
-  }
-  return write_word(link.ring + offsetof(hs_recorder_ring, head), header.head + 1);
-}
-
 base::Result<void> RecorderLink::set_syscalls_caught(bool caught) {
   if (syscalls_caught_ == caught || translator_slot_ == 0) {
     return base::success();
   }
-  if (auto w = write_word(translator_slot_ + 16, caught ? 1 : 0); !w) {
+  if (auto w = memory_.write_word(translator_slot_ + 16, caught ? 1 : 0); !w) {
     return w;
   }
   syscalls_caught_ = caught;
@@ -776,17 +635,17 @@ base::Result<void> RecorderLink::run_to_leave_trap(const std::vector<Tid>& tids,
   for (Tid tid : tids) {
     // Asked, and sent to the trap should the dispatcher have read the request already.
     const ThreadLink& link = threads_[tid];
-    if (auto w = write_word(link.leave_slots + HS_RECORDER_LEAVE_REQUEST, 1); !w) {
+    if (auto w = memory_.write_word(link.leave_slots + HS_RECORDER_LEAVE_REQUEST, 1); !w) {
       return w;
     }
-    if (auto w = write_word(link.leave_slots + HS_RECORDER_LEAVE_TARGET, leave_trap); !w) {
+    if (auto w = memory_.write_word(link.leave_slots + HS_RECORDER_LEAVE_TARGET, leave_trap); !w) {
       return w;
     }
     // Stepped into the dispatcher (by a test, say), the flags its pushfq saved on its private
     // stack, or its own past the popfq, hold the trap flag: it would trap at every instruction.
     const Addr saved_flags = link.private_stack_top - 8;
-    if (auto flags = read_word(saved_flags); flags && (*flags & gpr::kEflagsTrap) != 0) {
-      (void)write_word(saved_flags, *flags & ~gpr::kEflagsTrap);
+    if (auto flags = memory_.read_word(saved_flags); flags && (*flags & gpr::kEflagsTrap) != 0) {
+      (void)memory_.write_word(saved_flags, *flags & ~gpr::kEflagsTrap);
     }
     arch::x86::RawRegisters regs;
     if (kernel_->read_gprs(tid, regs) && (regs.gpr[gpr::kEflags] & gpr::kEflagsTrap) != 0) {
@@ -854,7 +713,7 @@ base::Result<void> RecorderLink::run_to_leave_trap(const std::vector<Tid>& tids,
 
 bool RecorderLink::waits_outside(Tid tid, const std::vector<Tid>& batch) {
   auto it = threads_.find(tid);
-  auto owner = translator_slot_ != 0 && it != threads_.end() ? read_word(translator_slot_) : base::Result<std::uint64_t>(0);
+  auto owner = translator_slot_ != 0 && it != threads_.end() ? memory_.read_word(translator_slot_) : base::Result<std::uint64_t>(0);
   if (!owner || *owner == 0 || *owner == it->second.block) {
     return false;
   }
@@ -957,36 +816,13 @@ base::Result<std::vector<HeldSignal>> RecorderLink::leave(const std::vector<Tid>
   return held;
 }
 
-base::Result<std::vector<hs_recorder_sample>> RecorderLink::read_ring(const ThreadLink& link, std::uint64_t skip,
-                                                                     std::uint64_t* head, std::uint64_t* lost) {
-  hs_recorder_ring header{};
-  if (auto r = read_ring_header(link, header); !r) {
-    return r.error();
-  }
-  const std::uint64_t fresh = header.head - std::min(skip, header.head);
-  const std::uint64_t n = std::min<std::uint64_t>(fresh, header.capacity);
-  const auto samples = reinterpret_cast<Addr>(header.samples);
-  std::vector<hs_recorder_sample> out(n);
-  for (std::uint64_t done = 0; done < n;) {
-    const std::uint64_t index = (header.head - n + done) % header.capacity;
-    const std::uint64_t run = std::min(n - done, header.capacity - index);
-    if (!read_bytes(samples + index * sizeof(hs_recorder_sample), &out[done], run * sizeof(hs_recorder_sample))) {
-      return base::make_error(base::Errc::failed, "the thread's ring could not be read");
-    }
-    done += run;
-  }
-  *head = header.head;
-  *lost = fresh - n;
-  return out;
-}
-
 base::Result<std::vector<hs_recorder_sample>> RecorderLink::samples(Tid tid, std::uint64_t* written) {
   auto it = threads_.find(tid);
   if (it == threads_.end() || it->second.ring == 0) {
     return base::make_error(base::Errc::invalid, "the thread is not recording");
   }
   std::uint64_t head = 0, lost = 0;
-  auto read = read_ring(it->second, 0, &head, &lost);
+  auto read = ring_samples(memory_, it->second.ring, 0, &head, &lost);
   if (read && written != nullptr) {
     *written = head;
   }
@@ -1001,7 +837,7 @@ base::Result<TakenSamples> RecorderLink::take(Tid tid) {
   ThreadLink& link = it->second;
   TakenSamples out;
   std::uint64_t head = 0;
-  auto read = read_ring(link, link.taken, &head, &out.lost);
+  auto read = ring_samples(memory_, link.ring, link.taken, &head, &out.lost);
   if (!read) {
     return read.error();
   }
@@ -1013,6 +849,7 @@ base::Result<TakenSamples> RecorderLink::take(Tid tid) {
 RecorderLink RecorderLink::for_fork_child(Pid child) const {
   RecorderLink link = *this;  // (the library's addresses)
   link.pid_ = child;
+  link.memory_ = RecorderMemory(*kernel_, child);  // (none of the parent's regions)
   link.threads_.clear();
   link.retired_.clear();  // (the parent's blocks: the child never reuses them)
   link.held_.clear();

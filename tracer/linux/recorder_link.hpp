@@ -17,6 +17,8 @@
 #include "tracer/inprocess/recorder/recorder_ring.h"
 #include "tracer/linux/kernel.hpp"
 #include "tracer/linux/recorder_loader.hpp"
+#include "tracer/linux/recorder_memory.hpp"
+#include "tracer/linux/recorder_rseq.hpp"
 #include "tracer/linux/server_lifeline.hpp"
 #include "tracer/linux/shared_region.hpp"
 #include "tracer/linux/signals_held_back.hpp"
@@ -154,7 +156,7 @@ class RecorderLink {
     std::shared_ptr<const SharedRegion> shared;  // its block and ring, mapped here (or none)
     std::shared_ptr<const LifelineWord> lifeline;  // its block's word on the server's lifeline (or none)
   };
-  RecorderLink(Kernel& kernel, Pid pid) : kernel_(&kernel), pid_(pid) {}
+  RecorderLink(Kernel& kernel, Pid pid) : kernel_(&kernel), pid_(pid), memory_(kernel, pid) {}
   // function(args) run on stopped tid, returning to the image's gadget (no fault, no signal).
   // tid's link while it is in the cache, else nullptr.
   ThreadLink* in_cache(Tid tid) {
@@ -166,19 +168,6 @@ class RecorderLink {
   // Whether tid (unknown here) runs on the block of a thread in the cache: a clone made there,
   // which leaves as its parent would (then noted as inside).
   bool note_if_clone(Tid tid, const arch::x86::RawRegisters& regs);
-  base::Result<std::uint64_t> read_word(Addr addr);
-  // Through a thread's shared region where it covers them, else the program's memory.
-  base::Result<void> read_bytes(Addr addr, void* out, std::size_t size);
-  // tid's ring header, checked (its capacity a power of two within recorder_ring.h's bounds).
-  base::Result<void> read_ring_header(const ThreadLink& link, hs_recorder_ring& header);
-  // tid's ring header and its samples from the `skip`-th of those written (at most a ring's worth).
-  base::Result<std::vector<hs_recorder_sample>> read_ring(const ThreadLink& link, std::uint64_t skip,
-                                                          std::uint64_t* head, std::uint64_t* lost);
-  template <class T>
-  base::Result<void> read_struct(Addr addr, T& out) {
-    return read_bytes(addr, &out, sizeof out);
-  }
-  base::Result<void> write_word(Addr addr, std::uint64_t value);
   // Where a thread of the cache stands: moved out already, in the dispatcher (it runs on to the
   // leave trap), or where it must step on to a safe point.
   enum class Way { out, dispatcher, step };
@@ -197,30 +186,12 @@ class RecorderLink {
   // The program's %gs base for tid leaving the cache with `regs` (program_gs.hpp): one its
   // native code set (the real base is not its block), else the one the cache kept in the block.
   std::uint64_t program_gs(const ThreadLink& link, const arch::x86::RawRegisters& regs);
-  // Tells the recorder where the threads' rseq_cs words are (recorder_api.h, rseq_config), as
-  // the caller registered its rseq area: nothing when it has none.
-  base::Result<void> describe_rseq(Tid caller, const hs_recorder_process_info& info);
-  // A thread moved out of an rseq section's copy: its rseq_cs word, pointing at the copy's
-  // descriptor, gets the program's back, so that the kernel aborts the program's section as
-  // natively (a signal delivered there, a resume after a stop).
-  base::Result<void> give_back_rseq_cs(const ThreadLink& link, const arch::x86::RawRegisters& regs);
-  // A thread that enters the cache inside the program's rseq section (stopped there: it was
-  // scheduled out) goes to the section's abort handler instead, as the kernel would send it on
-  // its return to the program's code (in the cache its pc would be outside the section).
-  base::Result<void> abort_rseq_section(ThreadLink& link, arch::x86::RawRegisters& regs);
-  // Where the thread of `regs` keeps its rseq_cs word (describe_rseq found the distance).
-  Addr rseq_cs_word(const arch::x86::RawRegisters& regs) const;
   // At a syscall stop of tid's rt_sigreturn in the cache: the frame the kernel restores goes to
   // the thread entry, the interrupted address in the resume slot (the cache's sigreturn
   // sequence). to_program: that address back in the frame (the sigreturn returns there
   // natively), else the cache's way (enter() at such a stop). The program address the
   // sigreturn goes to, either way.
   base::Result<Addr> point_sigreturn_frame(ThreadLink& link, const arch::x86::RawRegisters& regs, bool to_program);
-  // The sigreturn's branch in tid's ring (the cache's sequence records it before its syscall):
-  // taken back when the thread stops at that syscall's entry, and written again when it goes
-  // on from there, so that the history is the program's at the stop.
-  base::Result<void> unrecord_last(ThreadLink& link, const hs_recorder_sample& sample);
-  base::Result<void> record(ThreadLink& link, const hs_recorder_sample& sample);
   // Whether tid, in the dispatcher, waits for the translation lock a thread outside `batch` holds.
   bool waits_outside(Tid tid, const std::vector<Tid>& batch);
   base::Result<void> step(Tid tid, std::vector<HeldSignal>& held);
@@ -232,6 +203,7 @@ class RecorderLink {
 
   Kernel* kernel_;
   Pid pid_;
+  RecorderMemory memory_;  // its memory in the program, through the regions mapped here where it can
   MappedRecorder image_;    // where the image lies in the program
   Addr return_gadget_ = 0;  // its `syscall` that calls return to (and the server's calls use)
   Api api_;
@@ -239,11 +211,7 @@ class RecorderLink {
   Addr entry_ = 0;
   Addr stubs_ = 0;
   Addr translator_slot_ = 0;
-  struct RseqView {
-    std::int64_t cs_offset = 0;  // of each thread's rseq_cs word from its %fs base; 0: none
-    Addr descriptors = 0;        // the recorder's descriptors
-    std::uint64_t descriptor_bytes = 0;
-  } rseq_;
+  RseqLink rseq_;
   std::map<Tid, ThreadLink> threads_;
   // Blocks of threads gone, by address: the server's mappings of them, for the thread that gets
   // the block next.
