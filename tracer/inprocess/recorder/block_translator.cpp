@@ -11,9 +11,7 @@ namespace recorder {
 namespace {
 
 constexpr int kMaxInstructions = 48;
-// A block goes on past this many conditional branches (their not-taken way falls through to the
-// next instruction's copy; their taken ways are stubs after the block), then ends at the next.
-constexpr int kMaxTakenStubs = 8;
+constexpr int kMaxTakenStubs = BlockTranslator::kMaxTakenStubs;
 constexpr std::size_t kMaxBlockBytes = kMaxInstructions * 15 + (kMaxTakenStubs + 1) * kMaxExitBytes;
 
 bool fits_rel32(std::int64_t v) {
@@ -26,7 +24,7 @@ void patch_rel32(std::uint8_t* rel_at, std::uint64_t to) {
   std::memcpy(rel_at, &rel, 4);
 }
 
-enum class Kind { Plain, Syscall, Jmp, Jcc, ShortCond, Call, IndirectJmp, IndirectCall, Ret, Leave };
+using Kind = BlockTranslator::Kind;
 
 Kind classify(const ZydisDecodedInstruction& insn, const std::uint8_t* code) {
   const std::uint8_t op = insn.opcode;
@@ -213,6 +211,134 @@ std::uint64_t BlockTranslator::translation_of(std::uint64_t app) {
   return made != 0 ? made : app;
 }
 
+// --- relocation: each instruction decoded where it lies and copied to run from the cache ---
+
+bool BlockTranslator::decode(Decoded& d, std::uint64_t pc, std::uint64_t end, const std::uint8_t* code) {
+  const auto readable = static_cast<ZyanUSize>(std::min<std::uint64_t>(15, end - pc));
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder_, &d.context, code, readable, &d.insn))) {
+    return false;
+  }
+  d.code = code;
+  d.pc = pc;
+  d.next = pc + d.insn.length;
+  d.target = d.next + static_cast<std::uint64_t>(d.insn.raw.imm[0].value.s);
+  d.kind = classify(d.insn, code);
+  return true;
+}
+
+BlockTranslator::Relocated BlockTranslator::relocate(Emitter& e, const Decoded& d) {
+  if (may_use_gs(d.insn)) {
+    const ProgramGs done = translate_gs_use(e, d.insn, d.context, d.code, d.pc);
+    if (done == ProgramGs::translated) {
+      return Relocated::copied;
+    }
+    if (done == ProgramGs::native) {
+      return Relocated::native;
+    }
+  }
+  if (d.insn.mnemonic == ZYDIS_MNEMONIC_LEA && (d.insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) != 0) {
+    rseq_.learn(d.next + static_cast<std::uint64_t>(d.insn.raw.disp.value), pages_);  // an rseq descriptor?
+  }
+  if (d.kind != Kind::Plain) {
+    return Relocated::branch;
+  }
+  return copy_plain(e, d.insn, d.code, d.pc) ? Relocated::copied : Relocated::native;
+}
+
+// --- instrumentation: each branch recorded when taken, and its ways out of the block ---
+
+void BlockTranslator::emit_taken_way(Emitter& e, std::uint64_t from, std::uint64_t target, std::uint64_t next) {
+  safe_point(e, target);
+  if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
+    emit_record(e, from, target);
+  }
+  safe_point(e, target);
+  emit_direct_exit(e, target, blocks_);
+}
+
+bool BlockTranslator::instrument(Emitter& e, const Decoded& d, TakenWays& taken) {
+  const std::uint64_t pc = d.pc, next = d.next, target = d.target;
+  std::uint8_t* undo = e.here();
+  switch (d.kind) {
+    case Kind::Plain: return true;  // (relocate's)
+    case Kind::Syscall:
+      if (d.insn.length != 2) {
+        emit_native_exit(e, pc, fsgsbase_);  // (a prefixed one: the gates know the plain two bytes only)
+        ++stats_.native_exits;
+        return false;
+      }
+      if (thread_entry_ != 0) {
+        emit_sigreturn_return(e, thread_entry_, record_ ? pc : 0, next);
+      }
+      emit_maps_syscall_check(e, pc);
+      safe_point(e, pc);             // on the syscall itself: the program's registers (but its flags)
+      e.raw(d.code, d.insn.length);  // runs in place: the kernel sees the same registers
+      safe_point(e, next);
+      emit_after_syscall(e, next);
+      e.mov_imm64(kRcx, next);  // rcx: the program's address after the call, as `syscall` leaves it
+      safe_point(e, next);
+      emit_direct_exit(e, next, blocks_);
+      return false;
+    case Kind::Jmp:
+      if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
+        emit_record(e, pc, target);
+      }
+      safe_point(e, target);
+      emit_direct_exit(e, target, blocks_);
+      return false;
+    case Kind::Call:
+      if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
+        emit_record(e, pc, target);
+      }
+      emit_push_return(e, next, false);
+      safe_point(e, target);
+      emit_direct_exit(e, target, blocks_);
+      return false;
+    case Kind::Jcc:
+    case Kind::ShortCond: {
+      std::uint8_t* rel_at = emit_conditional(e, d.insn, d.code, d.kind);
+      if (taken.count < kMaxTakenStubs) {
+        taken.ways[taken.count++] = {rel_at, pc, target, next};  // not taken: on in this block
+        return true;
+      }
+      safe_point(e, next);
+      emit_direct_exit(e, next, blocks_);
+      patch_rel32(rel_at, e.address());
+      emit_taken_way(e, pc, target, next);
+      return false;
+    }
+    case Kind::IndirectJmp:
+    case Kind::IndirectCall:
+    case Kind::Ret:
+      emit_save_scratch(e);
+      if (d.kind == Kind::Ret) {
+        const std::uint32_t pop =
+            8 + (d.insn.opcode == 0xc2 ? static_cast<std::uint32_t>(d.insn.raw.imm[0].value.u) : 0);
+        e.bytes({0x48, 0x8b, 0x04, 0x24});  // mov rax, [rsp]
+        e.bytes({0x48, 0x8d, 0xa4, 0x24});  // lea rsp, [rsp+pop]
+        e.u32(pop);
+      } else if (!load_branch_operand(e, d.insn, d.code, next)) {
+        e = Emitter(undo);
+        emit_native_exit(e, pc, fsgsbase_);
+        ++stats_.native_exits;
+        return false;
+      }
+      if (d.kind == Kind::IndirectCall) {
+        emit_push_return(e, next, true);
+      }
+      if (record_) {
+        emit_record_computed(e, pc, next);
+      }
+      emit_lookup(e);
+      return false;
+    case Kind::Leave:
+      emit_native_exit(e, pc, fsgsbase_);
+      ++stats_.native_exits;
+      return false;
+  }
+  return false;
+}
+
 std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
   if (const RseqSection* section = rseq_.section_at(start, pages_)) {
     return translate_rseq_section(*section);
@@ -242,21 +368,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
     return 0;
   }
   Emitter e(at);
-  struct TakenWay {
-    std::uint8_t* rel_at;  // the conditional jump's rel32, to point at the stub
-    std::uint64_t from, target, next;
-  };
-  TakenWay taken[kMaxTakenStubs];
-  int taken_count = 0;
-  // The taken way of a conditional branch at `from`: its record, then the exit to target.
-  auto emit_taken_way = [&](std::uint64_t from, std::uint64_t target, std::uint64_t next) {
-    safe_point(e, target);
-    if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
-      emit_record(e, from, target);
-    }
-    safe_point(e, target);
-    emit_direct_exit(e, target, blocks_);
-  };
+  TakenWays taken;
   std::uint8_t* to_check = nullptr;
   if (shared) {
     safe_point(e, start);
@@ -272,131 +384,29 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
       emit_direct_exit(e, pc, blocks_);  // a long block goes on in the next: not a branch
       break;
     }
-    const auto* code = shared ? snapshot + (pc - start) : reinterpret_cast<const std::uint8_t*>(pc);
-    ZydisDecodedInstruction insn;
-    ZydisDecoderContext context;
-    const auto readable = static_cast<ZyanUSize>(std::min<std::uint64_t>(15, end - pc));
-    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder_, &context, code, readable, &insn))) {
+    Decoded d;
+    if (!decode(d, pc, end, shared ? snapshot + (pc - start) : reinterpret_cast<const std::uint8_t*>(pc))) {
       emit_native_exit(e, pc, fsgsbase_);
       ++stats_.native_exits;
       break;
     }
-    const std::uint64_t next = pc + insn.length;
-    const std::uint64_t target = next + static_cast<std::uint64_t>(insn.raw.imm[0].value.s);
-    source_end = next;
+    source_end = d.next;
     std::uint8_t* undo = e.here();
-    if (may_use_gs(insn)) {
-      const ProgramGs done = translate_gs_use(e, insn, context, code, pc);
-      if (done == ProgramGs::translated) {
-        pc = next;
-        continue;
-      }
-      if (done == ProgramGs::native) {
-        e = Emitter(undo);
-        emit_native_exit(e, pc, fsgsbase_);
-        ++stats_.native_exits;
-        break;
-      }
-    }
-    if (insn.mnemonic == ZYDIS_MNEMONIC_LEA && (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) != 0) {
-      rseq_.learn(next + static_cast<std::uint64_t>(insn.raw.disp.value), pages_);  // an rseq descriptor?
-    }
-    const Kind kind = classify(insn, code);
-    bool ended = true;
-    switch (kind) {
-      case Kind::Plain:
-        ended = false;
-        if (!copy_plain(e, insn, code, pc)) {
-          e = Emitter(undo);
-          emit_native_exit(e, pc, fsgsbase_);
-          ++stats_.native_exits;
-          ended = true;
-        }
-        break;
-      case Kind::Syscall:
-        if (insn.length != 2) {
-          emit_native_exit(e, pc, fsgsbase_);  // (a prefixed one: the gates know the plain two bytes only)
-          ++stats_.native_exits;
-          break;
-        }
-        if (thread_entry_ != 0) {
-          emit_sigreturn_return(e, thread_entry_, record_ ? pc : 0, next);
-        }
-        emit_maps_syscall_check(e, pc);
-        safe_point(e, pc);         // on the syscall itself: the program's registers (but its flags)
-        e.raw(code, insn.length);  // runs in place: the kernel sees the same registers
-        safe_point(e, next);
-        emit_after_syscall(e, next);
-        e.mov_imm64(kRcx, next);  // rcx: the program's address after the call, as `syscall` leaves it
-        safe_point(e, next);
-        emit_direct_exit(e, next, blocks_);
-        break;
-      case Kind::Jmp:
-        if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
-          emit_record(e, pc, target);
-        }
-        safe_point(e, target);
-        emit_direct_exit(e, target, blocks_);
-        break;
-      case Kind::Call:
-        if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
-          emit_record(e, pc, target);
-        }
-        emit_push_return(e, next, false);
-        safe_point(e, target);
-        emit_direct_exit(e, target, blocks_);
-        break;
-      case Kind::Jcc:
-      case Kind::ShortCond: {
-        std::uint8_t* rel_at = emit_conditional(e, insn, code, kind);
-        if (taken_count < kMaxTakenStubs) {
-          taken[taken_count++] = {rel_at, pc, target, next};  // not taken: on in this block
-          ended = false;
-          break;
-        }
-        safe_point(e, next);
-        emit_direct_exit(e, next, blocks_);
-        patch_rel32(rel_at, e.address());
-        emit_taken_way(pc, target, next);
-        break;
-      }
-      case Kind::IndirectJmp:
-      case Kind::IndirectCall:
-      case Kind::Ret:
-        emit_save_scratch(e);
-        if (kind == Kind::Ret) {
-          const std::uint32_t pop =
-              8 + (insn.opcode == 0xc2 ? static_cast<std::uint32_t>(insn.raw.imm[0].value.u) : 0);
-          e.bytes({0x48, 0x8b, 0x04, 0x24});  // mov rax, [rsp]
-          e.bytes({0x48, 0x8d, 0xa4, 0x24});  // lea rsp, [rsp+pop]
-          e.u32(pop);
-        } else if (!load_branch_operand(e, insn, code, next)) {
-          e = Emitter(undo);
-          emit_native_exit(e, pc, fsgsbase_);
-          ++stats_.native_exits;
-          break;
-        }
-        if (kind == Kind::IndirectCall) {
-          emit_push_return(e, next, true);
-        }
-        if (record_) {
-          emit_record_computed(e, pc, next);
-        }
-        emit_lookup(e);
-        break;
-      case Kind::Leave:
-        emit_native_exit(e, pc, fsgsbase_);
-        ++stats_.native_exits;
-        break;
-    }
-    if (ended) {
+    const Relocated relocated = relocate(e, d);
+    if (relocated == Relocated::native) {
+      e = Emitter(undo);
+      emit_native_exit(e, pc, fsgsbase_);
+      ++stats_.native_exits;
       break;
     }
-    pc = next;
+    if (relocated == Relocated::branch && !instrument(e, d, taken)) {
+      break;  // the block ends at its branch
+    }
+    pc = d.next;
   }
-  for (int i = 0; i < taken_count; ++i) {
-    patch_rel32(taken[i].rel_at, e.address());
-    emit_taken_way(taken[i].from, taken[i].target, taken[i].next);
+  for (int i = 0; i < taken.count; ++i) {
+    patch_rel32(taken.ways[i].rel_at, e.address());
+    emit_taken_way(e, taken.ways[i].from, taken.ways[i].target, taken.ways[i].next);
   }
   if (to_check != nullptr) {
     patch_rel32(to_check, e.address());

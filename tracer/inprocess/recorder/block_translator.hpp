@@ -39,6 +39,12 @@ struct TranslatorStats {
 
 class BlockTranslator {
  public:
+  // A block goes on past this many conditional branches (their not-taken way falls through to the
+  // next instruction's copy; their taken ways are stubs after the block), then ends at the next.
+  static constexpr int kMaxTakenStubs = 8;
+  // What an instruction does to control flow (block_translator.cpp: classify).
+  enum class Kind { Plain, Syscall, Jmp, Jcc, ShortCond, Call, IndirectJmp, IndirectCall, Ret, Leave };
+
   BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points, CodePages& pages, RseqSections& rseq);
   // The cache address that runs `app`: translated now if need be; `app` itself when it is a
   // native landing (leave_at) or nothing could be translated.
@@ -63,7 +69,37 @@ class BlockTranslator {
   void emptied() { full_ = false; }
 
  private:
+  // A block: each instruction relocated (decode, relocate), each branch instrumented (instrument).
   std::uint64_t translate_block(std::uint64_t start);
+
+  // One instruction of a block, decoded where it lies (or from the block's snapshot).
+  struct Decoded {
+    ZydisDecodedInstruction insn;
+    ZydisDecoderContext context;
+    const std::uint8_t* code = nullptr;  // its bytes
+    std::uint64_t pc = 0, next = 0;
+    std::uint64_t target = 0;  // a direct branch's
+    Kind kind = Kind::Plain;
+  };
+  // The taken ways of a block's conditional branches, emitted as stubs after it.
+  struct TakenWays {
+    struct Way {
+      std::uint8_t* rel_at;  // the conditional jump's rel32, to point at the stub
+      std::uint64_t from, target, next;
+    };
+    Way ways[kMaxTakenStubs];
+    int count = 0;
+  };
+  // --- relocation (Stalker's relocator): the instruction decoded, and copied to run from the
+  // cache (a rip-relative operand rebased, a %gs operand of the program's translated) ---
+  bool decode(Decoded& d, std::uint64_t pc, std::uint64_t end, const std::uint8_t* code);
+  enum class Relocated { copied, branch, native };  // branch: instrument() emits it
+  Relocated relocate(Emitter& e, const Decoded& d);
+  // --- instrumentation (Stalker's transformer): a branch recorded when taken, and its ways on
+  // (direct exits, the lookup, the maps gate for a system call). True: the block goes on (a
+  // conditional branch's not-taken way). ---
+  bool instrument(Emitter& e, const Decoded& d, TakenWays& taken);
+  void emit_taken_way(Emitter& e, std::uint64_t from, std::uint64_t target, std::uint64_t next);
   // An rseq critical section as a copy with a descriptor of the recorder's (rseq_sections.hpp);
   // 0 if it holds what a copy cannot (then it runs natively).
   std::uint64_t translate_rseq_section(const RseqSection& section);
