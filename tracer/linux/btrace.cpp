@@ -145,7 +145,7 @@ bool LinuxTarget::with_collector_threads_paused(Process& p, const std::function<
 void LinuxTarget::collector_edits_due() {
   std::vector<Pid> due;
   for (const auto& [pid, p] : processes_) {
-    if (p->collector_edit_due) {
+    if (!p->collector_edit_waiters.empty()) {
       due.push_back(pid);
     }
   }
@@ -154,14 +154,14 @@ void LinuxTarget::collector_edits_due() {
     if (p == nullptr) {
       continue;
     }
-    p->collector_edit_due = false;
     (void)with_collector_threads_paused(*p, [&] {
       if (p->collector) {
         p->collector->code_edited();
       }
     });
     if (Process* still = process(pid)) {
-      proceed(*still);  // (the thread that asked waited, stopped)
+      still->collector_edit_waiters.clear();
+      proceed(*still);  // (the threads that asked waited, stopped)
     }
   }
 }

@@ -100,7 +100,7 @@ void LinuxTarget::handle_status(Tid tid, int status) {
   if (meaning == StopMeaning::OwnEdit && sig == SIGTRAP && event == 0) {
     // The collector's own trap: no one hears of it. The thread waits, stopped, until the
     // collector's code is made afresh with its other threads paused (collector_edits_due).
-    p.collector_edit_due = true;
+    p.collector_edit_waiters.insert(tid);
     return;
   }
   if (sig == SIGTRAP && event == 0 && step_on_past_syscall_exit(t)) {
@@ -456,7 +456,7 @@ void LinuxTarget::keep_going(Process& p, LinuxThread& t) {
     return;  // its own step-over begins once the others have stopped
   }
   if (!t.gdb.resumed() || PendingEvents::has_stop(t) || !t.stopped() || p.frozen || p.paused ||
-      (all_stop() && all_stop_.stopping())) {
+      (all_stop() && all_stop_.stopping()) || p.collector_edit_waiters.contains(t.tid)) {
     return;  // GDB has it stopped, or a report is coming: it stays
   }
   if (auto res = run_thread(p, t, t.gdb.take_resume_signal()); !res) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "arch/x86/debug_registers.hpp"
 #include "tracer/btrace/collector.hpp"
@@ -55,7 +56,9 @@ struct Process {
   // Set while branch tracing is on; a fork child's may be there before it records (what its
   // parent's collector left in its memory: Collector::fork_heir).
   std::unique_ptr<Collector> collector;
-  bool collector_edit_due = false;  // its collector's own stop asked for code_edited (a thread waits)
+  // Threads stopped by their collector's own request for code_edited (StopMeaning::OwnEdit):
+  // they stay stopped, whatever resumes the others, until it is done (collector_edits_due).
+  std::set<Tid> collector_edit_waiters;
   // A vfork child asked to record (enable_btrace) while it runs in its parent's memory: a
   // collector's int3s there would be its parent's. It starts recording at its exec.
   std::optional<BtraceConfig> record_at_exec;

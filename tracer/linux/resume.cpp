@@ -147,7 +147,8 @@ void LinuxTarget::proceed(Process& p) {
     return;
   }
   for (auto& [tid, t] : p.threads) {
-    if (t.gdb.resumed() && t.stopped() && !PendingEvents::has_stop(t) && t.run.started()) {
+    if (t.gdb.resumed() && t.stopped() && !PendingEvents::has_stop(t) && t.run.started() &&
+        !p.collector_edit_waiters.contains(tid)) {
       const int sig = t.gdb.take_resume_signal();  // delivered once
       if (auto res = run_thread(p, t, sig); !res) {
         base::logf(base::LogCat::ptrace, "resume {}: {}", tid, res.error().message());
