@@ -280,17 +280,13 @@ bool BlockTranslator::instrument(Emitter& e, const Decoded& d, TakenWays& taken)
       emit_direct_exit(e, next, blocks_);
       return false;
     case Kind::Jmp:
-      if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
-        emit_record(e, pc, target);
-      }
-      safe_point(e, target);
-      emit_direct_exit(e, target, blocks_);
-      return false;
     case Kind::Call:
       if (record_ && target != next) {  // (to the next instruction: no branch, as SoftStep sees it)
         emit_record(e, pc, target);
       }
-      emit_push_return(e, next, false);
+      if (d.kind == Kind::Call) {
+        emit_push_return(e, next, false);
+      }
       safe_point(e, target);
       emit_direct_exit(e, target, blocks_);
       return false;
