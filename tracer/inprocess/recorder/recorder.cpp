@@ -280,7 +280,10 @@ void maps_gate(std::uint64_t syscall_pc, std::uint64_t copy) {
   } else if (caught && changed.count != 0) {
     rec.pages.forget_mappings();
   }
-  if (caught) {
+  // (With the server gone there is no one to stop for: the call runs natively, a gap, as the
+  // threads leave the cache at their next return.)
+  const bool server_died = __atomic_load_n(&t->lifeline, __ATOMIC_RELAXED) == HS_RECORDER_SERVER_DIED;
+  if (caught || (stale && thread_count() != 1 && server_died)) {
     t->exited_at = syscall_pc;
     unlock_translator(rec);
     go_on(*t, syscall_pc, syscall_pc);
