@@ -36,7 +36,7 @@ std::unique_ptr<Target> linux_target(Backend backend, const TargetRequest& reque
   auto target = std::make_unique<LinuxTarget>();
   target->set_btrace_backend(backend);
   target->set_btrace_scope(request.scope);
-  target->set_recorder_port_maker(recorder_port_maker(request.recorder_lib));
+  target->set_collector_setup(CollectorSetup{recorder_port_maker(request.recorder_lib)});
   if (request.follow_forks) {
     // Children of fork and of vfork (how shells and posix_spawn start programs), and execs:
     // a vfork child is recorded from its exec on (before it, it runs in its parent's memory).

@@ -20,7 +20,7 @@ class FakeCollectorHost final : public tracer::CollectorHost {
   std::set<tracer::Addr> planted;
   std::vector<tracer::MappedObject> maps;  // for --btrace-scope; none: nothing is mapped
   std::string exe = "/prog";
-  std::unique_ptr<tracer::RecorderPort> next_port;  // what new_recorder_port() gives, once
+  std::unique_ptr<tracer::RecorderPort> next_port;  // what fake_port_maker() gives for it, once
   bool catching_syscalls = false;
 
   void load(tracer::Addr addr, const tracer::Bytes& bytes) {
@@ -68,7 +68,6 @@ class FakeCollectorHost final : public tracer::CollectorHost {
     return base::make_error(base::Errc::invalid, "nothing mapped there");
   }
   std::string executable() override { return exe; }
-  std::unique_ptr<tracer::RecorderPort> new_recorder_port() override { return std::move(next_port); }
   bool stops_at_syscalls() const override { return catching_syscalls; }
   base::Result<tracer::Planted> plant(tracer::Addr addr, tracer::Addr /*run_start*/,
                                       std::span<const std::uint8_t> /*run_code*/) override {
@@ -78,5 +77,13 @@ class FakeCollectorHost final : public tracer::CollectorHost {
     return planted.insert(addr).second ? tracer::Planted::Fresh : tracer::Planted::Present;
   }
 };
+
+// The setup's recorder port for a FakeCollectorHost: its next_port (nullptr: no recorder there).
+inline tracer::RecorderPortMaker fake_port_maker() {
+  return [](tracer::CollectorHost& host) -> std::unique_ptr<tracer::RecorderPort> {
+    auto* fake = dynamic_cast<FakeCollectorHost*>(&host);
+    return fake != nullptr ? std::move(fake->next_port) : nullptr;
+  };
+}
 
 }  // namespace test_support

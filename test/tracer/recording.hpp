@@ -79,7 +79,7 @@ inline Recording record(Backend backend, const std::string& program, std::vector
                         bool catch_syscalls = false) {
   tracer::LinuxTarget target;
   target.set_btrace_backend(backend);
-  target.set_recorder_port_maker(tracer::recorder_port_maker(RECORDER_LIB));
+  target.set_collector_setup(tracer::CollectorSetup{tracer::recorder_port_maker(RECORDER_LIB)});
   auto launched = target.launch({program, std::move(args), false, true});
   REQUIRE(launched.ok());
   const int pid = *launched;

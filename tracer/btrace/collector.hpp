@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,10 +66,8 @@ class CollectorHost {
   }
   virtual std::string executable() { return {}; }
 
-  // For the in-process recorder: a new link to it for this process (nullptr: none here; its
-  // collector owns it), and whether its threads stop at system calls (catch syscall: a stop
+  // Whether its threads stop at system calls (catch syscall: for the in-process recorder, a stop
   // there is no place to leave the cache).
-  virtual std::unique_ptr<RecorderPort> new_recorder_port() { return nullptr; }
   virtual bool stops_at_syscalls() const { return false; }
 };
 
@@ -97,7 +96,7 @@ class Collector {
   // "bts", "step", ...: the backend's name (tracer/backend.hpp), what `monitor btrace` and errors name.
   virtual std::string_view backend() const = 0;
   // It records inside the process, with a recorder of its own brought in
-  // (CollectorHost::new_recorder_port()).
+  // (CollectorSetup::recorder_port).
   virtual bool records_in_process() const { return false; }
 
   // Tracing starts for a thread (Qbtrace:bts, or a thread born while the process records).
@@ -223,11 +222,22 @@ class Collector {
 
 // What a backend's collector factory gets (collector_factories.hpp): the process's first thread
 // to record, its ring size, --btrace-scope, and the process as the seam shows it.
+// How a collector that records inside a process links to its recorder there, through the
+// process's host (nullptr: no recorder here). Its collector owns the link.
+using RecorderPortMaker = std::function<std::unique_ptr<RecorderPort>(CollectorHost&)>;
+
+// What the collectors are set up with from outside the core (open_target.cpp), which hands it
+// to each factory as it is.
+struct CollectorSetup {
+  RecorderPortMaker recorder_port;
+};
+
 struct CollectorRequest {
   Tid tid = 0;
   BtraceConfig config;
   BtraceScope scope;
   CollectorHost* host = nullptr;
+  const CollectorSetup* setup = nullptr;
 };
 
 }  // namespace tracer

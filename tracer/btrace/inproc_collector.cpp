@@ -15,14 +15,16 @@ std::string recorder_refusal(const std::string& why) {
 }
 
 base::Result<std::unique_ptr<Collector>> make_inproc_collector(const CollectorRequest& request) {
-  std::unique_ptr<RecorderPort> port = request.host != nullptr ? request.host->new_recorder_port() : nullptr;
+  const RecorderPortMaker* make_port = request.setup != nullptr ? &request.setup->recorder_port : nullptr;
+  std::unique_ptr<RecorderPort> port =
+      request.host != nullptr && make_port != nullptr && *make_port ? (*make_port)(*request.host) : nullptr;
   if (!port) {
     return base::make_error(base::Errc::unsupported, recorder_refusal("no recorder here"));
   }
   if (auto why = port->unfit(request.tid)) {
     return base::make_error(base::Errc::unsupported, recorder_refusal(*why));
   }
-  return std::unique_ptr<Collector>(std::make_unique<InprocCollector>(std::move(port)));
+  return std::unique_ptr<Collector>(std::make_unique<InprocCollector>(std::move(port), *make_port));
 }
 
 void InprocCollector::code_changed() {
@@ -59,12 +61,12 @@ std::optional<Addr> InprocCollector::forked(Tid parent, Tid child) {
 }
 
 std::unique_ptr<Collector> InprocCollector::fork_heir(CollectorHost& child) {
-  std::unique_ptr<RecorderPort> port = port_ ? child.new_recorder_port() : nullptr;
+  std::unique_ptr<RecorderPort> port = port_ && make_port_ ? make_port_(child) : nullptr;
   if (!port) {
     return nullptr;
   }
   port->inherit(*port_);
-  return std::make_unique<InprocCollector>(std::move(port));
+  return std::make_unique<InprocCollector>(std::move(port), make_port_);
 }
 
 void InprocCollector::exec_happened() {

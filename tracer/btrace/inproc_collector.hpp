@@ -21,7 +21,9 @@ namespace tracer {
 
 class InprocCollector final : public SoftStepCollector {
  public:
-  explicit InprocCollector(std::unique_ptr<RecorderPort> port) : port_(std::move(port)) {}
+  // port: its process's link to the recorder; make_port: how a fork child's collector gets one.
+  InprocCollector(std::unique_ptr<RecorderPort> port, RecorderPortMaker make_port)
+      : port_(std::move(port)), make_port_(std::move(make_port)) {}
 
   std::string_view backend() const override { return backend_name(Backend::Inproc); }
   bool records_in_process() const override { return true; }
@@ -62,6 +64,7 @@ class InprocCollector final : public SoftStepCollector {
   std::optional<Addr> entry_site_;  // the int3 at the program's entry they run natively to at most
   std::set<Tid> waiting_;  // stopped in the cache, waiting for the translation lock a stopped thread holds
   std::unique_ptr<RecorderPort> port_;  // nullptr once the process is gone
+  RecorderPortMaker make_port_;
 };
 
 // "the in-process recorder cannot come in: " and why.

@@ -27,8 +27,8 @@ Result<std::unique_ptr<Collector>> LinuxTarget::try_collector(Backend backend, T
   if (at.process == nullptr) {
     return base::make_error(base::Errc::no_process, "no process");
   }
-  ProcessCodeView view(*at.process, &recorder_port_);
-  auto made = make(CollectorRequest{tid, config, btrace_scope_, &view});
+  ProcessCodeView view(*at.process);
+  auto made = make(CollectorRequest{tid, config, btrace_scope_, &view, &collector_setup_});
   if (made) {
     collector_problems_.erase(backend);
   } else {

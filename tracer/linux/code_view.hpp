@@ -12,13 +12,11 @@
 
 namespace tracer {
 
-// Makes the link to the in-process recorder for a process (set from outside the core:
-// open_target.cpp).
-using RecorderPortMaker = std::function<std::unique_ptr<RecorderPort>(Process&)>;
-
 class ProcessCodeView final : public CollectorHost {
  public:
-  explicit ProcessCodeView(Process& p, const RecorderPortMaker* make_port = nullptr) : p_(p), make_port_(make_port) {}
+  explicit ProcessCodeView(Process& p) : p_(p) {}
+  // The process itself, for what a collector's own layer does with it on Linux.
+  Process& process() const { return p_; }
 
   base::Result<Addr> pc(Tid tid) override {
     LinuxThread* t = p_.find(tid);
@@ -58,9 +56,6 @@ class ProcessCodeView final : public CollectorHost {
   }
   base::Result<MappedObject> mapped_object(Addr addr) override { return procfs::mapping_at(p_.pid, addr); }
   std::string executable() override { return procfs::executable(p_.pid); }
-  std::unique_ptr<RecorderPort> new_recorder_port() override {
-    return make_port_ != nullptr && *make_port_ ? (*make_port_)(p_) : nullptr;
-  }
   bool stops_at_syscalls() const override { return p_.catch_syscalls.enabled; }
   base::Result<void> write_memory(Addr addr, const Bytes& data) override { return p_.code.write(addr, data); }
   base::Result<Planted> plant(Addr addr, Addr run_start, std::span<const std::uint8_t> run_code) override {
@@ -101,7 +96,6 @@ class ProcessCodeView final : public CollectorHost {
 
  private:
   Process& p_;
-  const RecorderPortMaker* make_port_;
 };
 
 }  // namespace tracer

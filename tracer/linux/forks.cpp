@@ -200,7 +200,7 @@ void LinuxTarget::on_fork(Process& p, LinuxThread& t, Pid child, bool vfork) {
       // What the collector left in the child's copy of memory is what it records with, if it
       // records (a vfork child does from its exec: until then what it would use is its
       // parent's; a clone(CLONE_VM) child's is its parent's, never taken out through it).
-      ProcessCodeView child_view(c, &recorder_port_);
+      ProcessCodeView child_view(c);
       c.collector = p.collector->fork_heir(child_view);
     }
   }

@@ -149,8 +149,8 @@ class LinuxTarget final : public Target {
   }
   // --btrace-scope: which objects SoftEmulate records (auto then prefers it to BTS).
   void set_btrace_scope(BtraceScope scope) { btrace_scope_ = std::move(scope); }
-  // How a collector that records inside the process links to its recorder there (--btrace=inproc).
-  void set_recorder_port_maker(RecorderPortMaker make) { recorder_port_ = std::move(make); }
+  // What the collectors are set up with (handed to each factory as it is).
+  void set_collector_setup(CollectorSetup setup) { collector_setup_ = std::move(setup); }
 
  private:
   struct Located {
@@ -363,7 +363,7 @@ class LinuxTarget final : public Target {
   Backend btrace_backend_ = Backend::Auto;
   std::map<Backend, std::string> collector_problems_;  // why the last try of each backend's collector failed
   BtraceScope btrace_scope_;
-  RecorderPortMaker recorder_port_;
+  CollectorSetup collector_setup_;
   BtraceConfig btrace_config_;  // of the last enable: threads born while recording get it
   std::set<Tid> unclaimed_;     // traced since birth; GDB's Qbtrace:bts for them is a no-op
   EventLog* event_log_ = nullptr;

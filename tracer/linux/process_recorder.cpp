@@ -346,8 +346,9 @@ base::Result<void> ProcessRecorder::unload() {
 }
 
 RecorderPortMaker recorder_port_maker(std::string library) {
-  return [library = std::move(library)](Process& p) -> std::unique_ptr<RecorderPort> {
-    return std::make_unique<ProcessRecorder>(p, library);
+  return [library = std::move(library)](CollectorHost& host) -> std::unique_ptr<RecorderPort> {
+    auto* view = dynamic_cast<ProcessCodeView*>(&host);
+    return view != nullptr ? std::make_unique<ProcessRecorder>(view->process(), library) : nullptr;
   };
 }
 

@@ -107,7 +107,7 @@ struct Fixture {
   test_support::FakeCollectorHost host;
   std::unique_ptr<FakePort> made = std::make_unique<FakePort>();
   FakePort& port = *made;  // (the collector owns it)
-  tracer::InprocCollector c{std::move(made)};
+  tracer::InprocCollector c{std::move(made), test_support::fake_port_maker()};
 
   Fixture() {
     host.load(0x1000, {0x48, 0x89, 0xe5, 0xe8, 0x18, 0x00, 0x00, 0x00});
@@ -361,23 +361,24 @@ TEST_CASE("inproc: the collector owns its port and tells it what the core's life
 }
 
 TEST_CASE("inproc: the factory refuses a process its recorder cannot come into, in plain words", "[inproc]") {
+  const tracer::CollectorSetup kFakeSetup{test_support::fake_port_maker()};
   test_support::FakeCollectorHost host;
   auto port = std::make_unique<FakePort>();
   port->unfit_because = "the program runs in seccomp's strict mode";
   host.next_port = std::move(port);
-  auto made = tracer::make_inproc_collector(tracer::CollectorRequest{kTid, {}, {}, &host});
+  auto made = tracer::make_inproc_collector(tracer::CollectorRequest{kTid, {}, {}, &host, &kFakeSetup});
   REQUIRE_FALSE(made.ok());
   CHECK(made.error().message() == "the in-process recorder cannot come in: the program runs in seccomp's strict mode");
   // A host with no recorder: refused too.
   test_support::FakeCollectorHost bare;
-  auto none = tracer::make_inproc_collector(tracer::CollectorRequest{kTid, {}, {}, &bare});
+  auto none = tracer::make_inproc_collector(tracer::CollectorRequest{kTid, {}, {}, &bare, &kFakeSetup});
   REQUIRE_FALSE(none.ok());
   // One that fits: the collector, owning the port.
   test_support::FakeCollectorHost fits;
   auto fit = std::make_unique<FakePort>();
   FakePort& seen = *fit;
   fits.next_port = std::move(fit);
-  auto ok = tracer::make_inproc_collector(tracer::CollectorRequest{kTid, {}, {}, &fits});
+  auto ok = tracer::make_inproc_collector(tracer::CollectorRequest{kTid, {}, {}, &fits, &kFakeSetup});
   REQUIRE(ok.ok());
   CHECK(seen.told == "unfit 7");
 }
