@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <vector>
 #include <utility>
 
@@ -191,6 +192,9 @@ class StopLoop {
   Clock::time_point deadline_ = Clock::time_point::max();
   LibraryWatch libraries_;
   std::vector<Dying> dying_;
+  // Reported at a stop, then let die: its end is no news (tend_dying may have let go of it
+  // before the end's event is handled).
+  std::set<tracer::Pid> reported_deaths_;
   std::vector<Ending> killed_;  // killed outright, not reported yet
   std::map<tracer::Pid, std::string> child_maps_;  // followed descendants' maps as last seen
   std::optional<Ending> root_end_;  // the started program has ended
@@ -336,6 +340,7 @@ bool StopLoop::died(Ending& death) {
   }
   on_death_(death);  // reported; it dies as it would have, the run goes on
   death.reported = true;
+  reported_deaths_.insert(death.stop.pid);
   const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
   if (death.own_target) {
     if (death.own_target->has_process()) {
@@ -384,7 +389,8 @@ void StopLoop::ended(const tracer::StopEvent& ev) {
   const std::uint64_t now_ns = tracer::monotonic_ns();  // before the log's event: no branch is later
   const bool exited = ev.reason == tracer::StopReason::Exited;
   log_.add(exited ? "exit" : "killed", ev.pid, ev.tid, {}, exited ? ev.status : ev.signal);
-  const bool let_die = std::any_of(dying_.begin(), dying_.end(), [&](const Dying& d) { return d.pid == ev.pid; });
+  const bool let_die = reported_deaths_.erase(ev.pid) > 0 ||
+                       std::any_of(dying_.begin(), dying_.end(), [&](const Dying& d) { return d.pid == ev.pid; });
   std::erase_if(dying_, [&](const Dying& d) { return d.pid == ev.pid && !d.own; });
   Ending end;
   end.stop = ev;

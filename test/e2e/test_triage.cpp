@@ -457,6 +457,45 @@ TEST_CASE("triage: a forked child's crash under each collector", "[e2e][triage]"
   check_call_times(t);
 }
 
+// How many times `text` holds `needle`.
+std::size_t occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+TEST_CASE("triage: a crash is reported exactly once, in text, JSON, HTML and annotations, for the started program "
+          "and for a descendant, under each collector",
+          "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(fast_collectors()));
+  const std::string mode = GENERATE(as<std::string>{}, "returned", "fork");  // the started program's crash, a child's
+  INFO("collector " << collector << ", mode " << mode);
+  SKIP_UNLESS_COLLECTOR(collector);
+  const std::string page = temp_path("once.html");
+  auto t = run_triage({"--btrace=" + collector, "--follow-fork", "--github-annotations", "--html=" + page},
+                      "triage_cases", {mode});
+  INFO(t.transcript());
+  REQUIRE(t.report.is_object());
+  check_schema(t.report);
+  CHECK(occurrences(t.err, "died of SIGSEGV") == 1);  // (the text report is on stderr)
+  CHECK_THAT(t.err + t.out, !Contains("killed by SIGSEGV"));
+  CHECK(occurrences(t.out, "::error ") == 1);
+  // One process reported, whose report is the document's.
+  REQUIRE(t.report["processes"].size() == 1);
+  CHECK(t.report["processes"][0]["program"]["pid"] == t.report["program"]["pid"]);
+  CHECK(t.report["outcome"]["cause"] == "crash");
+  if (std::filesystem::exists(kBrowser)) {
+    std::string dom, log;
+    REQUIRE(load_page(page, &dom, &log));
+    INFO(log);
+    CHECK_THAT(dom, !Contains("<table id=\"process-list\""));  // (the list of several)
+    CHECK_THAT(dom, ContainsRegex(R"(id="crash-function"[^>]*>consume<)"));
+  }
+  std::filesystem::remove(page);
+}
+
 TEST_CASE("triage --follow-fork: a vfork child that execs runs as it does natively", "[e2e][triage]") {
   // The child returns from vfork through the code its parent returns to, in the same memory:
   // an int3 a collector planted there would kill it with SIGTRAP (it did, under soft).
