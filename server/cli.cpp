@@ -2,7 +2,7 @@
 
 #include "server/disable_packet.hpp"
 #include "server/help_format.hpp"
-#include "server/install_paths.h"
+#include "server/parts.hpp"
 #include "tracer/btrace/scope.hpp"
 
 #include <CLI/CLI.hpp>
@@ -15,8 +15,10 @@ namespace server {
 namespace {
 
 // After the options: COMM, the collectors, exit statuses, environment, files, examples (help2man
-// makes each "Name:" paragraph a section of hindsight(1)).
+// makes each "Name:" paragraph a section of hindsight(1)). The files are the ones this binary
+// uses, as --version says (docs/man.sh names the installed ones in the man page).
 std::string help_footer() {
+  const Parts parts = this_binary_parts();
   return "COMM is a tcp port to listen on, as in ':1234' (loopback only) or 'HOST:1234' (that\n"
          "interface; 0.0.0.0 for all), '-' to talk to GDB over stdin/stdout, 'unix:PATH' for a\n"
          "unix socket to create, or a serial device such as /dev/ttyS0.\n"
@@ -37,10 +39,16 @@ std::string help_footer() {
          "  HINDSIGHT_RECORDER_LIB\n"
          "                     the in-process recorder (libhindsight-recorder.so) instead of the installed one\n"
          "\n"
-         "Files:\n"
-         "  " HINDSIGHT_INSTALL_DBT_LIB "\n"
-         "                      the dbt recorder, a Valgrind tool (package hindsight-dbt)\n"
-         "  " HINDSIGHT_INSTALL_AGENT "\n"
+         "Files:\n" +
+         (parts.dbt_lib.empty() ? std::string()
+                                : "  " + parts.dbt_lib +
+                                      "\n"
+                                      "                      the dbt recorder, a Valgrind tool (package hindsight-dbt)\n") +
+         "  " + parts.recorder +
+         "\n"
+         "                      the in-process recorder (--btrace=inproc)\n"
+         "  " + parts.agent +
+         "\n"
          "                      the in-process agent for fast tracepoints (ftrace), loaded with LD_PRELOAD\n"
          "\n"
          "Examples:\n"
@@ -48,7 +56,7 @@ std::string help_footer() {
          "  $ gdb -ex 'target remote | hindsight - ./prog' ./prog\n"
          "  $ hindsight --btrace=dbt :1234 ./prog\n"
          "  $ hindsight --multi :1234\n"
-         "  $ hindsight --wrapper env LD_PRELOAD=" HINDSIGHT_INSTALL_AGENT " -- :1234 ./prog\n"
+         "  $ hindsight --wrapper env LD_PRELOAD=" + parts.agent + " -- :1234 ./prog\n"
          "  $ hindsight triage -- ./test\n"
          "\n"
          "In GDB: target remote :1234 (target extended-remote :1234 with --multi, then run or\n"

@@ -462,6 +462,32 @@ TEST_CASE("--version says which collectors work here, in the words the server fa
   CHECK_THAT(refused.err, Contains(dbt.substr(4)));
 }
 
+TEST_CASE("--help names the files --version says this binary uses (the recorder set by its variable too)",
+          "[e2e][cli][installed]") {
+  if (e2e::server_path().find("gdbserver") != std::string::npos) {
+    HS_SKIP("the files are Hindsight's own: the server under test is " + e2e::server_path());
+  }
+  const test_support::ScopedEnv recorder("HINDSIGHT_RECORDER_LIB", "/elsewhere/libhindsight-recorder.so");
+  auto version = run_server({"--version"});
+  auto help = run_server({"--help"});
+  INFO(version.out << "\n---\n" << help.out);
+  CHECK_THAT(version_says(version.out, "inproc"), Contains("/elsewhere/libhindsight-recorder.so"));
+  const std::string files = help.out.substr(help.out.find("\nFiles:\n"));
+  CHECK_THAT(files, Contains("\n  /elsewhere/libhindsight-recorder.so\n"));
+  const std::string agent_line = "Fast tracepoints: the agent is ";
+  if (const auto at = version.out.find(agent_line); at != std::string::npos) {
+    const auto start = at + agent_line.size();
+    const std::string agent = version.out.substr(start, version.out.find('\n', start) - start);
+    CHECK_THAT(files, Contains("\n  " + agent + "\n"));
+    CHECK_THAT(files, Contains("LD_PRELOAD=" + agent + " "));
+  }
+  if (HS_DBT_BUILT) {
+    const std::string dbt = version_says(version.out, "dbt");
+    REQUIRE(dbt.starts_with("yes ("));
+    CHECK_THAT(files, Contains("\n  " + dbt.substr(5, dbt.size() - 6) + "\n"));
+  }
+}
+
 TEST_CASE("--btrace-scope needs the software tracer; a bad scope or size is refused", "[e2e][cli][btrace]") {
   for (const char* backend : {"--btrace=step", "--btrace=bts"}) {
     auto r = run_server({backend, "--btrace-scope=exe", ":0", "/bin/true"});
