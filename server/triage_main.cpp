@@ -13,6 +13,7 @@
 #include "server/comm.hpp"
 #include "server/server.hpp"
 #include "server/triage/collect.hpp"
+#include "server/triage/fresh_line.hpp"
 #include "server/triage/options.hpp"
 #include "server/triage/runner.hpp"
 #include "server/triage/signature.hpp"
@@ -155,6 +156,9 @@ bool write_reports(const std::vector<triage::TriageReport>& reports, const triag
   const bool colour = o.color == "always" || (o.color == "auto" && o.output.empty() && ::isatty(STDERR_FILENO) != 0 &&
                                               std::getenv("NO_COLOR") == nullptr);
   const std::string text = triage::text_report(reports, colour);
+  if (o.output.empty() && !quiet) {
+    triage::start_fresh_line(STDERR_FILENO);  // (not after the program's unfinished line)
+  }
   bool written = o.output.empty() ? quiet || std::fputs(text.c_str(), stderr) >= 0 : write_file(o.output, text);
   written = (o.json.empty() || write_file(o.json, triage::json_report(reports))) && written;
   written = (o.html.empty() || write_file(o.html, triage::html_report(reports))) && written;

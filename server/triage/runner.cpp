@@ -15,6 +15,7 @@
 
 #include "arch/x86/i386_siginfo.hpp"
 #include "base/log.hpp"
+#include "server/triage/fresh_line.hpp"
 #include "server/triage/library_watch.hpp"
 #include "server/triage/mapped_files.hpp"
 #include "server/triage/signal_facts.hpp"
@@ -217,6 +218,7 @@ Ending StopLoop::loop() {
   while (!root_end_ || !dying_.empty() || tree_alive()) {
     if (root_end_ && !told_left_running && Clock::now() - root_ended_at_ > std::chrono::seconds(2)) {
       told_left_running = true;
+      start_fresh_line(STDERR_FILENO);
       std::fprintf(stderr, "hindsight triage: %s ended; waiting for the processes it left running\n",
                    o_.program.front().c_str());
     }
@@ -282,6 +284,7 @@ std::optional<Ending> StopLoop::cut_short(const Outcome& why) {
   stopping_ = why;
   const char* const cause = why.kind == Outcome::Kind::Timeout ? "--timeout" : "interrupted";
   if (root_end_) {  // what it left running is killed, as a CI timeout would
+    start_fresh_line(STDERR_FILENO);
     std::fprintf(stderr, "hindsight triage: %s: killing the processes %s left running\n", cause,
                  o_.program.front().c_str());
     Ending end = std::move(*root_end_);
@@ -289,6 +292,7 @@ std::optional<Ending> StopLoop::cut_short(const Outcome& why) {
     return end;
   }
   if (why.kind == Outcome::Kind::Interrupted) {
+    start_fresh_line(STDERR_FILENO);
     std::fprintf(stderr, "hindsight triage: %s: stopping %s for the report\n", signal_name(why.signo).c_str(),
                  o_.program.front().c_str());
   }

@@ -496,6 +496,34 @@ TEST_CASE("triage: a crash is reported exactly once, in text, JSON, HTML and ann
   std::filesystem::remove(page);
 }
 
+TEST_CASE("triage: its report starts on a line of its own after the program's unfinished output (a file, a terminal)",
+          "[e2e][triage]") {
+  SKIP_UNLESS_COLLECTOR(std::string("soft"));
+  const std::string triage = "'" + e2e::server_path() + "' triage --btrace=soft --color=never -- '" +
+                             e2e::prog_path("triage_cases") + "' ";
+  auto run = [](const std::string& command) {
+    e2e::Child child({.argv = {"/bin/sh", "-c", command}});
+    const auto status = child.wait(e2e::Clock::now() + std::chrono::seconds(120));
+    INFO(command << "\n" << child.err());
+    CHECK(e2e::exit_code(status) == 139);
+    return child.out();
+  };
+  // Into a file with the program's output: a newline after its half line; none after nothing.
+  const std::string log = temp_path("partial.log");
+  run(triage + "partial > '" + log + "' 2>&1");
+  std::stringstream partial;
+  partial << std::ifstream(log).rdbuf();
+  CHECK(partial.str().starts_with("half a line\nhindsight triage: "));
+  run(triage + "returned > '" + log + "' 2>&1");
+  std::stringstream whole;
+  whole << std::ifstream(log).rdbuf();
+  CHECK(whole.str().starts_with("hindsight triage: "));
+  std::filesystem::remove(log);
+  // On a terminal 40 columns wide (script(1)'s): a line of spaces, then back to its start.
+  const std::string screen = run("script -qec \"stty cols 40; " + triage + "partial\" /dev/null");
+  CHECK_THAT(screen, Contains("half a line" + std::string(40, ' ') + "\rhindsight triage: "));
+}
+
 TEST_CASE("triage --follow-fork: a vfork child that execs runs as it does natively", "[e2e][triage]") {
   // The child returns from vfork through the code its parent returns to, in the same memory:
   // an int3 a collector planted there would kill it with SIGTRAP (it did, under soft).

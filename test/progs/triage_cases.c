@@ -141,6 +141,11 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "returned") == 0) {
     return crash_after_return();
   }
+  if (strcmp(mode, "partial") == 0) {  // output with no newline at its end, then the crash
+    fputs("half a line", stdout);
+    fflush(stdout);
+    return crash_after_return();
+  }
   if (strcmp(mode, "fnptr") == 0) {
     call_corrupted();
     return 0;
