@@ -110,7 +110,7 @@ std::uint8_t* emit_conditional(Emitter& e, const ZydisDecodedInstruction& insn, 
   return rel_at;
 }
 
-// mov rax, <the operand of call/jmp r/m64>; false if a rip-relative one is out of reach.
+// mov r11, <the operand of call/jmp r/m64>; false if a rip-relative one is out of reach.
 bool load_branch_operand(Emitter& e, const ZydisDecodedInstruction& insn, const std::uint8_t* code,
                          std::uint64_t next) {
   for (std::uint8_t i = 0; i < insn.raw.prefix_count; ++i) {
@@ -120,8 +120,9 @@ bool load_branch_operand(Emitter& e, const ZydisDecodedInstruction& insn, const 
     }
   }
   const auto& m = insn.raw.modrm;
-  e.bytes({static_cast<std::uint8_t>(0x48 | (insn.raw.rex.X << 1) | insn.raw.rex.B), 0x8b,
-           static_cast<std::uint8_t>((m.mod << 6) | m.rm)});
+  static_assert(kComputedTarget == kR11);
+  e.bytes({static_cast<std::uint8_t>(0x4c | (insn.raw.rex.X << 1) | insn.raw.rex.B), 0x8b,
+           static_cast<std::uint8_t>((m.mod << 6) | (3 << 3) | m.rm)});  // mov r11, the operand
   const std::uint8_t* rest = code + m.offset + 1;
   const std::size_t rest_len = insn.length - (m.offset + 1u);
   std::uint8_t* rest_at = e.here();
@@ -306,11 +307,11 @@ bool BlockTranslator::instrument(Emitter& e, const Decoded& d, TakenWays& taken)
     case Kind::IndirectJmp:
     case Kind::IndirectCall:
     case Kind::Ret:
-      emit_save_scratch(e);
+      emit_save_computed_scratch(e);
       if (d.kind == Kind::Ret) {
         const std::uint32_t pop =
             8 + (d.insn.opcode == 0xc2 ? static_cast<std::uint32_t>(d.insn.raw.imm[0].value.u) : 0);
-        e.bytes({0x48, 0x8b, 0x04, 0x24});  // mov rax, [rsp]
+        e.bytes({0x4c, 0x8b, 0x1c, 0x24});  // mov r11, [rsp]
         e.bytes({0x48, 0x8d, 0xa4, 0x24});  // lea rsp, [rsp+pop]
         e.u32(pop);
       } else if (!load_branch_operand(e, d.insn, d.code, next)) {

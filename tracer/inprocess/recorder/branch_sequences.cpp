@@ -10,29 +10,29 @@ namespace {
 
 bool g_sized_rings = false;  // set_sized_rings
 
-// shlx (0x66) or shrx (0xf2) reg, reg, count: BMI2, no flag changed (registers below r8).
+// shlx (0x66) or shrx (0xf2) reg, reg, count: BMI2, no flag changed.
 void shift_by(Emitter& e, std::uint8_t prefix, Reg reg, Reg count) {
   const std::uint8_t pp = prefix == 0x66 ? 1 : 3;
-  e.bytes({0xc4, 0xe2, static_cast<std::uint8_t>(0x80 | ((~count & 15) << 3) | pp), 0xf7,
-           static_cast<std::uint8_t>(0xc0 | (reg << 3) | reg)});
+  const std::uint8_t plain = ((reg >> 3) & 1) ^ 1;  // VEX's inverted R and B: reg is both operands
+  e.bytes({0xc4, static_cast<std::uint8_t>((plain << 7) | 0x40 | (plain << 5) | 0x02),
+           static_cast<std::uint8_t>(0x80 | ((~count & 15) << 3) | pp), 0xf7,
+           static_cast<std::uint8_t>(0xc0 | ((reg & 7) << 3) | (reg & 7))});
 }
 
 // index = (head % capacity) * 2, head += 1 (scratch clobbered): the next sample is at
 // gs:[kSamplesOffset + index * 8] (store_sample).
 void take_sample_index(Emitter& e, Reg index, Reg scratch) {
-  const std::uint8_t idx = index, tmp = scratch;
   e.load_gs(index, &slots().ring.head);
-  e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x40 | (tmp << 3) | idx), 0x01});  // lea scratch, [idx+1]
+  e.lea(scratch, index, kRsp, 1, 1);  // lea scratch, [index+1] (no SIB index)
   e.store_gs(&slots().ring.head, scratch);
   if (g_sized_rings) {
     e.load_gs(scratch, &slots().ring_shift);
-    shift_by(e, 0x66, index, scratch);  // shlx idx, idx, scratch
-    shift_by(e, 0xf2, index, scratch);  // shrx idx, idx, scratch: head's low bits
+    shift_by(e, 0x66, index, scratch);  // shlx index, index, scratch
+    shift_by(e, 0xf2, index, scratch);  // shrx index, index, scratch: head's low bits
   } else {
-    e.bytes({0x0f, 0xb7, static_cast<std::uint8_t>(0xc0 | (idx << 3) | idx)});  // movzx idx32, idx16
+    e.movzx16(index, index);
   }
-  e.bytes({0x48, 0x8d, static_cast<std::uint8_t>(0x04 | (idx << 3)),
-           static_cast<std::uint8_t>((idx << 3) | idx)});  // lea idx, [idx+idx]
+  e.lea(index, index, index, 1, 0);  // lea index, [index+index]
 }
 
 // The sample's `from` (field 0) or `to` (field 8) from reg.
@@ -47,15 +47,15 @@ void set_sized_rings(bool on) {
 }
 
 void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to) {
-  e.store_gs(&slots().save_rax, kRax);
-  e.store_gs(&slots().save_rcx, kRcx);
-  take_sample_index(e, kRcx, kRax);
-  e.mov_imm64(kRax, from);
-  store_sample(e, kRcx, 0, kRax);
-  e.mov_imm64(kRax, to);
-  store_sample(e, kRcx, 8, kRax);
-  e.load_gs(kRax, &slots().save_rax);
-  e.load_gs(kRcx, &slots().save_rcx);
+  e.store_gs(&slots().save_r10, kR10);
+  e.store_gs(&slots().save_r11, kR11);
+  take_sample_index(e, kR11, kR10);
+  e.mov_imm64(kR10, from);
+  store_sample(e, kR11, 0, kR10);
+  e.mov_imm64(kR10, to);
+  store_sample(e, kR11, 8, kR10);
+  e.load_gs(kR10, &slots().save_r10);
+  e.load_gs(kR11, &slots().save_r11);
 }
 
 void emit_save_scratch(Emitter& e) {
@@ -64,19 +64,25 @@ void emit_save_scratch(Emitter& e) {
   e.store_gs(&slots().save_rdx, kRdx);
 }
 
+void emit_save_computed_scratch(Emitter& e) {
+  e.store_gs(&slots().save_r11, kR11);
+  e.store_gs(&slots().save_rcx, kRcx);
+  e.store_gs(&slots().save_r10, kR10);
+}
+
 void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next) {
   std::uint8_t* over = nullptr;
   if (next != 0) {
     e.mov_imm64(kRcx, next);
-    e.bytes({0x48, 0xf7, 0xd1});              // not rcx
-    e.bytes({0x48, 0x8d, 0x4c, 0x01, 0x01});  // lea rcx, [rcx+rax+1]: rax - next
-    e.bytes({0xe3, 0});                       // jrcxz over
+    e.not_reg(kRcx);
+    e.lea(kRcx, kRcx, kComputedTarget, 1, 1);  // lea rcx, [rcx+r11+1]: r11 - next
+    e.bytes({0xe3, 0});                        // jrcxz over
     over = e.here() - 1;
   }
-  take_sample_index(e, kRcx, kRdx);
-  store_sample(e, kRcx, 8, kRax);
-  e.mov_imm64(kRdx, from);
-  store_sample(e, kRcx, 0, kRdx);
+  take_sample_index(e, kRcx, kR10);
+  store_sample(e, kRcx, 8, kComputedTarget);
+  e.mov_imm64(kR10, from);
+  store_sample(e, kRcx, 0, kR10);
   if (over != nullptr) {
     *over = static_cast<std::uint8_t>(e.here() - (over + 1));
   }
@@ -84,44 +90,74 @@ void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next) {
 
 void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved) {
   e.bytes({0x48, 0x8d, 0x64, 0x24, 0xf8});  // lea rsp, [rsp-8]
+  const Reg value = rcx_saved ? kRcx : kR11;
   if (!rcx_saved) {
-    e.store_gs(&slots().save_rcx, kRcx);
+    e.store_gs(&slots().save_r11, kR11);
   }
-  e.mov_imm64(kRcx, return_address);
-  e.bytes({0x48, 0x89, 0x0c, 0x24});  // mov [rsp], rcx
+  e.mov_imm64(value, return_address);
+  e.store_at_rsp(value);
   if (!rcx_saved) {
-    e.load_gs(kRcx, &slots().save_rcx);
+    e.load_gs(kR11, &slots().save_r11);
   }
 }
 
+namespace {
+
+// rel8 of the short jump whose displacement byte is at `at`, to `to` (in reach by layout).
+void patch_rel8(std::uint8_t* at, const std::uint8_t* to) {
+  const std::ptrdiff_t rel = to - (at + 1);
+  if (rel < INT8_MIN || rel > INT8_MAX) {
+    __builtin_trap();  // (a layout that outgrew a short jump: a bug of this file's)
+  }
+  *at = static_cast<std::uint8_t>(rel);
+}
+
+// From a lookup's registers (the target in r11; the program's r11, rcx and r10 in their slots)
+// to those the dispatcher and the way out for good are entered with: rax the target, the
+// program's rax, rcx and rdx in their slots, every other register the program's.
+void to_dispatcher_registers(Emitter& e) {
+  e.store_gs(&slots().save_rax, kRax);
+  e.store_gs(&slots().save_rdx, kRdx);
+  e.mov(kRax, kComputedTarget);
+  e.load_gs(kR11, &slots().save_r11);
+  e.load_gs(kR10, &slots().save_r10);
+}
+
+}  // namespace
+
 void emit_lookup(Emitter& e) {
-  // The server died (its lifeline marked): out for good, to rax natively.
+  // The server died (its lifeline marked): out for good, to the target natively (`gone`).
   e.bytes({0x65, 0x8b, 0x0c, 0x25});  // mov ecx, dword gs:[lifeline]
   e.u32(static_cast<std::uint32_t>(gs_offset(&slots().lifeline)));
   e.bytes({0x8d, 0x89});  // lea ecx, [rcx - HS_RECORDER_SERVER_DIED]
   e.u32(static_cast<std::uint32_t>(-static_cast<std::int32_t>(HS_RECORDER_SERVER_DIED)));
-  e.bytes({0x67, 0xe3, 0x05});  // jecxz gone (over the jmp below)
-  // jmp on (over the 8-byte jmp below): rel32, not `jmp short`, whose bytes would read as the
-  // after-syscall marker (recorder_api.h) to a server that stops a thread here.
-  e.bytes({0xe9, 0x08, 0x00, 0x00, 0x00});
-  e.jmp_gs(&slots().server_gone);  // gone:
-  // on:
-  e.bytes({0x0f, 0xb7, 0xc8});        // movzx ecx, ax
-  e.bytes({0x48, 0x8d, 0x0c, 0x09});  // lea rcx, [rcx+rcx]
-  e.load_gs(kRdx, &slots().lookup);
-  e.bytes({0x48, 0x8d, 0x14, 0xca});        // lea rdx, [rdx+rcx*8]
-  e.bytes({0x48, 0x8b, 0x0a});              // mov rcx, [rdx]
-  e.bytes({0x48, 0xf7, 0xd1});              // not rcx
-  e.bytes({0x48, 0x8d, 0x4c, 0x01, 0x01});  // lea rcx, [rcx+rax+1]: rax - key
-  e.bytes({0xe3, 0x0d});                    // jrcxz hit (13 bytes on)
-  e.bytes({0xb9, 0, 0, 0, 0});              // mov ecx, 0 (no slot to link)
-  e.jmp_gs(&slots().dispatch);                 // (8 bytes)
+  e.bytes({0x67, 0xe3, 0});  // jecxz gone
+  std::uint8_t* to_gone = e.here() - 1;
+  // The thread's lookup table: the entry at the target's low 16 bits.
+  e.movzx16(kRcx, kComputedTarget);
+  e.lea(kRcx, kRcx, kRcx, 1, 0);  // lea rcx, [rcx+rcx]
+  e.load_gs(kR10, &slots().lookup);
+  e.lea(kR10, kR10, kRcx, 8, 0);  // lea r10, [r10+rcx*8]
+  e.load(kRcx, kR10, 0);          // mov rcx, [r10]: its key
+  e.not_reg(kRcx);
+  e.lea(kRcx, kRcx, kComputedTarget, 1, 1);  // lea rcx, [rcx+r11+1]: r11 - key
+  e.bytes({0xe3, 0});                        // jrcxz hit
+  std::uint8_t* to_hit = e.here() - 1;
+  // A miss: the dispatcher translates it (no exit to link).
+  to_dispatcher_registers(e);
+  e.bytes({0xb9, 0, 0, 0, 0});  // mov ecx, 0
+  e.jmp_gs(&slots().dispatch);
+  // gone:
+  patch_rel8(to_gone, e.here());
+  to_dispatcher_registers(e);
+  e.jmp_gs(&slots().server_gone);
   // hit:
-  e.bytes({0x48, 0x8b, 0x52, 0x08});  // mov rdx, [rdx+8]
-  e.store_gs(&slots().target, kRdx);
-  e.load_gs(kRax, &slots().save_rax);
+  patch_rel8(to_hit, e.here());
+  e.load(kR10, kR10, 8);  // mov r10, [r10+8]: its translation
+  e.store_gs(&slots().target, kR10);
+  e.load_gs(kR11, &slots().save_r11);
   e.load_gs(kRcx, &slots().save_rcx);
-  e.load_gs(kRdx, &slots().save_rdx);
+  e.load_gs(kR10, &slots().save_r10);
   e.jmp_gs(&slots().target);
 }
 
@@ -197,12 +233,13 @@ void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t
   e.bytes({0xe9});                                        // jmp over
   std::uint8_t* over = e.here();
   e.u32(0);
-  // (rax, rcx and rdx are free: the sigreturn takes every register from the frame)
-  e.bytes({0x48, 0x8b, 0x84, 0x24, kSavedRip, 0, 0, 0});  // mov rax, [rsp+rip]
+  // (every register is free: the sigreturn takes them all from the frame)
+  static_assert(kComputedTarget == kR11);
+  e.bytes({0x4c, 0x8b, 0x9c, 0x24, kSavedRip, 0, 0, 0});  // mov r11, [rsp+rip]
   if (record_from != 0) {
     emit_record_computed(e, record_from, 0);  // the sigreturn's branch: (syscall, where it returns)
   }
-  e.store_gs(&slots().resume, kRax);
+  e.store_gs(&slots().resume, kComputedTarget);
   e.mov_imm64(kRcx, thread_entry);
   e.bytes({0x48, 0x89, 0x8c, 0x24, kSavedRip, 0, 0, 0});  // mov [rsp+rip], rcx
   e.bytes({0xb8, 0x0f, 0, 0, 0});                          // mov eax, 15

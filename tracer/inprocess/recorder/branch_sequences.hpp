@@ -20,14 +20,22 @@ inline constexpr std::size_t kMaxExitBytes = 512;
 void set_sized_rings(bool on);
 // Stores the sample (from, to) known at translation.
 void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to);
-// Saves rax, rcx and rdx in the thread's slots (before a computed target is loaded into rax).
+// Saves rax, rcx and rdx in the thread's slots: the registers the dispatcher is entered with.
 void emit_save_scratch(Emitter& e);
-// Stores (from, rax) unless rax is `next` (the instruction after the branch: no branch, as
-// SoftStep sees it; 0: always stored); rax, rcx, rdx saved by emit_save_scratch.
+// A computed branch's target is loaded into r11, and its record and lookup work in rcx and r10:
+// registers compilers give a value last (the program's values in the others never pass through
+// a %gs slot, whose store and load a CPU does not forward as fast as others: a record on a loop's
+// path would lengthen it by that much). A direct branch's record works in r10 and r11.
+inline constexpr Reg kComputedTarget = kR11;
+// Saves r11, rcx and r10 in the thread's slots (before a computed target is loaded into r11).
+void emit_save_computed_scratch(Emitter& e);
+// Stores (from, r11) unless r11 is `next` (the instruction after the branch: no branch, as
+// SoftStep sees it; 0: always stored); saved by emit_save_computed_scratch.
 void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next);
 // Pushes the program's own return address. rcx free (saved) or not.
 void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved);
-// Goes to the translation of rax (saved scratch restored): the inline probe, else the dispatcher.
+// Goes to the translation of r11 (the scratch emit_save_computed_scratch saved restored): the
+// thread's lookup table, else the dispatcher.
 void emit_lookup(Emitter& e);
 // Goes to the translation of `target`: a direct jump when it exists and is in reach, else an
 // absolute jump through a slot that the dispatcher fills in (linking) on first use.

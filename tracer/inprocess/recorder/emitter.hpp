@@ -11,7 +11,7 @@
 namespace recorder {
 
 // x86-64 register numbers as ModRM encodes them.
-enum Reg : std::uint8_t { kRax = 0, kRcx = 1, kRdx = 2, kRsp = 4, kRsi = 6, kRdi = 7, kR8 = 8, kR9 = 9, kR10 = 10 };
+enum Reg : std::uint8_t { kRax = 0, kRcx = 1, kRdx = 2, kRsp = 4, kRsi = 6, kRdi = 7, kR8 = 8, kR9 = 9, kR10 = 10, kR11 = 11 };
 
 class Emitter {
  public:
@@ -58,13 +58,47 @@ class Emitter {
     bytes({0x65, 0xff, 0x24, 0x25});
     u32(static_cast<std::uint32_t>(gs_offset(field)));
   }
-  // mov reg, imm64 (rax, rcx or rdx)
+  // mov reg, imm64
   void mov_imm64(Reg reg, std::uint64_t v) {
-    bytes({0x48, static_cast<std::uint8_t>(0xb8 + reg)});
+    bytes({rex_w(0, 0, reg), static_cast<std::uint8_t>(0xb8 + (reg & 7))});
     u64(v);
   }
+  // mov dst, src (64-bit)
+  void mov(Reg dst, Reg src) { bytes({rex_w(src, 0, dst), 0x89, modrm_reg(src, dst)}); }
+  // not reg (no flag changed)
+  void not_reg(Reg reg) { bytes({rex_w(0, 0, reg), 0xf7, static_cast<std::uint8_t>(0xd0 | (reg & 7))}); }
+  // lea dst, [base + index * scale + disp8] (scale 1, 2, 4 or 8; base neither rsp, rbp, r12 nor r13)
+  void lea(Reg dst, Reg base, Reg index, std::uint8_t scale, std::int8_t disp8) {
+    const std::uint8_t ss = scale == 8 ? 3 : scale == 4 ? 2 : scale == 2 ? 1 : 0;
+    bytes({rex_w(dst, index, base), 0x8d, static_cast<std::uint8_t>((disp8 != 0 ? 0x44 : 0x04) | ((dst & 7) << 3)),
+           static_cast<std::uint8_t>((ss << 6) | ((index & 7) << 3) | (base & 7))});
+    if (disp8 != 0) {
+      bytes({static_cast<std::uint8_t>(disp8)});
+    }
+  }
+  // movzx dst32, src16 (the low 16 bits, zero-extended to 64)
+  void movzx16(Reg dst, Reg src) {
+    if (dst >= 8 || src >= 8) {
+      bytes({static_cast<std::uint8_t>(0x40 | ((dst >> 3) << 2) | (src >> 3))});
+    }
+    bytes({0x0f, 0xb7, static_cast<std::uint8_t>(0xc0 | ((dst & 7) << 3) | (src & 7))});
+  }
+  // mov dst, [base + disp8] (base neither rsp, rbp, r12 nor r13)
+  void load(Reg dst, Reg base, std::int8_t disp8) {
+    bytes({rex_w(dst, 0, base), 0x8b, static_cast<std::uint8_t>(0x40 | ((dst & 7) << 3) | (base & 7)),
+           static_cast<std::uint8_t>(disp8)});
+  }
+  // mov [rsp], src
+  void store_at_rsp(Reg src) { bytes({rex_w(src, 0, 0), 0x89, static_cast<std::uint8_t>(0x04 | ((src & 7) << 3)), 0x24}); }
 
  private:
+  // REX.W with the R, X and B bits of the registers in ModRM's reg, SIB's index and the base.
+  static std::uint8_t rex_w(std::uint8_t reg, std::uint8_t index, std::uint8_t base) {
+    return static_cast<std::uint8_t>(0x48 | ((reg >> 3) << 2) | ((index >> 3) << 1) | (base >> 3));
+  }
+  static std::uint8_t modrm_reg(std::uint8_t reg, std::uint8_t rm) {
+    return static_cast<std::uint8_t>(0xc0 | ((reg & 7) << 3) | (rm & 7));
+  }
   void gs_move(std::uint8_t opcode, Reg reg, const void* field) {
     bytes({0x65, static_cast<std::uint8_t>(0x48 | ((reg >> 3) << 2)), opcode,
            static_cast<std::uint8_t>(((reg & 7) << 3) | 4), 0x25});
