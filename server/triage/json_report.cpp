@@ -2,6 +2,7 @@
 // be added; none is ever renamed.
 #include <nlohmann/json.hpp>
 
+#include "server/triage/json_document.hpp"
 #include "server/triage/signal_facts.hpp"
 #include "server/triage/writers.hpp"
 
@@ -175,7 +176,9 @@ json document(const TriageReport& r) {
 
 std::string json_report(const TriageReport& r) { return document(r).dump(2) + "\n"; }
 
-std::string json_report(const std::vector<TriageReport>& reports) {
+std::string json_report(const std::vector<TriageReport>& reports) { return json_document(reports).dump(2) + "\n"; }
+
+nlohmann::json json_document(const std::vector<TriageReport>& reports) {
   json doc = document(reports.front());
   json processes = json::array();
   for (const auto& r : reports) {
@@ -184,7 +187,7 @@ std::string json_report(const std::vector<TriageReport>& reports) {
                              {"sources", one["sources"]}});
   }
   doc["processes"] = std::move(processes);
-  return doc.dump(2) + "\n";
+  return doc;
 }
 
 }  // namespace server::triage

@@ -18,7 +18,7 @@ std::string json_report(const TriageReport& report);
 std::string text_report(const std::vector<TriageReport>& reports, bool colour);
 std::string json_report(const std::vector<TriageReport>& reports);
 std::string html_report(const TriageReport& report);
-// Several: a list of them on top; the page draws the first, or the one its #process-N names.
+// Several: a list of them on top, each one's section after it (#process-N). Plain HTML: no script.
 std::string html_report(const std::vector<TriageReport>& reports);
 // One GitHub Actions `::error` line at the faulting source line (a path inside workspace, the
 // checkout, is made relative to it), titled by the outcome ("crash in F", "terminated by
