@@ -18,6 +18,7 @@
 #include "server/triage/fresh_line.hpp"
 #include "server/triage/library_watch.hpp"
 #include "server/triage/mapped_files.hpp"
+#include "server/triage/maps_keeper.hpp"
 #include "server/triage/signal_facts.hpp"
 #include "tracer/linux/procfs.hpp"
 #include "tracer/open_target.hpp"
@@ -197,7 +198,7 @@ class StopLoop {
   // before the end's event is handled).
   std::set<tracer::Pid> reported_deaths_;
   std::vector<Ending> killed_;  // killed outright, not reported yet
-  std::map<tracer::Pid, std::string> child_maps_;  // followed descendants' maps as last seen
+  MapsKeeper maps_;  // every followed process's maps as last seen (the started program's too)
   std::optional<Ending> root_end_;  // the started program has ended
   Clock::time_point root_ended_at_;
   std::optional<Ending> stopped_here_;  // the run ends at a death nobody is told of
@@ -207,7 +208,8 @@ class StopLoop {
 Ending StopLoop::loop() {
   log_.add("thread_start", run_.pid, run_.pid, o_.program.front());
   libraries_.start(target_, run_.pid, log_);
-  run_.maps = read_maps(run_.pid);
+  maps_.note(run_.pid);
+  run_.maps = maps_.of(run_.pid);
   if (auto ok = target_.resume(continue_all()); !ok) {
     Ending failed;
     failed.outcome.exit_status = kExitTriageFailed;
@@ -254,7 +256,8 @@ Ending StopLoop::loop() {
       return end;
     }
     if (libraries_.handle(target_, *ev, log_)) {
-      run_.maps = read_maps(run_.pid);  // what a report after its death names code with
+      maps_.note(run_.pid);
+      run_.maps = maps_.of(run_.pid);  // what a report after its death names code with
       // The dynamic linker changed its list: logged; past the breakpoint, and on it goes.
       carried = libraries_.step_over(target_, *ev, [&] {
         const auto give_up = Clock::now() + std::chrono::seconds(10);
@@ -319,6 +322,10 @@ std::optional<tracer::StopEvent> StopLoop::next(std::chrono::milliseconds wait) 
     if (::poll(fds, 2, static_cast<int>(wait.count())) > 0 && fds[0].revents != 0) {
       ev = target_.poll();
     }
+  }
+  maps_.tend();
+  if (std::string root = maps_.of(run_.pid); !root.empty()) {
+    run_.maps = std::move(root);
   }
   while (!stopped_here_) {
     auto dying = target_.take_dying_descendant();
@@ -400,8 +407,8 @@ void StopLoop::ended(const tracer::StopEvent& ev) {
   end.stop = ev;
   end.started_ns = fork_ns(log_, ev.pid);
   end.stopped_ns = now_ns;
-  end.maps = ev.pid == run_.pid ? run_.maps : child_maps_[ev.pid];
-  child_maps_.erase(ev.pid);
+  end.maps = ev.pid == run_.pid ? run_.maps : maps_.of(ev.pid);
+  maps_.forget(ev.pid);
   end.outcome.kind = exited ? Outcome::Kind::Exit : Outcome::Kind::Signal;
   end.outcome.signo = exited ? 0 : ev.signal;
   end.outcome.exit_status = exited ? ev.status : 128 + ev.signal;
@@ -448,10 +455,13 @@ void StopLoop::stopped(const tracer::StopEvent& ev) {
     // Recorded from birth; a vfork child from its exec on (the core's rule: until then it runs
     // in its parent's memory).
     (void)target_.enable_btrace(ev.child_pid, tracer::BtraceConfig{o_.ring_bytes});
-    child_maps_[ev.child_pid] = read_maps(ev.child_pid);
+    maps_.note(ev.child_pid);
   }
-  if (ev.reason == tracer::StopReason::Exec && ev.pid != run_.pid) {
-    child_maps_[ev.pid] = read_maps(ev.pid);
+  if (ev.reason == tracer::StopReason::Exec) {
+    maps_.note(ev.pid);
+    if (ev.pid == run_.pid) {
+      run_.maps = maps_.of(run_.pid);
+    }
   }
   (void)target_.resume(continue_all(ev.tid, deliver));
 }

@@ -957,6 +957,44 @@ TEST_CASE("triage: a test that `timeout -s TERM` ends is terminated by SIGTERM f
   std::filesystem::remove(page);
 }
 
+TEST_CASE("triage -- bash -c 'timeout -s KILL 2 ./hang' (the docs' example): the SIGKILLed grandchild's history reads "
+          "like any other, libc named from its own maps, calls and returns paired",
+          "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(fast_collectors()));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto t = run_triage({"--btrace=" + collector}, "/bin/bash",
+                      {"-c", "timeout -s KILL 2 '" + e2e::prog_path("triage_cases") + "' hang"});
+  INFO(t.transcript());
+  CHECK(t.status == 137);
+  REQUIRE(t.report.is_object());
+  const json* hang = nullptr;
+  for (const auto& p : t.report["processes"]) {
+    if (p["program"]["path"].get<std::string>().ends_with("/triage_cases")) {
+      hang = &p;
+    }
+  }
+  REQUIRE(hang != nullptr);
+  CHECK((*hang)["outcome"]["cause"] == "killed");
+  REQUIRE(!(*hang)["threads"].empty());
+  const json& calls = (*hang)["threads"][0]["history"]["calls"];
+  REQUIRE(calls.size() > 8);
+  bool libc_named = false, returned = false;
+  int deepest = 0;
+  for (const auto& c : calls) {
+    const std::string module = c["module"].get<std::string>();
+    if (module.find("libc.so") != std::string::npos) {
+      CHECK_FALSE(c["function"].get<std::string>().empty());  // (a libc address with no name: its maps were not known)
+      libc_named = libc_named || c["function"] == "usleep" || c["function"].get<std::string>().starts_with("clock_nanosleep");
+    }
+    returned = returned || c["kind"] == "return";
+    deepest = std::max(deepest, c["depth"].get<int>());
+  }
+  CHECK(libc_named);
+  CHECK(returned);
+  CHECK(deepest < 8);  // the loop's calls return: no depth that only grows
+}
+
 TEST_CASE("triage: a test that `timeout -s KILL` ends is killed by SIGKILL, no sender made up (soft, dbt)",
           "[e2e][triage]") {
   const std::string collector = GENERATE(as<std::string>{}, "soft", "dbt");
