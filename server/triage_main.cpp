@@ -17,6 +17,7 @@
 #include "server/triage/options.hpp"
 #include "server/triage/runner.hpp"
 #include "server/triage/signature.hpp"
+#include "server/triage/uncaught_exception.hpp"
 #include "server/triage/writers.hpp"
 #include "tracer/linux/host_io.hpp"
 #include "tracer/linux/procfs.hpp"
@@ -125,8 +126,13 @@ triage::TriageReport make_report(triage::Recorded& run, const triage::Options& o
   }
   if (!r.threads.empty()) {
     r.sources = triage::collect_sources(r.threads.front(), 8);
+    if (r.outcome.kind == triage::Outcome::Kind::Signal && r.outcome.signo == SIGABRT) {
+      const bool alive = target.has_process() && target.process_of(end.stop.tid) != 0;
+      r.exception = triage::uncaught_exception(alive ? &target : nullptr, r.threads.front());
+    }
     if (r.outcome.cause() == triage::Outcome::Cause::Crash) {
-      r.signature = triage::crash_signature(r.outcome, r.threads.front().backtrace);
+      r.signature = triage::crash_signature(r.outcome, r.threads.front().backtrace,
+                                            r.exception ? r.exception->type : std::string());
     }
   }
   r.start_ns = log.start_ns();

@@ -8,6 +8,7 @@
 
 #include "arch/x86/register_layout.hpp"
 #include "server/triage/mapped_files.hpp"
+#include "server/triage/own_code.hpp"
 #include "tracer/symbols/cfi_unwinder.hpp"
 #include "tracer/symbols/unwinder.hpp"
 
@@ -173,7 +174,17 @@ SourceExcerpt source_excerpt(const std::string& file, int line, int radius) {
 
 std::vector<SourceExcerpt> collect_sources(const ThreadReport& stopped, std::size_t count) {
   std::vector<SourceExcerpt> out;
-  for (const auto& frame : stopped.backtrace) {
+  // The program's own frames first (the first is where the report points), then the others.
+  std::vector<const FrameReport*> frames;
+  for (const bool own : {true, false}) {
+    for (const auto& frame : stopped.backtrace) {
+      if (runtime_frame(frame) != own) {
+        frames.push_back(&frame);
+      }
+    }
+  }
+  for (const FrameReport* f : frames) {
+    const FrameReport& frame = *f;
     if (out.size() >= count) {
       break;
     }

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "server/triage/signal_facts.hpp"
+#include "server/triage/own_code.hpp"
 #include "server/triage/writers.hpp"
 
 namespace server::triage {
@@ -103,7 +104,7 @@ std::string github_annotation(const TriageReport& r, const std::string& workspac
   }
   std::string where;
   if (const auto at = place_of(r)) {
-    title += " in " + (at->function.empty() ? std::string("??") : at->function);
+    title += " in " + (at->function.empty() ? std::string("??") : short_function(at->function));
     where = fmt::format("file={},line={},", escape_property(repository_path(at->file, workspace)), at->line);
   }
   std::string message = fmt::format("{} (pid {}) {}", r.program, r.pid, r.outcome.summary());

@@ -189,6 +189,11 @@ std::string process_section(const json& p, const json& run, std::size_t index) {
   out += fmt::format(R"(<h1 id="{}">{} (pid {}) {}</h1>)", id("verdict", index), esc(str(p["program"], "path")),
                      p["program"].value("pid", 0), esc(str(outcome, "summary"))) +
          "\n";
+  std::string command = str(p["program"], "path");
+  for (const auto& arg : p["program"]["args"]) {
+    command += " " + arg.get<std::string>();
+  }
+  out += fmt::format(R"(<p class="dim">command: <code>{}</code></p>)", esc(command)) + "\n";
   // The thread the fatal signal came to (or the first, at the timeout), and what to call its function.
   const json& threads = p["threads"];
   const json* stopped = nullptr;
@@ -221,6 +226,13 @@ std::string process_section(const json& p, const json& run, std::size_t index) {
     }
     out += fmt::format(R"(<p><span id="{}">{}</span> <code id="{}" class="crash">{}</code></p>)", id("crash-label", index),
                        esc(label), id("crash-function", index), esc(function)) +
+           "\n";
+  }
+  if (outcome.contains("exception")) {
+    const json& x = outcome["exception"];
+    std::string where = str(x, "file").empty() ? "" : " at " + str(x, "file") + ":" + std::to_string(x.value("line", 0));
+    out += fmt::format(R"(<p id="{}">uncaught <code>{}</code>, thrown in <code>{}</code>{}</p>)", id("exception", index),
+                       esc(str(x, "type").empty() ? "C++ exception" : str(x, "type")), esc(str(x, "function")), esc(where)) +
            "\n";
   }
   if (outcome.contains("signature")) {

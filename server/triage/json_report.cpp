@@ -123,6 +123,21 @@ json thread(const TriageReport& r, const ThreadReport& t) {
               {"backtrace", frames},        {"history", history}};
 }
 
+json with_exception(json j, const std::optional<UncaughtException>& e) {
+  if (e) {
+    json x{{"function", e->thrown_at.function}};
+    if (!e->type.empty()) {
+      x["type"] = e->type;
+    }
+    if (!e->thrown_at.file.empty() && e->thrown_at.line > 0) {
+      x["file"] = e->thrown_at.file;
+      x["line"] = e->thrown_at.line;
+    }
+    j["exception"] = std::move(x);
+  }
+  return j;
+}
+
 json program(const TriageReport& r) {
   json tree = json::array();
   for (const auto& step : r.tree) {
@@ -155,7 +170,7 @@ json document(const TriageReport& r) {
   json doc{
       {"schema", "hindsight-triage/1"},
       {"program", program(r)},
-      {"outcome", with_signature(outcome(r.outcome), r.signature)},
+      {"outcome", with_exception(with_signature(outcome(r.outcome), r.signature), r.exception)},
       {"tracer",
        {{"backend", r.tracer.backend},
         {"branches_recorded", r.tracer.branches_recorded},

@@ -84,6 +84,12 @@ struct CrashSignature {
   std::vector<std::string> frames;  // "module!function", innermost first, what was hashed
 };
 
+// A C++ exception nobody caught (uncaught_exception.hpp).
+struct UncaughtException {
+  std::string type;                  // "std::invalid_argument"; empty when not found
+  tracer::SourceLocation thrown_at;  // the program's own function that threw (its line, when known)
+};
+
 struct TriageReport {
   std::string program;
   std::vector<std::string> args;
@@ -92,6 +98,7 @@ struct TriageReport {
   std::vector<TreeStep> tree;  // from the started program to this one (process_tree.hpp)
   Outcome outcome;
   CrashSignature signature;
+  std::optional<UncaughtException> exception;  // when it ended in std::terminate for one
   TracerReport tracer;
   std::vector<ThreadReport> threads;  // the crashing thread first
   std::vector<tracer::TraceEvent> events;

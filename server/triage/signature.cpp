@@ -5,21 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "server/triage/own_code.hpp"
 #include "server/triage/signal_facts.hpp"
 
 namespace server::triage {
 namespace {
 
 constexpr std::size_t kFramesHashed = 3;
-
-bool c_runtime(const std::string& module_name) {
-  for (const char* prefix : {"libc.so", "libc-", "ld-linux", "libpthread", "libgcc_s"}) {
-    if (module_name.starts_with(prefix)) {
-      return true;
-    }
-  }
-  return false;
-}
 
 // FNV-1a, 64 bits: stable everywhere (std::hash is not).
 std::uint64_t fnv1a(const std::string& text) {
@@ -48,7 +40,8 @@ std::string frame_name(const FrameReport& f) {
 
 }  // namespace
 
-CrashSignature crash_signature(const Outcome& outcome, const std::vector<FrameReport>& backtrace) {
+CrashSignature crash_signature(const Outcome& outcome, const std::vector<FrameReport>& backtrace,
+                               const std::string& exception_type) {
   CrashSignature sig;
   if (outcome.kind != Outcome::Kind::Signal) {
     return sig;
@@ -60,8 +53,7 @@ CrashSignature crash_signature(const Outcome& outcome, const std::vector<FrameRe
     }
   }
   std::size_t first = 0;
-  while (first < frames.size() &&
-         c_runtime(std::filesystem::path(frames[first]->where.module).filename().string())) {
+  while (first < frames.size() && runtime_frame(*frames[first])) {
     ++first;
   }
   if (first == frames.size()) {
@@ -71,6 +63,9 @@ CrashSignature crash_signature(const Outcome& outcome, const std::vector<FrameRe
     sig.frames.push_back(frame_name(*frames[i]));
   }
   std::string text = signal_name(outcome.signo);
+  if (!exception_type.empty()) {
+    text += "\nuncaught " + exception_type;
+  }
   for (const auto& f : sig.frames) {
     text += "\n" + f;
   }

@@ -3,9 +3,10 @@
 // (the module's file name, not its path), with no address and no line number; stripped code
 // by the nearest symbol before it, or its offset in the module. So it is the
 // same across runs, ASLR and rebuilds that do not touch those functions, and differs when the
-// crash is elsewhere. The frames counted are the first ones outside the C runtime's own
-// (libc, ld.so, libgcc_s: abort, raise, __assert_fail and the like are the same for every
-// abort); a crash entirely inside them uses those.
+// crash is elsewhere. The frames counted are the first ones of the program's own code
+// (own_code.hpp: not the C or C++ runtime's, whose abort, raise, std::terminate and __cxa_throw
+// are the same for every abort, nor the standard library's templates inlined into it); a crash
+// entirely inside the runtime uses those.
 #pragma once
 
 #include <string>
@@ -15,6 +16,8 @@
 
 namespace server::triage {
 
-CrashSignature crash_signature(const Outcome& outcome, const std::vector<FrameReport>& backtrace);
+// exception_type: an uncaught C++ exception's type (hashed too, after the signal), or "".
+CrashSignature crash_signature(const Outcome& outcome, const std::vector<FrameReport>& backtrace,
+                               const std::string& exception_type = {});
 
 }  // namespace server::triage

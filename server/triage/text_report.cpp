@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "server/triage/own_code.hpp"
 #include "server/triage/signal_facts.hpp"
 #include "server/triage/writers.hpp"
 
@@ -112,6 +113,16 @@ std::set<tracer::Pid> way_to(const TriageReport& r) {
   return out;
 }
 
+// "uncaught std::invalid_argument, thrown in parse_port at file.cpp:11".
+std::string exception_text(const UncaughtException& e) {
+  std::string out = "uncaught " + (e.type.empty() ? std::string("C++ exception") : e.type) + ", thrown in " +
+                    (e.thrown_at.function.empty() ? std::string("??") : short_function(e.thrown_at.function));
+  if (!e.thrown_at.file.empty() && e.thrown_at.line > 0) {
+    out += fmt::format(" at {}:{}", e.thrown_at.file, e.thrown_at.line);
+  }
+  return out;
+}
+
 // shown: whose events a long log keeps.
 std::string report_text(const TriageReport& r, bool colour, const std::set<tracer::Pid>& shown) {
   const Style s{colour};
@@ -126,6 +137,9 @@ std::string report_text(const TriageReport& r, bool colour, const std::set<trace
   if (r.tree.size() > 1) {
     out += "  process tree: " + tree_text(r.tree) + "\n";
   }
+  if (r.exception) {
+    out += "  " + exception_text(*r.exception) + "\n";
+  }
   if (!r.signature.hash.empty()) {
     std::string frames;
     for (const auto& f : r.signature.frames) {
@@ -135,7 +149,7 @@ std::string report_text(const TriageReport& r, bool colour, const std::set<trace
   }
   if (!r.sources.empty()) {
     const SourceExcerpt& ex = r.sources.front();
-    out += "\n  " + s.bold(ex.function.empty() ? "??" : ex.function) + " at " + ex.file + ":" +
+    out += "\n  " + s.bold(ex.function.empty() ? "??" : short_function(ex.function)) + " at " + ex.file + ":" +
            std::to_string(ex.marked_line) + "\n";
     for (std::size_t i = 0; i < ex.lines.size(); ++i) {
       const int n = ex.first_line + static_cast<int>(i);

@@ -1200,6 +1200,44 @@ TEST_CASE("triage: a C++ exception nobody catches", "[e2e][triage]") {
   CHECK(backtrace_has(th, "configure"));
 }
 
+TEST_CASE("triage: two programs that end in std::terminate for different exceptions: their own groups, their throw "
+          "sites and types, named by the program's own frames (Sentry's rule), not the runtime's",
+          "[e2e][triage]") {
+  const std::string collector = GENERATE(from_range(fast_collectors()));
+  INFO("collector " << collector);
+  SKIP_UNLESS_COLLECTOR(collector);
+  auto parse = run_triage({"--btrace=" + collector, "--github-annotations"}, "triage_throw", {}, "", 240);
+  auto map = run_triage({"--btrace=" + collector, "--github-annotations"}, "triage_throw_map", {}, "", 240);
+  INFO(parse.transcript() << "\n" << map.transcript());
+  REQUIRE(parse.report.is_object());
+  REQUIRE(map.report.is_object());
+  check_schema(parse.report);
+  check_schema(map.report);
+  CHECK(parse.report["outcome"]["signature"] != map.report["outcome"]["signature"]);
+  // The group is named by the program's frames, the throw's first.
+  CHECK_THAT(parse.report["outcome"]["signature_frames"][0].get<std::string>(), Contains("triage_throw!") && Contains("parse_port"));
+  CHECK_THAT(map.report["outcome"]["signature_frames"][0].get<std::string>(), Contains("triage_throw_map!") && Contains("port_of"));
+  for (const auto& f : map.report["outcome"]["signature_frames"]) {
+    CHECK_THAT(f.get<std::string>(), !Contains("libstdc++") && !Contains("terminate") && !Contains("abort"));
+  }
+  // The exception: its type and where it was thrown.
+  const json& thrown = parse.report["outcome"]["exception"];
+  CHECK(thrown["type"] == "std::invalid_argument");
+  CHECK_THAT(thrown["function"].get<std::string>(), Contains("parse_port"));
+  CHECK(thrown["file"].get<std::string>().ends_with("triage_throw.cpp"));
+  CHECK(thrown["line"] == 11);
+  const json& at = map.report["outcome"]["exception"];
+  CHECK(at["type"] == "std::out_of_range");
+  CHECK_THAT(at["function"].get<std::string>(), Contains("port_of"));
+  CHECK(at["file"].get<std::string>().ends_with("triage_throw_map.cpp"));
+  CHECK_THAT(map.err, ContainsRegex("uncaught std::out_of_range, thrown in [a-z:() ]*port_of at [^ ]*triage_throw_map.cpp:"));
+  // The excerpt and the annotation point at the program's line, not at <bits/stl_map.h>.
+  REQUIRE(!map.report["sources"].empty());
+  CHECK(map.report["sources"][0]["file"].get<std::string>().ends_with("triage_throw_map.cpp"));
+  CHECK_THAT(map.err, ContainsRegex("\n  [a-z:() ]*port_of at [^ ]*triage_throw_map.cpp:[0-9]+\n"));
+  CHECK_THAT(map.out, ContainsRegex("::error file=[^,]*triage_throw_map.cpp,line=[0-9]+,title=crash in [^ ]*port_of \\["));
+}
+
 TEST_CASE("triage: a clean exit passes stdin, stdout, stderr and the status through; only --json says it exited",
           "[e2e][triage]") {
   const std::string collector = GENERATE(from_range(collectors()));

@@ -133,13 +133,16 @@ TEST_CASE("writers: branches the ring overwrote are kept-of, not lost; lost is f
   // Nothing overwritten: the count alone.
   r.tracer.branches_kept = r.tracer.branches_recorded;
   CHECK(text_report(r, false).find("recorded with soft (2470041 branches)") != std::string::npos);
-  CHECK(html_report(r).find("keptOf(") != std::string::npos);
+  CHECK(html_report(r).find("recorded with soft: 2470041 branches.") != std::string::npos);
+  r.tracer.branches_kept = 65536;
+  CHECK(html_report(r).find("recorded with soft: kept 65536 of 2470041 branches.") != std::string::npos);
 }
 
-TEST_CASE("html_report: self-contained, the data cannot end the script early", "[triage][report]") {
+TEST_CASE("html_report: self-contained and script-free; the program's text is escaped, never markup", "[triage][report]") {
   const std::string page = html_report(sample());
+  CHECK(page.find("<script") == std::string::npos);
   CHECK(page.find("</script><b>x") == std::string::npos);
-  CHECK(page.find("<\\/script><b>x") != std::string::npos);
+  CHECK(page.find("&lt;/script&gt;&lt;b&gt;x") != std::string::npos);
   CHECK(page.find("http://") == page.find("http://www.w3.org/2000/svg"));  // no other URL: no network
   CHECK(page.find("https://") == std::string::npos);
 }
@@ -221,7 +224,8 @@ TEST_CASE("writers: triage interrupted (SIGTERM): its own outcome in text, JSON,
   CHECK(j["outcome"]["signal"] == "SIGTERM");
   CHECK(j["outcome"]["exit_status"] == 143);
   CHECK_FALSE(j["outcome"].contains("killed"));
-  CHECK(html_report(r).find("\"cause\": \"interrupted\"") != std::string::npos);
+  CHECK(html_report(r).find(">/abs/prog (pid 42) interrupted by SIGTERM: stopped</h1>") != std::string::npos);
+  CHECK(html_report(r).find(">Function when triage got SIGTERM:<") != std::string::npos);
   CHECK(github_annotation(r, "/work/repo").starts_with("::error file=prog.c,line=18,title=interrupted by SIGTERM in consume::"));
   r.outcome.killed = true;
   CHECK(nlohmann::json::parse(json_report(r))["outcome"]["killed"] == true);
@@ -252,7 +256,8 @@ TEST_CASE("writers: a test terminated by SIGTERM from timeout is no crash, in te
   CHECK(j["outcome"]["sender"] == nlohmann::json{{"kind", "process"}, {"pid", 812}, {"name", "timeout"}});
   CHECK(j["threads"][0]["crashed"] == false);
   CHECK(j["threads"][0]["got_signal"] == true);
-  CHECK(html_report(r).find("\"cause\": \"terminated\"") != std::string::npos);
+  CHECK(html_report(r).find("terminated by SIGTERM from timeout (pid 812)</h1>") != std::string::npos);
+  CHECK(html_report(r).find(">Function when SIGTERM came:<") != std::string::npos);
   CHECK(github_annotation(r, "/work/repo") ==
         "::error file=prog.c,line=18,title=terminated by SIGTERM in consume::/abs/prog (pid 42) terminated by SIGTERM "
         "from timeout (pid 812)\n");
@@ -281,7 +286,8 @@ TEST_CASE("writers: a clean exit still makes a report: the outcome, the events, 
   CHECK(j["outcome"]["summary"] == "exited with status 1, no crash");
   CHECK(j["threads"].empty());
   CHECK(j["processes"].size() == 1);
-  CHECK(html_report(r).find("\"cause\": \"exit\"") != std::string::npos);
+  CHECK(html_report(r).find("exited with status 1, no crash</h1>") != std::string::npos);
+  CHECK(html_report(r).find("It exited: no thread to show.") != std::string::npos);
   CHECK(github_annotation(r, "").empty());  // the step's status says it
 }
 
