@@ -79,8 +79,12 @@ struct hs_recorder_cache_region {
 #define HS_RECORDER_CACHE_REGION_BYTES (16u << 20)
 
 /* The slot of the recorder's address tables where the probe for `key` starts. */
+/* The 64-byte piece of code a key is in picks a place (Fibonacci hashing), and the key's place in
+ * the piece one of the 16 slots from there: a block's safe points, made one after the other, fill
+ * a few runs of slots, not a slot on a page of their own each (the table is 16 MiB: one cache
+ * and TLB miss, if not a page fault, per insert made the translation of a big start-up slow). */
 static inline uint64_t hs_recorder_slot_of(uint64_t key, uint64_t slots) {
-  return ((key * 0x9e3779b97f4a7c15ull) >> 40) & (slots - 1);
+  return ((((key >> 6) * 0x9e3779b97f4a7c15ull) >> 40) + ((key >> 2) & 15)) & (slots - 1);
 }
 
 /* What a new thread block (hs_recorder_process_info.new_thread) gives the address of. */
