@@ -8,7 +8,7 @@ namespace {
 
 bool runtime_module(const std::string& file_name) {
   for (const char* prefix : {"libc.so", "libc-", "ld-linux", "libpthread", "libgcc_s", "libstdc++", "libc++",
-                             "libc++abi", "libunwind", "libsupc++"}) {
+                             "libunwind", "libsupc++"}) {
     if (file_name.starts_with(prefix)) {
       return true;
     }

@@ -1,13 +1,10 @@
 #include "server/triage/uncaught_exception.hpp"
 
-#include <cxxabi.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 
 #include "server/triage/own_code.hpp"
+#include "tracer/symbols/symbolizer.hpp"
 
 namespace server::triage {
 namespace {
@@ -50,7 +47,7 @@ std::string type_of_type_info(tracer::Target& target, tracer::Addr at) {
   if (name.starts_with("*")) {
     name.erase(0, 1);  // (a type local to its object: GCC marks the name)
   }
-  return demangled_type(name);
+  return tracer::demangle_type(name);
 }
 
 // The type named by the nearest `lea r, [rip+d]` or `mov r, [rip+d]` that ends at or before
@@ -99,16 +96,6 @@ std::string type_thrown(tracer::Target& target, tracer::Addr call_end) {
 }
 
 }  // namespace
-
-std::string demangled_type(const std::string& mangled) {
-  if (mangled.empty()) {
-    return {};
-  }
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> out(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
-                                                  &std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string();
-}
 
 std::optional<UncaughtException> uncaught_exception(tracer::Target* target, const ThreadReport& thread) {
   const auto& frames = thread.backtrace;

@@ -18,7 +18,4 @@ namespace server::triage {
 // mov from the GOT), read from the stopped process (target; nullptr: none).
 std::optional<UncaughtException> uncaught_exception(tracer::Target* target, const ThreadReport& thread);
 
-// "St16invalid_argument" -> "std::invalid_argument" (the name a type_info holds); "" if not one.
-std::string demangled_type(const std::string& mangled);
-
 }  // namespace server::triage

@@ -77,19 +77,31 @@ void call_site(Dwarf_Die* cu, Dwarf_Die* scope, std::string& file, int& line) {
 
 }  // namespace
 
-std::string demangle(const std::string& symbol) {
-  if (symbol.rfind("_Z", 0) != 0) {
-    return symbol;
-  }
+namespace {
+
+// __cxa_demangle's reading of a mangled name, "" when it has none.
+std::string cxa_demangle(const std::string& mangled) {
   int status = 0;
-  char* plain = abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status);
+  char* plain = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
   if (plain == nullptr) {
-    return symbol;
+    return {};
   }
   std::string out = plain;
   std::free(plain);
   return out;
 }
+
+}  // namespace
+
+std::string demangle(const std::string& symbol) {
+  if (symbol.rfind("_Z", 0) != 0) {
+    return symbol;
+  }
+  std::string plain = cxa_demangle(symbol);
+  return plain.empty() ? symbol : plain;
+}
+
+std::string demangle_type(const std::string& mangled) { return mangled.empty() ? std::string() : cxa_demangle(mangled); }
 
 base::Result<std::unique_ptr<Symbolizer>> Symbolizer::for_process(Pid pid) {
   Dwfl* dwfl = dwfl_begin(&kProcCallbacks);

@@ -88,5 +88,8 @@ class Symbolizer {
 
 // A C++ symbol as a person reads it; other names unchanged.
 std::string demangle(const std::string& symbol);
+// A type's mangled name as a type_info holds it ("St16invalid_argument" -> "std::invalid_argument");
+// "" when it is not one.
+std::string demangle_type(const std::string& mangled);
 
 }  // namespace tracer

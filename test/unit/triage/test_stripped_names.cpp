@@ -49,3 +49,10 @@ TEST_CASE("stripped code: the nearest exported symbol and an offset, the same at
   CHECK(names[0] == names[1]);
   CHECK(names[0].starts_with("libstripped.so!stripped_entry+0x"));
 }
+
+TEST_CASE("demangle_type: a type_info's name as a person reads it, nothing for what is not one", "[symbols]") {
+  CHECK(tracer::demangle_type("St16invalid_argument") == "std::invalid_argument");
+  CHECK(tracer::demangle_type("N12_GLOBAL__N_19BadConfigE") == "(anonymous namespace)::BadConfig");
+  CHECK(tracer::demangle_type("") == "");
+  CHECK(tracer::demangle_type("not a type!") == "");
+}
