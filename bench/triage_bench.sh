@@ -11,19 +11,23 @@
 #   spawn:  python3 -m unittest (discover) bench/progs/test_spawning.py (tests that start programs)
 #   many:   a shell running $MANY short binaries: wall time, and the peak space the rings take
 #           in the recorder's directory (sampled every 0.1 s)
+#   pytree: a shell running $PYTREE python3 processes one after another (python3 -c pass: the
+#           start-up each python3 of a test tree pays)
 #
 #   bench/triage_bench.sh [PATH_TO_HINDSIGHT]      (default: build/server/hindsight)
 # Environment: N (20000), RUNS (3), CAP (300), COLLECTORS ("inproc dbt soft step"),
-# WORKLOADS ("c python driver spawn many"), DRIVER (200), MANY (2000), TREE_COLLECTORS ("inproc dbt").
+# WORKLOADS ("c python driver spawn many pytree"), DRIVER (200), MANY (2000), PYTREE (100),
+# TREE_COLLECTORS ("inproc dbt").
 set -u
 source "$(dirname "$0")/common.sh"
 N=${N:-20000}
 RUNS=${RUNS:-3}
 CAP=${CAP:-300}
 COLLECTORS=${COLLECTORS:-inproc dbt soft step}
-WORKLOADS=${WORKLOADS:-c python driver spawn many}
+WORKLOADS=${WORKLOADS:-c python driver spawn many pytree}
 DRIVER=${DRIVER:-200}
 MANY=${MANY:-2000}
+PYTREE=${PYTREE:-100}
 TREE_COLLECTORS=${TREE_COLLECTORS:-inproc dbt}
 
 WORK=$(mktemp -d /tmp/hindsight-triage-bench.XXXXXX)
@@ -126,6 +130,8 @@ if [[ " $WORKLOADS " == *" driver "* || " $WORKLOADS " == *" spawn "* || " $WORK
 fi
 [[ " $WORKLOADS " == *" driver "* ]] &&
   tree_row "driver of $DRIVER test binaries" /bin/sh -c "for i in \$(seq $DRIVER); do $WORK/unit 1000 >/dev/null || exit 1; done"
+[[ " $WORKLOADS " == *" pytree "* ]] &&
+  tree_row "$PYTREE python3 processes" /bin/sh -c "for i in \$(seq $PYTREE); do /usr/bin/python3 -c pass || exit 1; done"
 [[ " $WORKLOADS " == *" spawn "* ]] &&
   SPAWN_PROG="$WORK/unit" tree_row "python3 -m unittest (spawning tests)" /usr/bin/python3 -m unittest discover -s "$HERE/progs" -p test_spawning.py
 if [[ " $WORKLOADS " == *" many "* ]]; then

@@ -119,7 +119,7 @@ base::Result<RecorderLink> RecorderLink::load(Kernel& kernel, Pid pid, Tid calle
     return refuse(base::make_error(base::Errc::failed, "the recorder could not map its memory in the program"));
   }
   link.api_ = {info.new_thread, info.flush, info.shutdown, info.settle_fork_child};
-  link.cache_view_ = {info.safe_points, info.safe_point_slots, info.cache_regions, info.cache_region_count};
+  link.cache_view_ = {info.cache_regions, info.cache_region_count};
   link.entry_ = info.thread_entry;
   link.stubs_ = info.stubs;
   link.translator_slot_ = info.translator_slot;
@@ -408,7 +408,7 @@ base::Result<RecorderLink::Way> RecorderLink::try_leave(Tid tid, bool stepped) {
   return Way::out;
 }
 
-base::Result<bool> RecorderLink::in_cache(Addr pc) {
+base::Result<std::optional<hs_recorder_cache_region>> RecorderLink::region_of(Addr pc) {
   const CacheView& view = cache_view_;
   auto count = memory_.read_word(view.region_count);
   if (!count) {
@@ -418,35 +418,47 @@ base::Result<bool> RecorderLink::in_cache(Addr pc) {
   if (auto r = memory_.read_bytes(view.regions, regions.data(), regions.size() * sizeof(hs_recorder_cache_region)); !r) {
     return r.error();
   }
-  return std::any_of(regions.begin(), regions.end(), [&](const hs_recorder_cache_region& r) {
-    return pc >= r.base && pc < r.base + HS_RECORDER_CACHE_REGION_BYTES;
-  });
+  for (const hs_recorder_cache_region& region : regions) {
+    if (pc >= region.base && pc < region.base + HS_RECORDER_CACHE_REGION_BYTES) {
+      return std::optional{region};
+    }
+  }
+  return std::optional<hs_recorder_cache_region>{};
+}
+
+base::Result<bool> RecorderLink::in_cache(Addr pc) {
+  auto region = region_of(pc);
+  if (!region) {
+    return region.error();
+  }
+  return region->has_value();
 }
 
 base::Result<Addr> RecorderLink::app_address(Addr pc) {
-  const CacheView& view = cache_view_;
-  auto cached = in_cache(pc);
-  if (!cached) {
-    return cached.error();
+  auto region = region_of(pc);
+  if (!region) {
+    return region.error();
   }
-  if (!*cached) {
+  if (!region->has_value()) {
     return pc;  // the program's own code
   }
-  if (view.safe_point_slots == 0 || (view.safe_point_slots & (view.safe_point_slots - 1)) != 0) {
-    return base::make_error(base::Errc::failed, "the recorder's safe points are not a table");
-  }
-  // The safe points, probed as the recorder inserts (a half-full table at most: an empty slot ends it).
-  for (std::uint64_t i = hs_recorder_slot_of(pc, view.safe_point_slots), probes = 0; probes < view.safe_point_slots;
-       i = (i + 1) & (view.safe_point_slots - 1), ++probes) {
+  // Its safe points, in ascending order of cache address (the count was read with the region:
+  // entries below it are written).
+  std::uint64_t low = 0;
+  std::uint64_t high = (*region)->safe_point_count;
+  while (low < high) {
+    const std::uint64_t middle = low + (high - low) / 2;
     hs_recorder_safe_point entry{};
-    if (auto r = memory_.read_struct(view.safe_points + i * sizeof entry, entry); !r) {
+    if (auto r = memory_.read_struct((*region)->safe_points + middle * sizeof entry, entry); !r) {
       return r.error();
     }
     if (entry.cache == pc) {
-      return entry.app;  // (0 while its insert is half done: a step on, and asked again)
+      return entry.app;
     }
-    if (entry.cache == 0) {
-      break;
+    if (entry.cache < pc) {
+      low = middle + 1;
+    } else {
+      high = middle;
     }
   }
   return Addr{0};

@@ -128,8 +128,6 @@ class RecorderLink {
     Addr new_thread = 0, flush = 0, shutdown = 0, settle_fork_child = 0;
   };
   struct CacheView {  // what tells a cache address's program address (recorder_api.h)
-    Addr safe_points = 0;
-    std::uint64_t safe_point_slots = 0;
     Addr regions = 0, region_count = 0;
   };
   struct ThreadLink {
@@ -183,6 +181,8 @@ class RecorderLink {
   base::Result<Addr> app_address(Addr pc);
   // Whether pc is in one of the cache's regions (read from the recorder's table).
   base::Result<bool> in_cache(Addr pc);
+  // The cache region pc is in, as the recorder describes it now (none: not in the cache).
+  base::Result<std::optional<hs_recorder_cache_region>> region_of(Addr pc);
   // The program's %gs base for tid leaving the cache with `regs` (program_gs.hpp): one its
   // native code set (the real base is not its block), else the one the cache kept in the block.
   std::uint64_t program_gs(const ThreadLink& link, const arch::x86::RawRegisters& regs);

@@ -1,17 +1,8 @@
 #include "tracer/inprocess/recorder/address_map.hpp"
 
-#include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/inprocess/recorder/sys.hpp"
 
 namespace recorder {
-namespace {
-
-std::size_t slot_of(std::uint64_t key, std::size_t slots) {
-  return static_cast<std::size_t>(hs_recorder_slot_of(key, slots));  // (the server probes as here)
-}
-
-}  // namespace
-
 bool AddressMap::init(std::size_t slots) {
   void* p = sys::map(nullptr, slots * sizeof(Entry), PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
@@ -40,7 +31,7 @@ void AddressMap::clear() {
 }
 
 std::uint64_t AddressMap::find(std::uint64_t key) const {
-  for (std::size_t i = slot_of(key, capacity_);; i = (i + 1) & (capacity_ - 1)) {
+  for (std::size_t i = static_cast<std::size_t>(address_slot(key, capacity_));; i = (i + 1) & (capacity_ - 1)) {
     if (slots_[i].key == key) {
       return slots_[i].value;
     }
@@ -54,7 +45,7 @@ bool AddressMap::insert(std::uint64_t key, std::uint64_t value) {
   if (size_ >= capacity_ / 2) {
     return false;
   }
-  std::size_t i = slot_of(key, capacity_);
+  std::size_t i = static_cast<std::size_t>(address_slot(key, capacity_));
   while (slots_[i].key != 0 && slots_[i].key != key) {
     i = (i + 1) & (capacity_ - 1);
   }

@@ -21,7 +21,7 @@ bool fits_rel32(std::int64_t v) {
 // A jump's rel32 (ending at rel_at + 4) made to reach `to` (in the same block: in reach).
 void patch_rel32(std::uint8_t* rel_at, std::uint64_t to) {
   const auto rel = static_cast<std::uint32_t>(to - (reinterpret_cast<std::uint64_t>(rel_at) + 4));
-  std::memcpy(rel_at, &rel, 4);
+  __builtin_memcpy(rel_at, &rel, 4);
 }
 
 using Kind = BlockTranslator::Kind;
@@ -87,7 +87,7 @@ bool copy_plain(Emitter& e, const ZydisDecodedInstruction& insn, const std::uint
     }
     e.raw(code, insn.length);
     const auto disp = static_cast<std::int32_t>(rebased);
-    std::memcpy(at + insn.raw.disp.offset, &disp, sizeof disp);
+    __builtin_memcpy(at + insn.raw.disp.offset, &disp, sizeof disp);
     return true;
   }
   e.raw(code, insn.length);
@@ -134,7 +134,7 @@ bool load_branch_operand(Emitter& e, const ZydisDecodedInstruction& insn, const 
       return false;
     }
     const auto d = static_cast<std::int32_t>(disp);
-    std::memcpy(rest_at, &d, sizeof d);
+    __builtin_memcpy(rest_at, &d, sizeof d);
   }
   return true;
 }
@@ -183,8 +183,8 @@ std::uint64_t BlockTranslator::native_exit(std::uint64_t app) {
   if (!fsgsbase_ || full_ || app == native_landing_) {
     return app;
   }
-  std::uint8_t* at = cache_.reserve(app, kMaxExitBytes);
-  if (at == nullptr || safe_points_.room() == 0) {
+  std::uint8_t* at = cache_.reserve(app, kMaxExitBytes, 1);
+  if (at == nullptr) {
     return app;
   }
   Emitter e(at);
@@ -194,9 +194,8 @@ std::uint64_t BlockTranslator::native_exit(std::uint64_t app) {
   return reinterpret_cast<std::uint64_t>(at);
 }
 
-BlockTranslator::BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points, CodePages& pages,
-                                 RseqSections& rseq)
-    : cache_(cache), blocks_(blocks), safe_points_(safe_points), pages_(pages), rseq_(rseq) {
+BlockTranslator::BlockTranslator(CodeCache& cache, BlockMap& blocks, CodePages& pages, RseqSections& rseq)
+    : cache_(cache), blocks_(blocks), pages_(pages), rseq_(rseq) {
   ZydisDecoderInit(&decoder_, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 }
 
@@ -351,14 +350,12 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
   constexpr std::size_t kMostSourceBytes = kMaxInstructions * 15;
   std::uint8_t snapshot[kMostSourceBytes];
   if (shared) {
-    std::memcpy(snapshot, reinterpret_cast<const void*>(start), std::min<std::uint64_t>(kMostSourceBytes, end - start));
+    __builtin_memcpy(snapshot, reinterpret_cast<const void*>(start), std::min<std::uint64_t>(kMostSourceBytes, end - start));
   }
   // (Room for a whole block first: a block made with a safe point missing could not be left.)
   constexpr std::size_t kSafePointsPerBlock = 4 * kMaxInstructions + 4 * kMaxTakenStubs;
   const std::size_t room = kMaxBlockBytes + (shared ? code_check_bytes(kMostSourceBytes) : 0);
-  std::uint8_t* at = full_ || blocks_.room() == 0 || safe_points_.room() < kSafePointsPerBlock
-                         ? nullptr
-                         : cache_.reserve(start, room);
+  std::uint8_t* at = full_ || blocks_.room() == 0 ? nullptr : cache_.reserve(start, room, kSafePointsPerBlock);
   if (at == nullptr) {
     full_ = true;
     ++stats_.refused_full;
@@ -392,6 +389,7 @@ std::uint64_t BlockTranslator::translate_block(std::uint64_t start) {
     const Relocated relocated = relocate(e, d);
     if (relocated == Relocated::native) {
       e = Emitter(undo);
+      safe_point(e, pc);  // (again: those the relocation made past it are forgotten)
       emit_native_exit(e, pc, fsgsbase_);
       ++stats_.native_exits;
       break;
@@ -426,9 +424,10 @@ std::uint64_t BlockTranslator::translate_rseq_section(const RseqSection& section
   const std::uint64_t descriptor = rseq_.new_descriptor();
   constexpr std::size_t kRseqBytes = 128;  // the entry, the way out's restore, the abort's signature
   constexpr std::size_t kSafePointsPerBlock = 2 * kMaxInstructions + 4 * kMaxTakenStubs;
-  std::uint8_t* at = full_ || descriptor == 0 || blocks_.room() == 0 || safe_points_.room() < kSafePointsPerBlock
+  std::uint8_t* at = full_ || descriptor == 0 || blocks_.room() == 0
                          ? nullptr
-                         : cache_.reserve(section.start, kMaxBlockBytes + (kMaxTakenStubs + 1) * kRseqBytes);
+                         : cache_.reserve(section.start, kMaxBlockBytes + (kMaxTakenStubs + 1) * kRseqBytes,
+                                          kSafePointsPerBlock);
   if (at == nullptr) {
     full_ = full_ || descriptor != 0;  // (no descriptor left: the sections run natively until a flush)
     ++stats_.refused_full;

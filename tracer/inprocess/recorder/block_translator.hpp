@@ -45,7 +45,7 @@ class BlockTranslator {
   // What an instruction does to control flow (block_translator.cpp: classify).
   enum class Kind { Plain, Syscall, Jmp, Jcc, ShortCond, Call, IndirectJmp, IndirectCall, Ret, Leave };
 
-  BlockTranslator(CodeCache& cache, BlockMap& blocks, AddressMap& safe_points, CodePages& pages, RseqSections& rseq);
+  BlockTranslator(CodeCache& cache, BlockMap& blocks, CodePages& pages, RseqSections& rseq);
   // The cache address that runs `app`: translated now if need be; `app` itself when it is a
   // native landing (leave_at) or nothing could be translated.
   std::uint64_t translation_of(std::uint64_t app);
@@ -108,10 +108,9 @@ class BlockTranslator {
   // or it runs natively.
   ProgramGs translate_gs_use(Emitter& e, const ZydisDecodedInstruction& insn, const ZydisDecoderContext& context,
                              const std::uint8_t* code, std::uint64_t pc);
-  void safe_point(const Emitter& e, std::uint64_t app) { full_ = !safe_points_.insert(e.address(), app) || full_; }
+  void safe_point(const Emitter& e, std::uint64_t app) { full_ = !cache_.add_safe_point(e.address(), app) || full_; }
   CodeCache& cache_;
   BlockMap& blocks_;
-  AddressMap& safe_points_;  // cache address -> program address
   CodePages& pages_;
   RseqSections& rseq_;
   ZydisDecoder decoder_{};

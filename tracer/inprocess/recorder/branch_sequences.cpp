@@ -194,9 +194,9 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) 
   e.u64(known != 0 ? known : reinterpret_cast<std::uint64_t>(stub));
   e.u64(known != 0 ? 0 : reinterpret_cast<std::uint64_t>(jmp_at));
   const auto disp = static_cast<std::uint32_t>(slot - reinterpret_cast<std::uint64_t>(disp_at + 4));
-  std::memcpy(disp_at, &disp, 4);
+  __builtin_memcpy(disp_at, &disp, 4);
   if (slot_imm != nullptr) {
-    std::memcpy(slot_imm, &slot, 8);
+    __builtin_memcpy(slot_imm, &slot, 8);
   }
 }
 
@@ -210,7 +210,7 @@ void link_exit(std::uint64_t slot, std::uint64_t made, bool alone) {
   const std::int64_t rel = static_cast<std::int64_t>(made - (words[1] + 5));
   if (rel >= INT32_MIN && rel <= INT32_MAX) {
     const auto rel32 = static_cast<std::int32_t>(rel);
-    std::memcpy(jmp + 1, &rel32, 4);
+    __builtin_memcpy(jmp + 1, &rel32, 4);
     jmp[0] = 0xe9;
   }
   words[1] = 0;
@@ -246,7 +246,7 @@ void emit_sigreturn_return(Emitter& e, std::uint64_t thread_entry, std::uint64_t
   e.bytes({0x0f, 0x05});                                  // syscall (rt_sigreturn: no return here)
   emit_after_syscall(e, next);
   const auto rel = static_cast<std::uint32_t>(e.here() - (over + 4));
-  std::memcpy(over, &rel, 4);
+  __builtin_memcpy(over, &rel, 4);
 }
 
 void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc) {
@@ -278,9 +278,9 @@ void emit_maps_syscall_check(Emitter& e, std::uint64_t syscall_pc) {
   e.u64(0);
   e.jmp_gs(&slots().maps_gate);
   const auto rel = static_cast<std::uint32_t>(e.here() - (to_copy + 4));
-  std::memcpy(to_copy, &rel, 4);
+  __builtin_memcpy(to_copy, &rel, 4);
   const std::uint64_t copy = e.address();
-  std::memcpy(copy_imm, &copy, 8);
+  __builtin_memcpy(copy_imm, &copy, 8);
 }
 
 void emit_after_syscall(Emitter& e, std::uint64_t next) {

@@ -43,7 +43,7 @@ void emit_code_check(Emitter& e, std::uint64_t start, const std::uint8_t* source
   // 8 bytes at a time (the last 8 overlap the one before), then what a short block has left.
   auto compare = [&](std::size_t at, std::size_t width) {
     std::uint64_t value = 0;
-    std::memcpy(&value, source + at, width);
+    __builtin_memcpy(&value, source + at, width);
     if (width == 8) {
       e.bytes({0x48, 0xa1});  // mov rax, [moffs64]
     } else if (width == 4) {
@@ -80,7 +80,7 @@ void emit_code_check(Emitter& e, std::uint64_t start, const std::uint8_t* source
   jmp_to(e, body);
   for (int i = 0; i < n; ++i) {
     const auto rel = static_cast<std::uint32_t>(e.here() - (to_stale[i] + 4));
-    std::memcpy(to_stale[i], &rel, 4);
+    __builtin_memcpy(to_stale[i], &rel, 4);
   }
   restore(e);
   emit_save_scratch(e);

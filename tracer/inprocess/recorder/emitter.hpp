@@ -1,5 +1,6 @@
 // Writing machine code into the cache: bytes, little-endian values, and the %gs-relative moves
-// the branch sequences use to reach the thread's block (thread_state.hpp).
+// the branch sequences use to reach the thread's block (thread_state.hpp). (The recorder writes
+// __builtin_memcpy: its image is built -fno-builtin, where a memcpy of 4 bytes would be a call.)
 #pragma once
 
 #include <cstdint>
@@ -24,15 +25,15 @@ class Emitter {
     }
   }
   void raw(const std::uint8_t* b, std::size_t n) {
-    std::memcpy(p_, b, n);
+    __builtin_memcpy(p_, b, n);
     p_ += n;
   }
   void u32(std::uint32_t v) {
-    std::memcpy(p_, &v, 4);
+    __builtin_memcpy(p_, &v, 4);
     p_ += 4;
   }
   void u64(std::uint64_t v) {
-    std::memcpy(p_, &v, 8);
+    __builtin_memcpy(p_, &v, 8);
     p_ += 8;
   }
   // mov reg, gs:[field] / mov gs:[field], reg (64-bit); field is one of slots()'s.

@@ -46,7 +46,6 @@ namespace {
 
 constexpr std::size_t kPrivateStack = HS_RECORDER_PRIVATE_STACK_BYTES;
 constexpr std::size_t kStubBytes = HS_RECORDER_STUB_BYTES;  // the dispatcher and the thread entry
-constexpr std::size_t kSafePoints = 1u << 20;      // 512 Ki safe points (16 MiB, touched sparsely)
 constexpr std::size_t kMaxThreadBlocks = 1024;
 
 struct ThreadBlock {
@@ -60,10 +59,9 @@ struct ThreadBlock {
 struct Recorder {
   CodeCache cache;
   BlockMap blocks;
-  AddressMap safe_points;
   CodePages pages;
   RseqSections rseq;
-  BlockTranslator translator{cache, blocks, safe_points, pages, rseq};
+  BlockTranslator translator{cache, blocks, pages, rseq};
   std::uint8_t* stubs = nullptr;  // the leave trap, the dispatcher, the thread entry, the maps gate
   std::uint64_t dispatch = 0;
   std::uint64_t entry = 0;
@@ -156,7 +154,6 @@ void unlock_translator(Recorder& rec) {
 void forget_translations(Recorder& rec) {
   rec.cache.clear();
   rec.blocks.clear();
-  rec.safe_points.clear();
   rec.pages.clear();
   rec.rseq.forget_descriptors();
   for (std::size_t i = 0; i < rec.thread_count; ++i) {
@@ -412,7 +409,7 @@ Failure init() {
     return "mmap for the recorder failed";
   }
   auto* rec = new (memory) Recorder;
-  if (!rec->blocks.init() || !rec->safe_points.init(kSafePoints)) {
+  if (!rec->blocks.init()) {
     return "mmap for the recorder's tables failed";
   }
   (void)rec->rseq.init();  // (refused: rseq sections run as plain code, as before)
@@ -561,8 +558,6 @@ void describe_cache(hs_recorder_process_info& info) {
   if (rec == nullptr) {
     return;
   }
-  info.safe_points = rec->safe_points.entries();
-  info.safe_point_slots = rec->safe_points.capacity();
   info.cache_regions = rec->cache.regions_address();
   info.cache_region_count = rec->cache.count_address();
   info.rseq_config = reinterpret_cast<std::uint64_t>(&rec->rseq.config());
@@ -605,7 +600,6 @@ void shutdown() {
   }
   rec->cache.release();
   rec->blocks.release();
-  rec->safe_points.release();
   rec->rseq.unmap();
   unmap(rec->stubs, kStubBytes);
   rec->~Recorder();

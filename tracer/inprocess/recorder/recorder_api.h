@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 15u
+#define HS_RECORDER_ABI_VERSION 16u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
@@ -39,15 +39,9 @@ struct hs_recorder_process_info {
    * at least `samples` (a power of two within recorder_ring.h's bounds, the smallest without
    * BMI2); 0 if none */
   uint64_t new_thread;
-  /* Where the program would be for a thread stopped at a cache address, read by the server with
-   * no call: the safe points, an open-addressing table of safe_point_slots (a power of two)
-   * hs_recorder_safe_point entries from safe_points, probed from hs_recorder_slot_of(pc) on
-   * until the key is pc (its value) or 0 (no safe point: the thread must step on). Entries are
-   * added while other threads run, never changed or removed but by a flush. The cache's
-   * regions: cache_region_count (the address of a word) of HS_RECORDER_MAX_CACHE_REGIONS
-   * hs_recorder_cache_region at cache_regions, each HS_RECORDER_CACHE_REGION_BYTES long. */
-  uint64_t safe_points;
-  uint64_t safe_point_slots;
+  /* The cache's regions, read by the server with no call: cache_region_count (the address of a
+   * word) of HS_RECORDER_MAX_CACHE_REGIONS hs_recorder_cache_region at cache_regions, each
+   * HS_RECORDER_CACHE_REGION_BYTES of code from its base, with its safe points (below). */
   uint64_t cache_regions;
   uint64_t cache_region_count;
   uint64_t flush;    /* void (void): forgets every translation; no thread may be in the cache */
@@ -67,25 +61,23 @@ struct hs_recorder_process_info {
   uint64_t rseq_descriptor_bytes;
 };
 
+/* Where the program would be for a thread stopped at a cache address: the safe points of the
+ * region the address is in, safe_point_count (read it first) hs_recorder_safe_point entries from
+ * safe_points in ascending order of cache address, made one after the other as the region's code
+ * is (a binary search finds pc; none: the thread must step on). Entries past the count may be
+ * being written; one is never changed while its code can run (a flush empties the region). */
 struct hs_recorder_safe_point {
-  uint64_t cache; /* 0: an empty slot */
+  uint64_t cache;
   uint64_t app;
 };
 struct hs_recorder_cache_region {
   uint64_t base;
   uint64_t cursor;
+  uint64_t safe_points;
+  uint64_t safe_point_count;
 };
 #define HS_RECORDER_MAX_CACHE_REGIONS 64u
 #define HS_RECORDER_CACHE_REGION_BYTES (16u << 20)
-
-/* The slot of the recorder's address tables where the probe for `key` starts. */
-/* The 64-byte piece of code a key is in picks a place (Fibonacci hashing), and the key's place in
- * the piece one of the 16 slots from there: a block's safe points, made one after the other, fill
- * a few runs of slots, not a slot on a page of their own each (the table is 16 MiB: one cache
- * and TLB miss, if not a page fault, per insert made the translation of a big start-up slow). */
-static inline uint64_t hs_recorder_slot_of(uint64_t key, uint64_t slots) {
-  return ((((key >> 6) * 0x9e3779b97f4a7c15ull) >> 40) + ((key >> 2) & 15)) & (slots - 1);
-}
 
 /* What a new thread block (hs_recorder_process_info.new_thread) gives the address of. */
 struct hs_recorder_thread_info {

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "tracer/inprocess/recorder/recorder_api.h"
+#include "tracer/inprocess/recorder/address_map.hpp"
 #include "tracer/inprocess/recorder/sys.hpp"
 
 namespace recorder {
@@ -39,7 +39,7 @@ void RseqSections::unmap() {
 }
 
 const RseqSection* RseqSections::find(std::uint64_t pc) const {
-  for (std::uint64_t i = hs_recorder_slot_of(pc, kSlots), n = 0; n < kSlots; i = (i + 1) & (kSlots - 1), ++n) {
+  for (std::uint64_t i = address_slot(pc, kSlots), n = 0; n < kSlots; i = (i + 1) & (kSlots - 1), ++n) {
     if (slots_[i].start == pc) {
       return &slots_[i];
     }
@@ -51,7 +51,7 @@ const RseqSection* RseqSections::find(std::uint64_t pc) const {
 }
 
 RseqSection* RseqSections::slot_for(std::uint64_t pc) {
-  for (std::uint64_t i = hs_recorder_slot_of(pc, kSlots), n = 0; n < kSlots; i = (i + 1) & (kSlots - 1), ++n) {
+  for (std::uint64_t i = address_slot(pc, kSlots), n = 0; n < kSlots; i = (i + 1) & (kSlots - 1), ++n) {
     if (slots_[i].start == pc || slots_[i].start == 0) {
       return &slots_[i];
     }
@@ -65,7 +65,7 @@ bool RseqSections::describes_section(std::uint64_t descriptor, CodePages& pages,
       !pages.readable(descriptor, sizeof d)) {
     return false;
   }
-  std::memcpy(&d, reinterpret_cast<const void*>(descriptor), sizeof d);
+  __builtin_memcpy(&d, reinterpret_cast<const void*>(descriptor), sizeof d);
   // What the kernel checks (kernel/rseq.c), and code the translator may copy.
   if (d.version != 0 || d.flags != 0 || d.post_commit_offset == 0 || d.post_commit_offset > kMostSectionBytes ||
       d.abort_ip - d.start_ip < d.post_commit_offset || d.abort_ip < 4) {
@@ -77,7 +77,7 @@ bool RseqSections::describes_section(std::uint64_t descriptor, CodePages& pages,
     return false;
   }
   std::uint32_t signature = 0;
-  std::memcpy(&signature, reinterpret_cast<const void*>(d.abort_ip - 4), sizeof signature);
+  __builtin_memcpy(&signature, reinterpret_cast<const void*>(d.abort_ip - 4), sizeof signature);
   if (signature != static_cast<std::uint32_t>(config_.signature)) {
     return false;
   }
@@ -127,7 +127,7 @@ std::uint64_t RseqSections::new_descriptor() {
 
 void RseqSections::describe(std::uint64_t descriptor, std::uint64_t start, std::uint64_t length, std::uint64_t abort) {
   const Descriptor d{0, 0, start, length, abort};
-  std::memcpy(reinterpret_cast<void*>(descriptor), &d, sizeof d);
+  __builtin_memcpy(reinterpret_cast<void*>(descriptor), &d, sizeof d);
 }
 
 void emit_rseq_enter(Emitter& e, std::int32_t cs_offset, std::uint64_t descriptor) {
