@@ -3,9 +3,12 @@
 #include "tracer/inprocess/recorder/sys.hpp"
 
 namespace recorder {
+
 bool AddressMap::init(std::size_t slots) {
-  void* p = sys::map(nullptr, slots * sizeof(Entry), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+  const std::size_t bytes = slots * sizeof(Entry);
+  void* p = bytes % (2u << 20) == 0
+                ? sys::map_huge_table(bytes)
+                : sys::map(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
   if (p == nullptr) {
     return false;
   }
