@@ -122,7 +122,7 @@ TEST_CASE("recorder link: an attached program's thread records in the cache and 
 namespace {
 
 // How many of the samples branch from inside the function `name` of tracer_callee.
-std::size_t from_function(const std::vector<hs_recorder_sample>& samples, const std::string& name) {
+std::size_t from_function(const std::vector<tracer::BranchSample>& samples, const std::string& name) {
   const auto fn = elf_symbol_entry(prog("callee"), name);
   REQUIRE(fn);
   std::size_t n = 0;

@@ -294,13 +294,7 @@ base::Result<RecordedBranches> ProcessRecorder::take(Tid tid) {
   if (!taken) {
     return taken.error();
   }
-  RecordedBranches out;
-  out.lost = taken->lost;
-  out.samples.reserve(taken->samples.size());
-  for (const auto& s : taken->samples) {
-    out.samples.push_back(BranchSample{s.from, s.to});
-  }
-  return out;
+  return RecordedBranches{std::move(taken->samples), taken->lost};
 }
 
 base::Result<void> ProcessRecorder::unload() {

@@ -828,7 +828,7 @@ base::Result<std::vector<HeldSignal>> RecorderLink::leave(const std::vector<Tid>
   return held;
 }
 
-base::Result<std::vector<hs_recorder_sample>> RecorderLink::samples(Tid tid, std::uint64_t* written) {
+base::Result<std::vector<BranchSample>> RecorderLink::samples(Tid tid, std::uint64_t* written) {
   auto it = threads_.find(tid);
   if (it == threads_.end() || it->second.ring == 0) {
     return base::make_error(base::Errc::invalid, "the thread is not recording");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "tracer/btrace/branch_tracer.hpp"
 #include "tracer/inprocess/recorder/recorder_api.h"
 #include "tracer/inprocess/recorder/recorder_ring.h"
 #include "tracer/linux/kernel.hpp"
@@ -40,7 +41,7 @@ struct LeftAt {
 
 // What take() found new in a thread's ring.
 struct TakenSamples {
-  std::vector<hs_recorder_sample> samples;  // oldest first
+  std::vector<BranchSample> samples;  // oldest first
   std::uint64_t lost = 0;                   // written before them and overwritten unread
 };
 
@@ -98,7 +99,7 @@ class RecorderLink {
   // What tid's ring holds, oldest first, and how many samples were ever written. Its block
   // and ring are mapped here too where the recorder could share them (a memfd): read with no
   // system call, and still after the thread, or the whole process, is gone (SIGKILL).
-  base::Result<std::vector<hs_recorder_sample>> samples(Tid tid, std::uint64_t* written = nullptr);
+  base::Result<std::vector<BranchSample>> samples(Tid tid, std::uint64_t* written = nullptr);
   // The samples tid wrote since the last take.
   base::Result<TakenSamples> take(Tid tid);
   // Forgets every translation (no thread may be in the cache): the program's code changed.

@@ -17,8 +17,11 @@ base::Result<hs_recorder_ring> ring_header(RecorderMemory& memory, Addr ring) {
   return header;
 }
 
-base::Result<std::vector<hs_recorder_sample>> ring_samples(RecorderMemory& memory, Addr ring, std::uint64_t skip,
-                                                           std::uint64_t* head, std::uint64_t* lost) {
+static_assert(sizeof(BranchSample) == sizeof(hs_recorder_sample) && offsetof(BranchSample, from) == 0 &&
+              offsetof(BranchSample, to) == offsetof(hs_recorder_sample, to));
+
+base::Result<std::vector<BranchSample>> ring_samples(RecorderMemory& memory, Addr ring, std::uint64_t skip,
+                                                     std::uint64_t* head, std::uint64_t* lost) {
   auto header = ring_header(memory, ring);
   if (!header) {
     return header.error();
@@ -26,11 +29,11 @@ base::Result<std::vector<hs_recorder_sample>> ring_samples(RecorderMemory& memor
   const std::uint64_t fresh = header->head - std::min(skip, header->head);
   const std::uint64_t n = std::min<std::uint64_t>(fresh, header->capacity);
   const auto samples = reinterpret_cast<Addr>(header->samples);
-  std::vector<hs_recorder_sample> out(n);
+  std::vector<BranchSample> out(n);
   for (std::uint64_t done = 0; done < n;) {
     const std::uint64_t index = (header->head - n + done) % header->capacity;
     const std::uint64_t run = std::min(n - done, header->capacity - index);
-    if (!memory.read_bytes(samples + index * sizeof(hs_recorder_sample), &out[done], run * sizeof(hs_recorder_sample))) {
+    if (!memory.read_bytes(samples + index * sizeof(hs_recorder_sample), &out[done], run * sizeof(BranchSample))) {
       return base::make_error(base::Errc::failed, "the thread's ring could not be read");
     }
     done += run;

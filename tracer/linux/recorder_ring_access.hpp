@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "tracer/btrace/branch_tracer.hpp"
 #include "tracer/inprocess/recorder/recorder_ring.h"
 #include "tracer/linux/recorder_memory.hpp"
 #include "tracer/types.hpp"
@@ -15,9 +16,10 @@ namespace tracer {
 
 // The ring's header at `ring`, checked (its capacity a power of two within recorder_ring.h's bounds).
 base::Result<hs_recorder_ring> ring_header(RecorderMemory& memory, Addr ring);
-// Its samples from the `skip`-th of those written on (at most a ring's worth), oldest first;
+// Its samples from the `skip`-th of those written on (at most a ring's worth), oldest first, read
+// straight into the server's form (a ring holds up to 16 MiB of them);
 // `head`: how many were ever written, `lost`: how many of those after `skip` were overwritten unread.
-base::Result<std::vector<hs_recorder_sample>> ring_samples(RecorderMemory& memory, Addr ring, std::uint64_t skip,
+base::Result<std::vector<BranchSample>> ring_samples(RecorderMemory& memory, Addr ring, std::uint64_t skip,
                                                            std::uint64_t* head, std::uint64_t* lost);
 // `sample` written as the ring's newest.
 base::Result<void> ring_append(RecorderMemory& memory, Addr ring, const hs_recorder_sample& sample);
