@@ -20,6 +20,13 @@ std::vector<hs_recorder_cache_region> regions(const recorder::CodeCache& cache) 
   return {first, first + count};
 }
 
+// Room near this test's code, and the address it starts at.
+std::uint8_t* reserve_near_here(recorder::CodeCache& cache, std::size_t bytes, std::size_t safe_points) {
+  std::uint8_t* at = cache.reserve(here(), bytes, safe_points);
+  REQUIRE(at != nullptr);
+  return at;
+}
+
 std::vector<hs_recorder_safe_point> safe_points(const hs_recorder_cache_region& region) {
   const auto* first = reinterpret_cast<const hs_recorder_safe_point*>(region.safe_points);
   return {first, first + region.safe_point_count};
@@ -30,9 +37,7 @@ std::vector<hs_recorder_safe_point> safe_points(const hs_recorder_cache_region& 
 TEST_CASE("code cache: safe points are appended in ascending order; one made again at a place forgets those past it",
           "[recorder]") {
   recorder::CodeCache cache;
-  std::uint8_t* at = cache.reserve(here(), 64, 8);
-  REQUIRE(at != nullptr);
-  const auto base = reinterpret_cast<std::uint64_t>(at);
+  const auto base = reinterpret_cast<std::uint64_t>(reserve_near_here(cache, 64, 8));
   REQUIRE(cache.add_safe_point(base, 0x1000));
   REQUIRE(cache.add_safe_point(base + 5, 0x1003));
   REQUIRE(cache.add_safe_point(base + 9, 0x1007));
@@ -56,8 +61,7 @@ TEST_CASE("code cache: safe points are appended in ascending order; one made aga
 TEST_CASE("code cache: a reservation forgets the safe points of code made and not committed; a flush forgets all",
           "[recorder]") {
   recorder::CodeCache cache;
-  std::uint8_t* at = cache.reserve(here(), 64, 8);
-  REQUIRE(at != nullptr);
+  std::uint8_t* at = reserve_near_here(cache, 64, 8);
   const auto base = reinterpret_cast<std::uint64_t>(at);
   REQUIRE(cache.add_safe_point(base, 0x1000));
   cache.commit(at + 4);
@@ -75,8 +79,7 @@ TEST_CASE("code cache: a reservation forgets the safe points of code made and no
 
 TEST_CASE("code cache: a region whose safe points are used up takes no more code", "[recorder]") {
   recorder::CodeCache cache;
-  std::uint8_t* at = cache.reserve(here(), 16, recorder::kSafePointsPerRegion);
-  REQUIRE(at != nullptr);
+  std::uint8_t* at = reserve_near_here(cache, 16, recorder::kSafePointsPerRegion);
   const auto base = reinterpret_cast<std::uint64_t>(at);
   for (std::uint64_t i = 0; i < 4; ++i) {
     REQUIRE(cache.add_safe_point(base + i, 0x1000 + i));
