@@ -40,6 +40,12 @@ void store_sample(Emitter& e, Reg index, std::int32_t field, Reg reg) {
   e.store_gs_indexed(static_cast<std::int32_t>(kSamplesOffset) + field, index, reg);
 }
 
+// A rip-relative disp32 at `at` (the instruction ends right after it) made to reach `to`.
+void patch_rel32_to(std::uint8_t* at, std::uint64_t to) {
+  const auto disp = static_cast<std::uint32_t>(to - reinterpret_cast<std::uint64_t>(at + 4));
+  __builtin_memcpy(at, &disp, 4);
+}
+
 }  // namespace
 
 void set_sized_rings(bool on) {
@@ -172,20 +178,20 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) 
     }
   }
   // jmp [rip+disp] through a slot placed after the stub, 8-byte aligned (one store links it),
-  // and after the slot the jmp's own address, which linking rewrites to a jmp rel32 when in reach.
+  // and after the slot the jmp's own address, which linking rewrites to a jmp rel32 when in
+  // reach, then the target.
   std::uint8_t* jmp_at = e.here();
   e.bytes({0xff, 0x25});
   std::uint8_t* disp_at = e.here();
   e.u32(0);
   std::uint8_t* stub = e.here();
-  std::uint8_t* slot_imm = nullptr;
+  std::uint8_t* slot_disp_at = nullptr;
   if (known == 0) {
-    emit_save_scratch(e);
-    e.mov_imm64(kRax, target);
-    e.bytes({0x48, 0xb9});  // mov rcx, the slot's address
-    slot_imm = e.here();
-    e.u64(0);
-    e.jmp_gs(&slots().dispatch);
+    e.store_gs(&slots().save_rcx, kRcx);
+    e.bytes({0x48, 0x8d, 0x0d});  // lea rcx, [rip + the slot]
+    slot_disp_at = e.here();
+    e.u32(0);
+    e.jmp_gs(&slots().exit_dispatch);
   }
   while (e.address() % 8 != 0) {
     e.bytes({0xcc});  // (never run)
@@ -193,11 +199,17 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) 
   const std::uint64_t slot = e.address();
   e.u64(known != 0 ? known : reinterpret_cast<std::uint64_t>(stub));
   e.u64(known != 0 ? 0 : reinterpret_cast<std::uint64_t>(jmp_at));
-  const auto disp = static_cast<std::uint32_t>(slot - reinterpret_cast<std::uint64_t>(disp_at + 4));
-  __builtin_memcpy(disp_at, &disp, 4);
-  if (slot_imm != nullptr) {
-    __builtin_memcpy(slot_imm, &slot, 8);
+  e.u64(target);
+  patch_rel32_to(disp_at, slot);
+  if (slot_disp_at != nullptr) {
+    patch_rel32_to(slot_disp_at, slot);
   }
+}
+
+void emit_exit_dispatch(Emitter& e) {
+  e.store_gs(&slots().save_rax, kRax);
+  e.store_gs(&slots().save_rdx, kRdx);
+  e.load(kRax, kRcx, 16);  // mov rax, [rcx+16]: the slot's target
 }
 
 void link_exit(std::uint64_t slot, std::uint64_t made, bool alone) {

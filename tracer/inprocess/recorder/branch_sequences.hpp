@@ -38,8 +38,13 @@ void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved);
 // thread's lookup table, else the dispatcher.
 void emit_lookup(Emitter& e);
 // Goes to the translation of `target`: a direct jump when it exists and is in reach, else an
-// absolute jump through a slot that the dispatcher fills in (linking) on first use.
+// absolute jump through a slot that the dispatcher fills in (linking) on first use. Until then
+// the slot leads to a stub of three instructions (rcx saved, the slot's address in rcx, to the
+// exit dispatch); the slot's third word is the target.
 void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks);
+// The dispatcher's entry from a direct exit's stub: rax and rdx saved, rax = the target read
+// from the slot (rcx), then the dispatcher (emitted right after it).
+void emit_exit_dispatch(Emitter& e);
 // Links a direct exit's slot (given to the dispatcher) to `made`: the slot (one 8-byte store),
 // and its jmp rewritten to a direct jmp rel32 when `made` is in reach and `alone` (no other
 // thread can be running that jmp while its bytes change).

@@ -64,6 +64,7 @@ struct Recorder {
   BlockTranslator translator{cache, blocks, pages, rseq};
   std::uint8_t* stubs = nullptr;  // the leave trap, the dispatcher, the thread entry, the maps gate
   std::uint64_t dispatch = 0;
+  std::uint64_t exit_dispatch = 0;
   std::uint64_t entry = 0;
   std::uint64_t maps_gate = 0;
   std::uint64_t code_gate = 0;
@@ -425,6 +426,8 @@ Failure init() {
   static_assert(HS_RECORDER_LEAVE_TRAP_OFFSET == 0);
   e.bytes({0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,  // the leave trap (then padding)
            0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc});
+  rec->exit_dispatch = e.address();
+  emit_exit_dispatch(e);  // (into the dispatcher, right after it)
   rec->dispatch = e.address();
   emit_dispatcher(e, translate_for_dispatcher, reinterpret_cast<std::uint64_t>(stubs) + HS_RECORDER_LEAVE_TRAP_OFFSET);
   rec->entry = e.address();
@@ -458,6 +461,7 @@ ThreadState* reuse_retired_block(Recorder& rec, std::uint64_t capacity) {
     t.private_stack_top = kept.private_stack_top;
     t.xsave_area = kept.xsave_area;
     t.dispatch = kept.dispatch;
+    t.exit_dispatch = kept.exit_dispatch;
     t.maps_gate = kept.maps_gate;
     t.code_gate = kept.code_gate;
     t.server_gone = kept.server_gone;
@@ -520,6 +524,7 @@ ThreadState* new_thread_block(std::uint64_t samples) {
   t.private_stack_top = reinterpret_cast<std::uint64_t>(stack + kPrivateStack);
   t.xsave_area = area;
   t.dispatch = rec->dispatch;
+  t.exit_dispatch = rec->exit_dispatch;
   t.maps_gate = rec->maps_gate;
   t.code_gate = rec->code_gate;
   t.server_gone = rec->server_gone;

@@ -35,6 +35,7 @@ struct ThreadState {
   std::uint64_t ring_shift = 0;  // 64 - log2(ring.capacity): the index's shlx and shrx (branch_sequences.hpp)
   LookupEntry* lookup = nullptr;
   std::uint64_t dispatch = 0;           // the dispatcher's entry (code_cache.cpp emits it)
+  std::uint64_t exit_dispatch = 0;      // its entry from a direct exit's stub (branch_sequences.hpp)
   std::uint64_t private_stack_top = 0;  // 16-byte aligned
   std::uint8_t* xsave_area = nullptr;   // 64-byte aligned
   std::uint64_t exited_at = 0;          // the program address it last left the cache for
