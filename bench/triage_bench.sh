@@ -13,21 +13,24 @@
 #           in the recorder's directory (sampled every 0.1 s)
 #   pytree: a shell running $PYTREE python3 processes one after another (python3 -c pass: the
 #           start-up each python3 of a test tree pays)
+#   startup: one process's start-up under triage --btrace=inproc beside its native run, medians
+#           of $STARTUP_RUNS: /bin/true, a C program (qsort of 100 ints), python3 -c pass
 #
 #   bench/triage_bench.sh [PATH_TO_HINDSIGHT]      (default: build/server/hindsight)
 # Environment: N (20000), RUNS (3), CAP (300), COLLECTORS ("inproc dbt soft step"),
-# WORKLOADS ("c python driver spawn many pytree"), DRIVER (200), MANY (2000), PYTREE (100),
-# TREE_COLLECTORS ("inproc dbt").
+# WORKLOADS ("c python driver spawn many pytree startup"), DRIVER (200), MANY (2000), PYTREE (100),
+# STARTUP_RUNS (7), TREE_COLLECTORS ("inproc dbt").
 set -u
 source "$(dirname "$0")/common.sh"
 N=${N:-20000}
 RUNS=${RUNS:-3}
 CAP=${CAP:-300}
 COLLECTORS=${COLLECTORS:-inproc dbt soft step}
-WORKLOADS=${WORKLOADS:-c python driver spawn many pytree}
+WORKLOADS=${WORKLOADS:-c python driver spawn many pytree startup}
 DRIVER=${DRIVER:-200}
 MANY=${MANY:-2000}
 PYTREE=${PYTREE:-100}
+STARTUP_RUNS=${STARTUP_RUNS:-7}
 TREE_COLLECTORS=${TREE_COLLECTORS:-inproc dbt}
 
 WORK=$(mktemp -d /tmp/hindsight-triage-bench.XXXXXX)
@@ -124,6 +127,21 @@ peak_ring_kib() {
   wait "$pid"
   echo "$peak $?"
 }
+
+startup_row() {  # LABEL CMD...: one process, native and under triage --btrace=inproc (ms, and what triage adds)
+  local label=$1
+  shift
+  local native triage
+  native=$(median_of "$STARTUP_RUNS" "$@")
+  triage=$(median_of "$STARTUP_RUNS" "$HINDSIGHT" triage --btrace=inproc -- "$@")
+  awk -v l="$label" -v n="$native" -v t="$triage" \
+    'BEGIN { printf "%-40s native %6.1f ms  triage --btrace=inproc %6.1f ms  (+%.1f ms)\n", l, n * 1000, t * 1000, (t - n) * 1000 }'
+}
+if [[ " $WORKLOADS " == *" startup "* ]]; then
+  startup_row "start-up: /bin/true" /bin/true
+  startup_row "start-up: a C program (qsort of 100)" "$WORK/qsort" 100
+  startup_row "start-up: python3 -c pass" /usr/bin/python3 -c pass
+fi
 
 if [[ " $WORKLOADS " == *" driver "* || " $WORKLOADS " == *" spawn "* || " $WORKLOADS " == *" many "* ]]; then
   cc -O2 -g -o "$WORK/unit" "$HERE/progs/qsort.c" || exit 1
