@@ -25,26 +25,46 @@ base::Result<void> RecorderMemory::read_bytes(Addr addr, void* out, std::size_t 
       return region->read_into(addr, out, size);
     }
   }
-  auto memory = kernel_->memory(pid_);
-  if (!memory) {
-    return memory.error();
+  for (bool reopen : {false, true}) {
+    auto memory = program_memory(reopen);
+    if (!memory) {
+      return memory.error();
+    }
+    auto bytes = (*memory)->read(addr, size);
+    if (bytes && bytes->size() == size) {
+      std::memcpy(out, bytes->data(), size);
+      return base::success();
+    }
   }
-  auto bytes = (*memory)->read(addr, size);
-  if (!bytes || bytes->size() != size) {
-    return base::make_error(base::Errc::failed, "the recorder's memory could not be read");
-  }
-  std::memcpy(out, bytes->data(), size);
-  return base::success();
+  return base::make_error(base::Errc::failed, "the recorder's memory could not be read");
 }
 
 base::Result<void> RecorderMemory::write_word(Addr addr, std::uint64_t value) {
-  auto memory = kernel_->memory(pid_);
-  if (!memory) {
-    return memory.error();
-  }
   Bytes bytes(8);
   std::memcpy(bytes.data(), &value, 8);
-  return (*memory)->write(addr, bytes);
+  base::Result<void> written = base::success();
+  for (bool reopen : {false, true}) {
+    auto memory = program_memory(reopen);
+    if (!memory) {
+      return memory.error();
+    }
+    written = (*memory)->write(addr, bytes);
+    if (written) {
+      break;
+    }
+  }
+  return written;
+}
+
+base::Result<RawMemory*> RecorderMemory::program_memory(bool reopen) {
+  if (memory_ == nullptr || reopen) {
+    auto opened = kernel_->memory(pid_);
+    if (!opened) {
+      return opened.error();
+    }
+    memory_ = std::move(*opened);
+  }
+  return memory_.get();
 }
 
 }  // namespace tracer

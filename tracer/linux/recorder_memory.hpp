@@ -1,6 +1,7 @@
 // The in-process recorder's memory in the program, as the server reads and writes it: through a
 // region it maps too where one covers the bytes (each thread's block and ring: a memcpy, no
-// system call, and still readable once the program is gone), else through /proc/PID/mem.
+// system call, and still readable once the program is gone), else through the program's memory,
+// opened once (a JIT's flush made some hundred reads and writes, each opening /proc/PID/mem).
 #pragma once
 
 #include <cstddef>
@@ -32,8 +33,12 @@ class RecorderMemory {
   base::Result<void> write_word(Addr addr, std::uint64_t value);
 
  private:
+  // The program's memory, opened on first use (again when `reopen`: an access through it failed).
+  base::Result<RawMemory*> program_memory(bool reopen = false);
+
   Kernel* kernel_;
   Pid pid_;
+  std::shared_ptr<RawMemory> memory_;  // (a copy of the link shares it: a fork child's gets its own)
   std::vector<std::shared_ptr<const SharedRegion>> regions_;
 };
 
