@@ -18,12 +18,6 @@ bool fits_rel32(std::int64_t v) {
   return v >= INT32_MIN && v <= INT32_MAX;
 }
 
-// A jump's rel32 (ending at rel_at + 4) made to reach `to` (in the same block: in reach).
-void patch_rel32(std::uint8_t* rel_at, std::uint64_t to) {
-  const auto rel = static_cast<std::uint32_t>(to - (reinterpret_cast<std::uint64_t>(rel_at) + 4));
-  __builtin_memcpy(rel_at, &rel, 4);
-}
-
 using Kind = BlockTranslator::Kind;
 
 Kind classify(const ZydisDecodedInstruction& insn, const std::uint8_t* code) {

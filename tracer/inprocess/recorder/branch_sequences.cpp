@@ -40,12 +40,6 @@ void store_sample(Emitter& e, Reg index, std::int32_t field, Reg reg) {
   e.store_gs_indexed(static_cast<std::int32_t>(kSamplesOffset) + field, index, reg);
 }
 
-// A rip-relative disp32 at `at` (the instruction ends right after it) made to reach `to`.
-void patch_rel32_to(std::uint8_t* at, std::uint64_t to) {
-  const auto disp = static_cast<std::uint32_t>(to - reinterpret_cast<std::uint64_t>(at + 4));
-  __builtin_memcpy(at, &disp, 4);
-}
-
 }  // namespace
 
 void set_sized_rings(bool on) {
@@ -200,9 +194,9 @@ void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) 
   e.u64(known != 0 ? known : reinterpret_cast<std::uint64_t>(stub));
   e.u64(known != 0 ? 0 : reinterpret_cast<std::uint64_t>(jmp_at));
   e.u64(target);
-  patch_rel32_to(disp_at, slot);
+  patch_rel32(disp_at, slot);
   if (slot_disp_at != nullptr) {
-    patch_rel32_to(slot_disp_at, slot);
+    patch_rel32(slot_disp_at, slot);
   }
 }
 

@@ -83,9 +83,11 @@ bool CodeCache::contains(std::uint64_t address) const {
 void CodeCache::clear() {
   for (std::size_t i = 0; i < count_; ++i) {
     Region& r = regions_[i];
+    // (Only the pages its safe points were written on go back: a JIT's flushes come often.)
+    const std::size_t used = (r.safe_point_count * sizeof(hs_recorder_safe_point) + 4095) & ~std::size_t{4095};
     r.cursor = r.base;
     r.safe_point_count = 0;
-    sys::advise(r.safe_points, kSafePointBytes, MADV_DONTNEED);  // private anonymous: its pages go back
+    sys::advise(r.safe_points, used, MADV_DONTNEED);  // private anonymous: zero again
   }
 }
 

@@ -11,6 +11,13 @@
 
 namespace recorder {
 
+// A rel32 (a jump's, or a rip-relative operand's, the instruction ending right after it at
+// rel_at + 4) made to reach `to`, which is in reach.
+inline void patch_rel32(std::uint8_t* rel_at, std::uint64_t to) {
+  const auto rel = static_cast<std::uint32_t>(to - (reinterpret_cast<std::uint64_t>(rel_at) + 4));
+  __builtin_memcpy(rel_at, &rel, 4);
+}
+
 // x86-64 register numbers as ModRM encodes them.
 enum Reg : std::uint8_t { kRax = 0, kRcx = 1, kRdx = 2, kRsp = 4, kRsi = 6, kRdi = 7, kR8 = 8, kR9 = 9, kR10 = 10, kR11 = 11 };
 
