@@ -27,7 +27,7 @@ void print_mix() {
   const std::uint64_t n = r.head < r.capacity ? r.head : r.capacity;
   std::uint64_t ret = 0, call = 0, icall = 0, ijmp = 0, jmp = 0, jcc = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    const auto* code = reinterpret_cast<const std::uint8_t*>(r.samples[i].from);
+    const auto* code = reinterpret_cast<const std::uint8_t*>(r.samples[HS_RECORDER_RING_SLOT(i, r.capacity)].from);
     while (*code == 0x3e || *code == 0xf2 || (*code & 0xf0) == 0x40) {  // notrack, bnd, REX
       ++code;
     }

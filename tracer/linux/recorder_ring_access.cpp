@@ -31,7 +31,7 @@ base::Result<std::vector<BranchSample>> ring_samples(RecorderMemory& memory, Add
   const auto samples = reinterpret_cast<Addr>(header->samples);
   std::vector<BranchSample> out(n);
   for (std::uint64_t done = 0; done < n;) {
-    const std::uint64_t index = (header->head - n + done) % header->capacity;
+    const std::uint64_t index = HS_RECORDER_RING_SLOT(header->head - n + done, header->capacity);
     const std::uint64_t run = std::min(n - done, header->capacity - index);
     if (!memory.read_bytes(samples + index * sizeof(hs_recorder_sample), &out[done], run * sizeof(BranchSample))) {
       return base::make_error(base::Errc::failed, "the thread's ring could not be read");
@@ -48,7 +48,8 @@ base::Result<void> ring_append(RecorderMemory& memory, Addr ring, const hs_recor
   if (!header) {
     return header.error();
   }
-  const Addr at = reinterpret_cast<Addr>(header->samples) + (header->head % header->capacity) * sizeof sample;
+  const Addr at =
+      reinterpret_cast<Addr>(header->samples) + HS_RECORDER_RING_SLOT(header->head, header->capacity) * sizeof sample;
   if (auto w = memory.write_word(at, sample.from); !w) {
     return w;
   }
@@ -69,7 +70,9 @@ base::Result<void> ring_drop_last(RecorderMemory& memory, Addr ring, std::uint64
   }
   const auto samples = reinterpret_cast<Addr>(header->samples);
   hs_recorder_sample last{};
-  if (auto r = memory.read_struct(samples + ((header->head - 1) % header->capacity) * sizeof last, last); !r) {
+  if (auto r = memory.read_struct(samples + HS_RECORDER_RING_SLOT(header->head - 1, header->capacity) * sizeof last,
+                                  last);
+      !r) {
     return r;
   }
   if (last.from != sample.from || last.to != sample.to) {

@@ -178,8 +178,8 @@ std::uint64_t address_of(F* f) {
 // The samples of the last run, oldest first; the run must have fitted in the ring.
 std::vector<hs_recorder_sample> recorded() {
   const hs_recorder_ring& r = recorder::ring();
-  REQUIRE(r.head <= r.capacity);
-  return {r.samples, r.samples + r.head};
+  REQUIRE(r.head < r.capacity);
+  return {r.samples + 1, r.samples + 1 + r.head};  // (sample n at n + 1: recorder_ring.h)
 }
 
 std::uint64_t run_recorded(recorder::RecordedFn fn, void* arg) {
@@ -661,7 +661,7 @@ TEST_CASE("recorder: generated code of 200,000 blocks is recorded to its end: a 
   const auto last_jump = reinterpret_cast<std::uint64_t>(m.code) + (kGeneratedBlocks - 2) * kGeneratedBlockBytes + 3;
   bool found = false;
   for (std::uint64_t n = ring.head - 16; n < ring.head; ++n) {
-    const hs_recorder_sample& sample = ring.samples[n % ring.capacity];
+    const hs_recorder_sample& sample = ring.samples[HS_RECORDER_RING_SLOT(n, ring.capacity)];
     found = found || (sample.from == last_jump && sample.to == last_jump + kGeneratedBlockBytes - 3);
   }
   CHECK(found);

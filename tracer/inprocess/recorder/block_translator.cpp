@@ -316,10 +316,7 @@ bool BlockTranslator::instrument(Emitter& e, const Decoded& d, TakenWays& taken)
       if (d.kind == Kind::IndirectCall) {
         emit_push_return(e, next, true);
       }
-      if (record_) {
-        emit_record_computed(e, pc, next);
-      }
-      emit_lookup(e);
+      emit_computed_exit(e, record_ ? pc : 0, next);
       return false;
     case Kind::Leave:
       emit_native_exit(e, pc, fsgsbase_);

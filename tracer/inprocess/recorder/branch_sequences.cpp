@@ -1,5 +1,6 @@
 #include "tracer/inprocess/recorder/branch_sequences.hpp"
 
+#include <cstddef>
 #include <cstring>
 
 #include "tracer/inprocess/recorder/program_gs.hpp"
@@ -8,54 +9,63 @@
 namespace recorder {
 namespace {
 
-bool g_sized_rings = false;  // set_sized_rings
+unsigned g_ring_bits = 16;  // set_ring_bits
 
-// shlx (0x66) or shrx (0xf2) reg, reg, count: BMI2, no flag changed.
-void shift_by(Emitter& e, std::uint8_t prefix, Reg reg, Reg count) {
-  const std::uint8_t pp = prefix == 0x66 ? 1 : 3;
+// rorx reg, reg, imm (BMI2: a rotation by an immediate, no flag changed), of the low 32 bits
+// (zero-extended) or of all 64.
+void rotate_right(Emitter& e, Reg reg, unsigned bits, bool wide) {
   const std::uint8_t plain = ((reg >> 3) & 1) ^ 1;  // VEX's inverted R and B: reg is both operands
-  e.bytes({0xc4, static_cast<std::uint8_t>((plain << 7) | 0x40 | (plain << 5) | 0x02),
-           static_cast<std::uint8_t>(0x80 | ((~count & 15) << 3) | pp), 0xf7,
-           static_cast<std::uint8_t>(0xc0 | ((reg & 7) << 3) | (reg & 7))});
+  e.bytes({0xc4, static_cast<std::uint8_t>((plain << 7) | 0x40 | (plain << 5) | 0x03),
+           static_cast<std::uint8_t>(wide ? 0xfb : 0x7b), 0xf0,
+           static_cast<std::uint8_t>(0xc0 | ((reg & 7) << 3) | (reg & 7)), static_cast<std::uint8_t>(bits)});
 }
 
-// index = (head % capacity) * 2, head += 1 (scratch clobbered): the next sample is at
-// gs:[kSamplesOffset + index * 8] (store_sample).
-void take_sample_index(Emitter& e, Reg index, Reg scratch) {
-  e.load_gs(index, &slots().ring.head);
-  e.lea(scratch, index, kRsp, 1, 1);  // lea scratch, [index+1] (no SIB index)
-  e.store_gs(&slots().ring.head, scratch);
-  if (g_sized_rings) {
-    e.load_gs(scratch, &slots().ring_shift);
-    shift_by(e, 0x66, index, scratch);  // shlx index, index, scratch
-    shift_by(e, 0xf2, index, scratch);  // shrx index, index, scratch: head's low bits
+// The ring's next slot in rcx, no other register or flag touched: head += 1, then rcx = the new
+// head % capacity, doubled (recorder_ring.h: sample n lives at (n + 1) % capacity, so that one
+// register serves as the head and the slot). The sample then goes to gs:[kSamplesOffset + rcx * 8]
+// (store_sample).
+void take_sample_slot(Emitter& e) {
+  e.load_gs(kRcx, &slots().ring.head);
+  e.lea(kRcx, kRcx, kRsp, 1, 1);  // lea rcx, [rcx+1] (no SIB index)
+  e.store_gs(&slots().ring.head, kRcx);
+  if (g_ring_bits == 16) {
+    e.movzx16(kRcx, kRcx);
   } else {
-    e.movzx16(index, index);
+    // The low 32 bits rotated right by `bits`, the whole register right by 32 - bits: the slot
+    // comes down to the low bits and the head's other low bits go to the upper half, which a
+    // 32-bit move clears.
+    rotate_right(e, kRcx, g_ring_bits, false);
+    rotate_right(e, kRcx, 32 - g_ring_bits, true);
+    e.bytes({0x89, 0xc9});  // mov ecx, ecx
   }
-  e.lea(index, index, index, 1, 0);  // lea index, [index+index]
+  e.lea(kRcx, kRcx, kRcx, 1, 0);  // lea rcx, [rcx+rcx]
 }
 
 // The sample's `from` (field 0) or `to` (field 8) from reg.
-void store_sample(Emitter& e, Reg index, std::int32_t field, Reg reg) {
-  e.store_gs_indexed(static_cast<std::int32_t>(kSamplesOffset) + field, index, reg);
+void store_sample(Emitter& e, std::int32_t field, Reg reg) {
+  e.store_gs_indexed(static_cast<std::int32_t>(kSamplesOffset) + field, kRcx, reg);
+}
+
+// The sample's `from` or `to` as two 32-bit stores of `value`: no register needed.
+void store_sample_value(Emitter& e, std::int32_t field, std::uint64_t value) {
+  for (std::int32_t half = 0; half < 2; ++half) {
+    e.store_gs_indexed_imm32(static_cast<std::int32_t>(kSamplesOffset) + field + 4 * half, kRcx,
+                             static_cast<std::uint32_t>(value >> (32 * half)));
+  }
 }
 
 }  // namespace
 
-void set_sized_rings(bool on) {
-  g_sized_rings = on;
+void set_ring_bits(unsigned bits) {
+  g_ring_bits = bits;
 }
 
 void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to) {
-  e.store_gs(&slots().save_r10, kR10);
-  e.store_gs(&slots().save_r11, kR11);
-  take_sample_index(e, kR11, kR10);
-  e.mov_imm64(kR10, from);
-  store_sample(e, kR11, 0, kR10);
-  e.mov_imm64(kR10, to);
-  store_sample(e, kR11, 8, kR10);
-  e.load_gs(kR10, &slots().save_r10);
-  e.load_gs(kR11, &slots().save_r11);
+  e.store_gs(&slots().save_rcx, kRcx);
+  take_sample_slot(e);
+  store_sample_value(e, 0, from);
+  store_sample_value(e, 8, to);
+  e.load_gs(kRcx, &slots().save_rcx);
 }
 
 void emit_save_scratch(Emitter& e) {
@@ -67,7 +77,6 @@ void emit_save_scratch(Emitter& e) {
 void emit_save_computed_scratch(Emitter& e) {
   e.store_gs(&slots().save_r11, kR11);
   e.store_gs(&slots().save_rcx, kRcx);
-  e.store_gs(&slots().save_r10, kR10);
 }
 
 void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next) {
@@ -79,10 +88,9 @@ void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next) {
     e.bytes({0xe3, 0});                        // jrcxz over
     over = e.here() - 1;
   }
-  take_sample_index(e, kRcx, kR10);
-  store_sample(e, kRcx, 8, kComputedTarget);
-  e.mov_imm64(kR10, from);
-  store_sample(e, kRcx, 0, kR10);
+  take_sample_slot(e);
+  store_sample(e, 8, kComputedTarget);
+  store_sample_value(e, 0, from);
   if (over != nullptr) {
     *over = static_cast<std::uint8_t>(e.here() - (over + 1));
   }
@@ -112,7 +120,7 @@ void patch_rel8(std::uint8_t* at, const std::uint8_t* to) {
   *at = static_cast<std::uint8_t>(rel);
 }
 
-// From a lookup's registers (the target in r11; the program's r11, rcx and r10 in their slots)
+// From a computed exit's registers (the target in r11; the program's r11 and rcx in their slots)
 // to those the dispatcher and the way out for good are entered with: rax the target, the
 // program's rax, rcx and rdx in their slots, every other register the program's.
 void to_dispatcher_registers(Emitter& e) {
@@ -120,12 +128,11 @@ void to_dispatcher_registers(Emitter& e) {
   e.store_gs(&slots().save_rdx, kRdx);
   e.mov(kRax, kComputedTarget);
   e.load_gs(kR11, &slots().save_r11);
-  e.load_gs(kR10, &slots().save_r10);
 }
 
 }  // namespace
 
-void emit_lookup(Emitter& e) {
+void emit_computed_exit(Emitter& e, std::uint64_t from, std::uint64_t next) {
   // The server died (its lifeline marked): out for good, to the target natively (`gone`).
   e.bytes({0x65, 0x8b, 0x0c, 0x25});  // mov ecx, dword gs:[lifeline]
   e.u32(static_cast<std::uint32_t>(gs_offset(&slots().lifeline)));
@@ -133,32 +140,120 @@ void emit_lookup(Emitter& e) {
   e.u32(static_cast<std::uint32_t>(-static_cast<std::int32_t>(HS_RECORDER_SERVER_DIED)));
   e.bytes({0x67, 0xe3, 0});  // jecxz gone
   std::uint8_t* to_gone = e.here() - 1;
-  // The thread's lookup table: the entry at the target's low 16 bits.
+  // The site's own entry: its key is stored negated, so that rcx = key' + r11 is 0 on a hit.
+  e.bytes({0x48, 0x8b, 0x0d});  // mov rcx, [rip + site.negated_key]
+  std::uint8_t* key_at = e.here();
+  e.u32(0);
+  e.lea(kRcx, kRcx, kComputedTarget, 1, 0);  // lea rcx, [rcx+r11]
+  e.bytes({0xe3, 0});                        // jrcxz hit
+  std::uint8_t* to_hit = e.here() - 1;
+  // A miss: the shared routine records, probes the thread's table and fills the site.
+  e.store_gs(&slots().save_r10, kR10);
+  e.bytes({0x4c, 0x8d, 0x15});  // lea r10, [rip + site]
+  std::uint8_t* site_at = e.here();
+  e.u32(0);
+  e.jmp_gs(&slots().computed_miss);
+  // gone:
+  patch_rel8(to_gone, e.here());
+  e.jmp_gs(&slots().computed_gone);
+  // hit: the target is the site's, never `next` (fill_computed_site), so always a branch.
+  patch_rel8(to_hit, e.here());
+  if (from != 0) {
+    take_sample_slot(e);
+    store_sample(e, 8, kComputedTarget);
+    store_sample_value(e, 0, from);
+  }
+  e.load_gs(kR11, &slots().save_r11);
+  e.load_gs(kRcx, &slots().save_rcx);
+  e.bytes({0xff, 0x25});  // jmp [rip + site.translation]
+  std::uint8_t* jmp_at = e.here();
+  e.u32(0);
+  while (e.address() % 8 != 0) {
+    e.bytes({0xcc});  // (never run)
+  }
+  const std::uint64_t site = e.address();
+  static_assert(sizeof(ComputedSite) == 32);
+  e.u64(0);
+  e.u64(0);
+  e.u64(next);
+  e.u64(from);
+  patch_rel32(key_at, site + offsetof(ComputedSite, negated_key));
+  patch_rel32(site_at, site);
+  patch_rel32(jmp_at, site + offsetof(ComputedSite, translation));
+}
+
+void emit_computed_miss(Emitter& e) {
+  static_assert(offsetof(ComputedSite, translation) == 8 && offsetof(ComputedSite, next) == 16 &&
+                offsetof(ComputedSite, from) == 24);
+  e.store_gs(&slots().save_rax, kRax);
+  // The record (from, r11), unless the site records nothing or r11 is the next instruction.
+  e.load(kRcx, kR10, 24);  // mov rcx, [r10 + from]
+  e.bytes({0xe3, 0});      // jrcxz lookup
+  std::uint8_t* no_record = e.here() - 1;
+  e.load(kRcx, kR10, 16);  // mov rcx, [r10 + next]
+  e.not_reg(kRcx);
+  e.lea(kRcx, kRcx, kComputedTarget, 1, 1);  // lea rcx, [rcx+r11+1]: r11 - next
+  e.bytes({0xe3, 0});                        // jrcxz lookup
+  std::uint8_t* not_a_branch = e.here() - 1;
+  take_sample_slot(e);
+  store_sample(e, 8, kComputedTarget);
+  e.load(kRax, kR10, 24);
+  store_sample(e, 0, kRax);
+  // lookup: the thread's table, the entry at the target's low 16 bits.
+  patch_rel8(no_record, e.here());
+  patch_rel8(not_a_branch, e.here());
   e.movzx16(kRcx, kComputedTarget);
   e.lea(kRcx, kRcx, kRcx, 1, 0);  // lea rcx, [rcx+rcx]
-  e.load_gs(kR10, &slots().lookup);
-  e.lea(kR10, kR10, kRcx, 8, 0);  // lea r10, [r10+rcx*8]
-  e.load(kRcx, kR10, 0);          // mov rcx, [r10]: its key
+  e.load_gs(kRax, &slots().lookup);
+  e.lea(kRax, kRax, kRcx, 8, 0);  // lea rax, [rax+rcx*8]
+  e.load(kRcx, kRax, 0);          // mov rcx, [rax]: its key
   e.not_reg(kRcx);
   e.lea(kRcx, kRcx, kComputedTarget, 1, 1);  // lea rcx, [rcx+r11+1]: r11 - key
   e.bytes({0xe3, 0});                        // jrcxz hit
   std::uint8_t* to_hit = e.here() - 1;
-  // A miss: the dispatcher translates it (no exit to link).
-  to_dispatcher_registers(e);
-  e.bytes({0xb9, 0, 0, 0, 0});  // mov ecx, 0
+  // dispatch: translated, and the site filled, by the dispatcher (rcx = the site, tagged).
+  std::uint8_t* dispatch = e.here();
+  e.store_gs(&slots().save_rdx, kRdx);
+  e.lea(kRcx, kR10, kRsp, 1, 1);  // lea rcx, [r10+1] (no SIB index)
+  e.mov(kRax, kComputedTarget);
+  e.load_gs(kR11, &slots().save_r11);
+  e.load_gs(kR10, &slots().save_r10);
   e.jmp_gs(&slots().dispatch);
-  // gone:
-  patch_rel8(to_gone, e.here());
-  to_dispatcher_registers(e);
-  e.jmp_gs(&slots().server_gone);
-  // hit:
+  // hit: on to its translation, by way of the dispatcher while the site is empty.
   patch_rel8(to_hit, e.here());
-  e.load(kR10, kR10, 8);  // mov r10, [r10+8]: its translation
-  e.store_gs(&slots().target, kR10);
+  e.load(kRax, kRax, 8);  // mov rax, [rax+8]: the translation
+  e.load(kRcx, kR10, 0);  // mov rcx, [r10 + negated_key]
+  e.bytes({0xe3, 0});     // jrcxz dispatch
+  patch_rel8(e.here() - 1, dispatch);
+  // The server may ask a thread stopped in here to leave (recorder_api.h, leave_slots): after
+  // its target is stored (the program address it stands for first), the server's trap there is
+  // taken; before, the dispatcher takes it.
+  e.store_gs(&slots().target_app, kComputedTarget);
+  e.store_gs(&slots().target, kRax);
+  e.load_gs(kRcx, &slots().leave_request);
+  e.bytes({0xe3, 2});  // jrcxz on
+  e.bytes({0xeb, 0});  // jmp dispatch
+  patch_rel8(e.here() - 1, dispatch);
+  // on:
+  e.load_gs(kRax, &slots().save_rax);
   e.load_gs(kR11, &slots().save_r11);
   e.load_gs(kRcx, &slots().save_rcx);
   e.load_gs(kR10, &slots().save_r10);
   e.jmp_gs(&slots().target);
+}
+
+void emit_computed_gone(Emitter& e) {
+  to_dispatcher_registers(e);
+  e.jmp_gs(&slots().server_gone);
+}
+
+void fill_computed_site(std::uint64_t site, std::uint64_t target, std::uint64_t made) {
+  auto* s = reinterpret_cast<ComputedSite*>(site);
+  if (s->negated_key != 0 || target == s->next) {
+    return;  // (taken by an earlier target; the next instruction is no branch)
+  }
+  s->translation = made;
+  __atomic_store_n(&s->negated_key, -target, __ATOMIC_RELEASE);  // (a reader sees the translation first)
 }
 
 void emit_direct_exit(Emitter& e, std::uint64_t target, const BlockMap& blocks) {

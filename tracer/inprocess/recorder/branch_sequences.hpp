@@ -15,28 +15,46 @@ namespace recorder {
 // The longest a block's exits may take (a conditional's two, each with a record and a stub).
 inline constexpr std::size_t kMaxExitBytes = 512;
 
-// Whether the sequences index each thread's ring by its own capacity (BMI2's shlx and shrx), or
-// every ring has recorder_ring.h's smallest (movzx). Set once, before anything is translated.
-void set_sized_rings(bool on);
+// log2 of every ring's capacity (recorder_ring.h): the sequences wrap the head with an immediate
+// (movzx for 16 bits, else BMI2's rorx). Set before anything is translated, and changed only
+// with every translation forgotten.
+void set_ring_bits(unsigned bits);
 // Stores the sample (from, to) known at translation.
 void emit_record(Emitter& e, std::uint64_t from, std::uint64_t to);
 // Saves rax, rcx and rdx in the thread's slots: the registers the dispatcher is entered with.
 void emit_save_scratch(Emitter& e);
-// A computed branch's target is loaded into r11, and its record and lookup work in rcx and r10:
+// A computed branch's target is loaded into r11, and its record and site check work in rcx:
 // registers compilers give a value last (the program's values in the others never pass through
 // a %gs slot, whose store and load a CPU does not forward as fast as others: a record on a loop's
-// path would lengthen it by that much). A direct branch's record works in r10 and r11.
+// path would lengthen it by that much). A direct branch's record works in rcx alone.
 inline constexpr Reg kComputedTarget = kR11;
-// Saves r11, rcx and r10 in the thread's slots (before a computed target is loaded into r11).
+// Saves r11 and rcx in the thread's slots (before a computed target is loaded into r11).
 void emit_save_computed_scratch(Emitter& e);
 // Stores (from, r11) unless r11 is `next` (the instruction after the branch: no branch, as
 // SoftStep sees it; 0: always stored); saved by emit_save_computed_scratch.
 void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next);
 // Pushes the program's own return address. rcx free (saved) or not.
 void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved);
-// Goes to the translation of r11 (the scratch emit_save_computed_scratch saved restored): the
-// thread's lookup table, else the dispatcher.
-void emit_lookup(Emitter& e);
+// A computed branch's own one-entry cache, in the cache after its code: the first target a
+// dispatcher reached from it (unless that target is `next`), stored negated (0: none yet), and
+// where its translation is. `from` and `next` are what the shared miss routine records by.
+struct ComputedSite {
+  std::uint64_t negated_key, translation, next, from;
+};
+// Goes to the translation of r11 (a computed branch's target; the program's r11 and rcx saved
+// by emit_save_computed_scratch), storing (from, r11) unless from is 0 (nothing recorded)
+// or r11 is `next` (no branch, as SoftStep sees it). A hit in the site's entry jumps straight to
+// its translation; a miss goes to the shared miss routine with r10 = the site (r10 saved).
+void emit_computed_exit(Emitter& e, std::uint64_t from, std::uint64_t next);
+// The miss routine (one per process): records as the site says, then the thread's lookup table,
+// else the dispatcher (rcx = the site + 1: it fills the site after translating). A table hit for
+// an empty site goes by the dispatcher too, once, to fill it.
+void emit_computed_miss(Emitter& e);
+// From a computed exit to the way out for good once the server died (emit_server_gone).
+void emit_computed_gone(Emitter& e);
+// The dispatcher's fill of `site` with the translation `made` of `target` (under the translation
+// lock): only an empty site, never with `next`.
+void fill_computed_site(std::uint64_t site, std::uint64_t target, std::uint64_t made);
 // Goes to the translation of `target`: a direct jump when it exists and is in reach, else an
 // absolute jump through a slot that the dispatcher fills in (linking) on first use. Until then
 // the slot leads to a stub of three instructions (rcx saved, the slot's address in rcx, to the
@@ -81,7 +99,7 @@ void emit_after_syscall(Emitter& e, std::uint64_t next);
 // and the flags the program's (its stack below the red zone used, and given back).
 void emit_server_gone(Emitter& e, bool program_gs);
 
-// Translates (rdi = program address, rsi = the slot to link or 0) and sets the block's target
+// Translates (rdi = program address, rsi = the slot to link, or a computed site + 1, or 0) and sets the block's target
 // (and target_app) to where the thread goes on.
 using TranslateFn = void (*)(std::uint64_t target, std::uint64_t link_slot);
 // The dispatcher: entered with rax = target, rcx = slot or 0, scratch saved; runs translate on

@@ -61,6 +61,16 @@ class Emitter {
            static_cast<std::uint8_t>(((reg & 7) << 3) | 4), static_cast<std::uint8_t>(0xc5 | ((index & 7) << 3))});
     u32(static_cast<std::uint32_t>(disp));
   }
+  // mov dword gs:[disp + index * 8], v
+  void store_gs_indexed_imm32(std::int32_t disp, Reg index, std::uint32_t v) {
+    bytes({0x65});
+    if (index >= 8) {
+      bytes({0x42});  // REX.X
+    }
+    bytes({0xc7, 0x04, static_cast<std::uint8_t>(0xc5 | ((index & 7) << 3))});
+    u32(static_cast<std::uint32_t>(disp));
+    u32(v);
+  }
   // jmp qword gs:[field]
   void jmp_gs(const void* field) {
     bytes({0x65, 0xff, 0x24, 0x25});

@@ -69,7 +69,10 @@ struct Recorder {
   std::uint64_t maps_gate = 0;
   std::uint64_t code_gate = 0;
   std::uint64_t server_gone = 0;
+  std::uint64_t computed_miss = 0;
+  std::uint64_t computed_gone = 0;
   std::size_t xsave = 0;
+  std::uint64_t ring_capacity = 0;  // every ring's (process_ring_capacity); 0 before the first
   ThreadBlock threads[kMaxThreadBlocks]{};
   std::size_t thread_count = 0;
   // In a fork child, the blocks before this one are its parent's (their memory is shared with it,
@@ -99,8 +102,8 @@ alignas(64) std::uint8_t g_spare_thread_pointer[256];
 // Whether the kernel lets the program read its %fs base itself (rdfsbase: AT_HWCAP2's
 // HWCAP2_FSGSBASE), else a system call asks (a stop under catch syscall).
 bool g_rdfsbase = false;
-// Whether the CPU has BMI2: then each ring has the capacity its thread asked for.
-bool g_sized_rings = false;
+// Whether the CPU has BMI2: then the rings have the capacity the server asks for, else the smallest.
+bool g_bmi2 = false;
 
 bool has_bmi2() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -230,7 +233,9 @@ void translate_for_dispatcher(std::uint64_t target, std::uint64_t link_slot) {
     go_on(t, made, target);
     return;
   }
-  if (link_slot != 0) {
+  if ((link_slot & 1) != 0) {
+    fill_computed_site(link_slot - 1, target, made);
+  } else if (link_slot != 0) {
     link_exit(link_slot, made, rec.thread_count == 1);
   }
   unlock_translator(rec);
@@ -394,6 +399,16 @@ void emit_thread_entry(Emitter& e) {
 
 }  // namespace
 
+// The computed exits' shared miss routine (branch_sequences.hpp), the stubs' last piece: it
+// records, so it is made again for every capacity of the rings.
+void emit_stubs_miss_routine(Recorder& rec) {
+  Emitter e(reinterpret_cast<std::uint8_t*>(rec.computed_miss));
+  emit_computed_miss(e);
+  if (e.here() > rec.stubs + kStubBytes) {
+    __builtin_trap();  // (the stubs outgrew their page: a bug of this file's)
+  }
+}
+
 Failure init() {
   if (g_recorder != nullptr) {
     return nullptr;
@@ -420,8 +435,7 @@ Failure init() {
   constexpr unsigned long kHwcap2 = 26, kFsgsbase = 1ul << 1;  // AT_HWCAP2, HWCAP2_FSGSBASE
   g_rdfsbase = (auxv_value(kHwcap2) & kFsgsbase) != 0;
   rec->translator.set_fsgsbase(g_rdfsbase);
-  g_sized_rings = has_bmi2();
-  set_sized_rings(g_sized_rings);
+  g_bmi2 = has_bmi2();
   Emitter e(stubs);
   static_assert(HS_RECORDER_LEAVE_TRAP_OFFSET == 0);
   e.bytes({0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,  // the leave trap (then padding)
@@ -439,6 +453,10 @@ Failure init() {
   emit_dispatcher(e, code_gate, reinterpret_cast<std::uint64_t>(stubs) + HS_RECORDER_LEAVE_TRAP_OFFSET);
   rec->server_gone = e.address();
   emit_server_gone(e, g_rdfsbase);
+  rec->computed_gone = e.address();
+  emit_computed_gone(e);
+  rec->computed_miss = e.address();  // (last: made again when the rings' capacity changes)
+  emit_stubs_miss_routine(*rec);
   g_recorder = rec;
   return nullptr;
 }
@@ -456,7 +474,6 @@ ThreadState* reuse_retired_block(Recorder& rec, std::uint64_t capacity) {
     t.self = &t;
     t.ring.samples = kept.ring.samples;
     t.ring.capacity = kept.ring.capacity;
-    t.ring_shift = kept.ring_shift;
     t.lookup = kept.lookup;
     t.private_stack_top = kept.private_stack_top;
     t.xsave_area = kept.xsave_area;
@@ -465,6 +482,8 @@ ThreadState* reuse_retired_block(Recorder& rec, std::uint64_t capacity) {
     t.maps_gate = kept.maps_gate;
     t.code_gate = kept.code_gate;
     t.server_gone = kept.server_gone;
+    t.computed_miss = kept.computed_miss;
+    t.computed_gone = kept.computed_gone;
     t.lifeline_link = kept.lifeline_link;  // (the server's, kept as it is)
     t.lifeline = kept.lifeline;
     t.info = kept.info;
@@ -476,14 +495,37 @@ ThreadState* reuse_retired_block(Recorder& rec, std::uint64_t capacity) {
   return nullptr;
 }
 
-// The ring's capacity for a thread that asks for `samples`: a power of two within
-// recorder_ring.h's bounds, the smallest unless the code indexes rings by their own size.
+// The ring capacity `samples` asks for: a power of two within recorder_ring.h's bounds, the
+// smallest without BMI2 (whose rorx wraps a larger ring's head: branch_sequences.hpp).
 std::uint64_t ring_capacity(std::uint64_t samples) {
   std::uint64_t capacity = HS_RECORDER_RING_MIN_CAPACITY;
-  while (g_sized_rings && capacity < samples && capacity < HS_RECORDER_RING_MAX_CAPACITY) {
+  while (g_bmi2 && capacity < samples && capacity < HS_RECORDER_RING_MAX_CAPACITY) {
     capacity <<= 1;
   }
   return capacity;
+}
+
+// Every ring of the process has one capacity, which the translations wrap heads by: the first
+// block's ask, changed for a later ask only while no block is in use (every translation
+// forgotten then; none can be running). A thread that asks otherwise meanwhile gets the
+// process's.
+std::uint64_t process_ring_capacity(Recorder& rec, std::uint64_t samples) {
+  const std::uint64_t asked = ring_capacity(samples);
+  if (asked == rec.ring_capacity) {
+    return asked;
+  }
+  for (std::size_t i = rec.first_own_block; i < rec.thread_count; ++i) {
+    if (rec.threads[i].state->info.retired != 1) {
+      return rec.ring_capacity;
+    }
+  }
+  if (rec.ring_capacity != 0) {
+    forget_translations(rec);
+  }
+  rec.ring_capacity = asked;
+  set_ring_bits(static_cast<unsigned>(__builtin_ctzll(asked)));
+  emit_stubs_miss_routine(rec);
+  return asked;
 }
 
 ThreadState* new_thread_block(std::uint64_t samples) {
@@ -491,7 +533,7 @@ ThreadState* new_thread_block(std::uint64_t samples) {
   if (rec == nullptr) {
     return nullptr;
   }
-  const std::uint64_t capacity = ring_capacity(samples);
+  const std::uint64_t capacity = process_ring_capacity(*rec, samples);
   if (ThreadState* reused = reuse_retired_block(*rec, capacity)) {
     return reused;
   }
@@ -519,7 +561,6 @@ ThreadState* new_thread_block(std::uint64_t samples) {
   t.self = &t;
   t.ring.samples = reinterpret_cast<hs_recorder_sample*>(shared + kSamplesOffset);  // (where the code stores)
   t.ring.capacity = capacity;
-  t.ring_shift = 64 - static_cast<std::uint64_t>(__builtin_ctzll(capacity));
   t.lookup = lookup;
   t.private_stack_top = reinterpret_cast<std::uint64_t>(stack + kPrivateStack);
   t.xsave_area = area;
@@ -528,6 +569,8 @@ ThreadState* new_thread_block(std::uint64_t samples) {
   t.maps_gate = rec->maps_gate;
   t.code_gate = rec->code_gate;
   t.server_gone = rec->server_gone;
+  t.computed_miss = rec->computed_miss;
+  t.computed_gone = rec->computed_gone;
   auto address = [](const void* p) { return reinterpret_cast<std::uint64_t>(p); };
   t.info = {.block = address(&t),
             .resume_slot = address(&t.resume),

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The in-process recorder's per-thread ring: the same contract as tracer/btrace/dbt_ring.h
- * without its file. One thread writes its ring (the code cache does, with plain stores); sample
- * n lives at n % capacity and `head` counts the samples ever written. The capacity is a power of
- * two the server asks for (GDB's buffer size), between the two below: the translated code keeps
- * the head's low bits with shlx and shrx (BMI2), which change no flag; without BMI2 it takes
- * the low 16 bits (movzx) and every ring has the smallest capacity. C, so a reader in any
- * language includes it. */
+/* The in-process recorder's per-thread ring: the contract of tracer/btrace/dbt_ring.h without
+ * its file, but for where a sample lies. One thread writes its ring (the code cache does, with
+ * plain stores); `head` counts the samples ever written, and sample n lives at (n + 1) % capacity
+ * (the code counts it first, then stores it where the new head points: one register serves for
+ * both). Every ring of a process has one capacity, a power of two the server asks for (GDB's
+ * buffer size) between the two below: the translated code keeps the head's low bits with
+ * movzx, or BMI2's rorx, which change no flag; without BMI2 every ring has the smallest. C, so a
+ * reader in any language includes it. */
 #ifndef HINDSIGHT_RECORDER_RING_H
 #define HINDSIGHT_RECORDER_RING_H
 
@@ -13,6 +14,8 @@
 
 #define HS_RECORDER_RING_MIN_CAPACITY (1ull << 16) /* samples */
 #define HS_RECORDER_RING_MAX_CAPACITY (1ull << 22) /* samples: 64 MiB of them */
+/* Where sample n of a ring of `capacity` lies. */
+#define HS_RECORDER_RING_SLOT(n, capacity) (((n) + 1) & ((capacity) - 1))
 
 /* One taken branch: the branch instruction's address and where it went. */
 struct hs_recorder_sample {

@@ -32,7 +32,6 @@ struct ThreadState {
   std::uint64_t leave_request = 0;
   std::uint64_t resume = 0;    // where the thread entry takes the thread (the server sets it)
   hs_recorder_ring ring{};
-  std::uint64_t ring_shift = 0;  // 64 - log2(ring.capacity): the index's shlx and shrx (branch_sequences.hpp)
   LookupEntry* lookup = nullptr;
   std::uint64_t dispatch = 0;           // the dispatcher's entry (code_cache.cpp emits it)
   std::uint64_t exit_dispatch = 0;      // its entry from a direct exit's stub (branch_sequences.hpp)
@@ -42,6 +41,8 @@ struct ThreadState {
   std::uint64_t maps_gate = 0;          // the maps gate's entry (recorder.cpp emits it)
   std::uint64_t code_gate = 0;          // the code gate's entry (code_check.hpp; recorder.cpp emits it)
   std::uint64_t server_gone = 0;        // the way out for good once the server died (recorder.cpp)
+  std::uint64_t computed_miss = 0;      // a computed exit's miss routine (branch_sequences.hpp)
+  std::uint64_t computed_gone = 0;      // and its way to server_gone
   // The server's lifeline (recorder_api.h, lifeline_slot): a link of the server's robust futex
   // list (its own pointer, never read here), then the word the kernel marks when the server dies.
   std::uint64_t lifeline_link = 0;
@@ -55,7 +56,7 @@ struct ThreadState {
 };
 static_assert(offsetof(ThreadState, target_app) - offsetof(ThreadState, target) == HS_RECORDER_LEAVE_TARGET_APP);
 // A block's ring samples follow it, at this distance from its start (one piece of memory,
-// recorder.cpp): translated code stores a sample at gs:[kSamplesOffset + index * 16].
+// recorder.cpp): translated code stores a sample at gs:[kSamplesOffset + slot * 16].
 inline constexpr std::size_t kSamplesOffset = (sizeof(ThreadState) + 4095) & ~std::size_t{4095};
 static_assert(kSamplesOffset + 8 <= INT32_MAX);
 static_assert(offsetof(ThreadState, leave_request) - offsetof(ThreadState, target) == HS_RECORDER_LEAVE_REQUEST);
