@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define HS_RECORDER_ABI_VERSION 16u
+#define HS_RECORDER_ABI_VERSION 17u
 #define HS_RECORDER_LIBRARY "libhindsight-recorder.so"
 
 #ifdef __cplusplus
