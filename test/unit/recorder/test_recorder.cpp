@@ -294,6 +294,159 @@ TEST_CASE("recorder: calls through function pointers reach their callees", "[rec
   check_calls_and_returns(samples);
 }
 
+// A call through each register a `call reg` uses in place in the cache (block_translator.cpp:
+// register_target), each to a callee of its own, and a jmp through rcx (loaded into r11 as
+// before): 0 when every register still holds its callee's address afterwards.
+extern "C" std::uint64_t calls_through_registers(void*);
+extern "C" char through_registers_callees[];  // 13 `ret`s, 16 bytes apart
+constexpr int kRegisterCallees = 13;
+asm(R"(
+  .text
+  .globl through_registers_callees
+through_registers_callees:
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .p2align 4
+  ret
+  .globl calls_through_registers
+  .type calls_through_registers, @function
+calls_through_registers:
+  push %rbx
+  push %rbp
+  push %r12
+  push %r13
+  push %r14
+  push %r15
+  lea through_registers_callees+0(%rip), %rax
+  lea through_registers_callees+16(%rip), %rdx
+  lea through_registers_callees+32(%rip), %rbx
+  lea through_registers_callees+48(%rip), %rbp
+  lea through_registers_callees+64(%rip), %rsi
+  lea through_registers_callees+80(%rip), %rdi
+  lea through_registers_callees+96(%rip), %r8
+  lea through_registers_callees+112(%rip), %r9
+  lea through_registers_callees+128(%rip), %r10
+  lea through_registers_callees+144(%rip), %r12
+  lea through_registers_callees+160(%rip), %r13
+  lea through_registers_callees+176(%rip), %r14
+  lea through_registers_callees+192(%rip), %r15
+  call *%rax
+  call *%rdx
+  call *%rbx
+  call *%rbp
+  call *%rsi
+  call *%rdi
+  call *%r8
+  call *%r9
+  call *%r10
+  call *%r12
+  call *%r13
+  call *%r14
+  call *%r15
+  lea 1f(%rip), %rcx
+  jmp *%rcx
+  ud2
+1:
+  xor %r11d, %r11d
+  lea through_registers_callees+0(%rip), %rcx
+  sub %rcx, %rax
+  or %rax, %r11
+  lea through_registers_callees+16(%rip), %rcx
+  sub %rcx, %rdx
+  or %rdx, %r11
+  lea through_registers_callees+32(%rip), %rcx
+  sub %rcx, %rbx
+  or %rbx, %r11
+  lea through_registers_callees+48(%rip), %rcx
+  sub %rcx, %rbp
+  or %rbp, %r11
+  lea through_registers_callees+64(%rip), %rcx
+  sub %rcx, %rsi
+  or %rsi, %r11
+  lea through_registers_callees+80(%rip), %rcx
+  sub %rcx, %rdi
+  or %rdi, %r11
+  lea through_registers_callees+96(%rip), %rcx
+  sub %rcx, %r8
+  or %r8, %r11
+  lea through_registers_callees+112(%rip), %rcx
+  sub %rcx, %r9
+  or %r9, %r11
+  lea through_registers_callees+128(%rip), %rcx
+  sub %rcx, %r10
+  or %r10, %r11
+  lea through_registers_callees+144(%rip), %rcx
+  sub %rcx, %r12
+  or %r12, %r11
+  lea through_registers_callees+160(%rip), %rcx
+  sub %rcx, %r13
+  or %r13, %r11
+  lea through_registers_callees+176(%rip), %rcx
+  sub %rcx, %r14
+  or %r14, %r11
+  lea through_registers_callees+192(%rip), %rcx
+  sub %rcx, %r15
+  or %r15, %r11
+  mov %r11, %rax
+  pop %r15
+  pop %r14
+  pop %r13
+  pop %r12
+  pop %rbp
+  pop %rbx
+  ret
+)");
+
+// Three times: the first run of each call fills its site's entry, the others hit it.
+std::uint64_t calls_through_registers_thrice(void*) {
+  std::uint64_t wrong = 0;
+  for (int i = 0; i < 3; ++i) {
+    wrong |= calls_through_registers(nullptr);
+  }
+  return wrong;
+}
+
+TEST_CASE("recorder: calls and a jmp through registers, each recorded with its own target, every register kept",
+          "[recorder]") {
+  REQUIRE(calls_through_registers_thrice(nullptr) == 0);
+  REQUIRE(run_recorded(calls_through_registers_thrice, nullptr) == 0);
+  const auto samples = recorded();
+  // The calls in order, each from a `call reg` to its register's callee.
+  std::vector<std::uint64_t> called;
+  for (const auto& s : samples) {
+    if (is_indirect(s.from, 2)) {  // call r/m64
+      called.push_back(s.to);
+    }
+  }
+  REQUIRE(called.size() == 3 * kRegisterCallees);
+  for (std::size_t i = 0; i < called.size(); ++i) {
+    CHECK(called[i] == address_of(through_registers_callees) + 16u * (i % kRegisterCallees));
+  }
+  check_calls_and_returns(samples);
+}
+
 TEST_CASE("recorder: a switch through a jump table", "[recorder]") {
   int n = 2000;
   const std::uint64_t native = run_switch(&n);

@@ -133,6 +133,18 @@ bool load_branch_operand(Emitter& e, const ZydisDecodedInstruction& insn, const 
   return true;
 }
 
+// Where an indirect call's or jmp's target is for its computed exit: the register of a `call reg`
+// or `jmp reg` (64-bit, neither rcx, r11 nor rsp: the sequences' own, or moved by the call's
+// push), used in place; else r11, which load_branch_operand loads.
+Reg register_target(const ZydisDecodedInstruction& insn) {
+  const auto& m = insn.raw.modrm;
+  if (m.mod != 3 || (insn.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE) != 0) {
+    return kComputedTarget;
+  }
+  const auto reg = static_cast<Reg>(m.rm | (insn.raw.rex.B << 3));
+  return reg == kRcx || reg == kR11 || reg == kRsp ? kComputedTarget : reg;
+}
+
 // Whether insn may touch %gs (then its operands are decoded: gs_use).
 bool may_use_gs(const ZydisDecodedInstruction& insn) {
   if ((insn.attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS) != 0) {
@@ -299,15 +311,16 @@ bool BlockTranslator::instrument(Emitter& e, const Decoded& d, TakenWays& taken)
     }
     case Kind::IndirectJmp:
     case Kind::IndirectCall:
-    case Kind::Ret:
-      emit_save_computed_scratch(e);
+    case Kind::Ret: {
+      const Reg target = d.kind == Kind::Ret ? kComputedTarget : register_target(d.insn);
+      emit_save_computed_scratch(e, target);
       if (d.kind == Kind::Ret) {
         const std::uint32_t pop =
             8 + (d.insn.opcode == 0xc2 ? static_cast<std::uint32_t>(d.insn.raw.imm[0].value.u) : 0);
         e.bytes({0x4c, 0x8b, 0x1c, 0x24});  // mov r11, [rsp]
         e.bytes({0x48, 0x8d, 0xa4, 0x24});  // lea rsp, [rsp+pop]
         e.u32(pop);
-      } else if (!load_branch_operand(e, d.insn, d.code, next)) {
+      } else if (target == kComputedTarget && !load_branch_operand(e, d.insn, d.code, next)) {
         e = Emitter(undo);
         emit_native_exit(e, pc, fsgsbase_);
         ++stats_.native_exits;
@@ -316,8 +329,12 @@ bool BlockTranslator::instrument(Emitter& e, const Decoded& d, TakenWays& taken)
       if (d.kind == Kind::IndirectCall) {
         emit_push_return(e, next, true);
       }
-      emit_computed_exit(e, record_ ? pc : 0, next);
+      emit_computed_exit(e, {.from = record_ ? pc : 0,
+                             .next = next,
+                             .target = target,
+                             .lifeline = d.kind != Kind::IndirectCall});
       return false;
+    }
     case Kind::Leave:
       emit_native_exit(e, pc, fsgsbase_);
       ++stats_.native_exits;

@@ -74,8 +74,10 @@ void emit_save_scratch(Emitter& e) {
   e.store_gs(&slots().save_rdx, kRdx);
 }
 
-void emit_save_computed_scratch(Emitter& e) {
-  e.store_gs(&slots().save_r11, kR11);
+void emit_save_computed_scratch(Emitter& e, Reg target) {
+  if (target == kComputedTarget) {
+    e.store_gs(&slots().save_r11, kR11);
+  }
   e.store_gs(&slots().save_rcx, kRcx);
 }
 
@@ -132,38 +134,54 @@ void to_dispatcher_registers(Emitter& e) {
 
 }  // namespace
 
-void emit_computed_exit(Emitter& e, std::uint64_t from, std::uint64_t next) {
+void emit_computed_exit(Emitter& e, const ComputedExit& exit) {
+  const Reg target = exit.target;
+  // To the shared routines' registers: the target in r11, the program's r11 in its slot.
+  auto target_to_r11 = [&] {
+    if (target != kComputedTarget) {
+      e.store_gs(&slots().save_r11, kR11);
+      e.mov(kR11, target);
+    }
+  };
   // The server died (its lifeline marked): out for good, to the target natively (`gone`).
-  e.bytes({0x65, 0x8b, 0x0c, 0x25});  // mov ecx, dword gs:[lifeline]
-  e.u32(static_cast<std::uint32_t>(gs_offset(&slots().lifeline)));
-  e.bytes({0x8d, 0x89});  // lea ecx, [rcx - HS_RECORDER_SERVER_DIED]
-  e.u32(static_cast<std::uint32_t>(-static_cast<std::int32_t>(HS_RECORDER_SERVER_DIED)));
-  e.bytes({0x67, 0xe3, 0});  // jecxz gone
-  std::uint8_t* to_gone = e.here() - 1;
-  // The site's own entry: its key is stored negated, so that rcx = key' + r11 is 0 on a hit.
+  std::uint8_t* to_gone = nullptr;
+  if (exit.lifeline) {
+    e.bytes({0x65, 0x8b, 0x0c, 0x25});  // mov ecx, dword gs:[lifeline]
+    e.u32(static_cast<std::uint32_t>(gs_offset(&slots().lifeline)));
+    e.bytes({0x8d, 0x89});  // lea ecx, [rcx - HS_RECORDER_SERVER_DIED]
+    e.u32(static_cast<std::uint32_t>(-static_cast<std::int32_t>(HS_RECORDER_SERVER_DIED)));
+    e.bytes({0x67, 0xe3, 0});  // jecxz gone
+    to_gone = e.here() - 1;
+  }
+  // The site's own entry: its key is stored negated, so that rcx = key' + target is 0 on a hit.
   e.bytes({0x48, 0x8b, 0x0d});  // mov rcx, [rip + site.negated_key]
   std::uint8_t* key_at = e.here();
   e.u32(0);
-  e.lea(kRcx, kRcx, kComputedTarget, 1, 0);  // lea rcx, [rcx+r11]
-  e.bytes({0xe3, 0});                        // jrcxz hit
+  e.lea(kRcx, kRcx, target, 1, 0);  // lea rcx, [rcx+target]
+  e.bytes({0xe3, 0});               // jrcxz hit
   std::uint8_t* to_hit = e.here() - 1;
   // A miss: the shared routine records, probes the thread's table and fills the site.
+  target_to_r11();
   e.store_gs(&slots().save_r10, kR10);
   e.bytes({0x4c, 0x8d, 0x15});  // lea r10, [rip + site]
   std::uint8_t* site_at = e.here();
   e.u32(0);
   e.jmp_gs(&slots().computed_miss);
-  // gone:
-  patch_rel8(to_gone, e.here());
-  e.jmp_gs(&slots().computed_gone);
+  if (to_gone != nullptr) {
+    patch_rel8(to_gone, e.here());
+    target_to_r11();
+    e.jmp_gs(&slots().computed_gone);
+  }
   // hit: the target is the site's, never `next` (fill_computed_site), so always a branch.
   patch_rel8(to_hit, e.here());
-  if (from != 0) {
+  if (exit.from != 0) {
     take_sample_slot(e);
-    store_sample(e, 8, kComputedTarget);
-    store_sample_value(e, 0, from);
+    store_sample(e, 8, target);
+    store_sample_value(e, 0, exit.from);
   }
-  e.load_gs(kR11, &slots().save_r11);
+  if (target == kComputedTarget) {
+    e.load_gs(kR11, &slots().save_r11);
+  }
   e.load_gs(kRcx, &slots().save_rcx);
   e.bytes({0xff, 0x25});  // jmp [rip + site.translation]
   std::uint8_t* jmp_at = e.here();
@@ -175,8 +193,8 @@ void emit_computed_exit(Emitter& e, std::uint64_t from, std::uint64_t next) {
   static_assert(sizeof(ComputedSite) == 32);
   e.u64(0);
   e.u64(0);
-  e.u64(next);
-  e.u64(from);
+  e.u64(exit.next);
+  e.u64(exit.from);
   patch_rel32(key_at, site + offsetof(ComputedSite, negated_key));
   patch_rel32(site_at, site);
   patch_rel32(jmp_at, site + offsetof(ComputedSite, translation));

@@ -28,8 +28,9 @@ void emit_save_scratch(Emitter& e);
 // a %gs slot, whose store and load a CPU does not forward as fast as others: a record on a loop's
 // path would lengthen it by that much). A direct branch's record works in rcx alone.
 inline constexpr Reg kComputedTarget = kR11;
-// Saves r11 and rcx in the thread's slots (before a computed target is loaded into r11).
-void emit_save_computed_scratch(Emitter& e);
+// Saves rcx, and r11 unless the target is in another register, in the thread's slots (before a
+// computed target is loaded into r11).
+void emit_save_computed_scratch(Emitter& e, Reg target = kComputedTarget);
 // Stores (from, r11) unless r11 is `next` (the instruction after the branch: no branch, as
 // SoftStep sees it; 0: always stored); saved by emit_save_computed_scratch.
 void emit_record_computed(Emitter& e, std::uint64_t from, std::uint64_t next);
@@ -41,11 +42,20 @@ void emit_push_return(Emitter& e, std::uint64_t return_address, bool rcx_saved);
 struct ComputedSite {
   std::uint64_t negated_key, translation, next, from;
 };
-// Goes to the translation of r11 (a computed branch's target; the program's r11 and rcx saved
-// by emit_save_computed_scratch), storing (from, r11) unless from is 0 (nothing recorded)
-// or r11 is `next` (no branch, as SoftStep sees it). A hit in the site's entry jumps straight to
-// its translation; a miss goes to the shared miss routine with r10 = the site (r10 saved).
-void emit_computed_exit(Emitter& e, std::uint64_t from, std::uint64_t next);
+// A computed branch's way on: its target in `target` (r11, loaded there, or the register of a
+// `call reg` or `jmp reg`, which is neither rcx nor r11), the program's rcx saved (and r11, when
+// target is r11) by emit_save_computed_scratch. (from, target) is stored unless from is 0
+// (nothing recorded) or the target is `next` (no branch, as SoftStep sees it). `lifeline`: the
+// server's death is checked first (returns and indirect jmps: a thread meets one soon, and
+// leaves the cache there for good; a call's return comes right after it).
+struct ComputedExit {
+  std::uint64_t from = 0, next = 0;
+  Reg target = kComputedTarget;
+  bool lifeline = true;
+};
+// Goes to the translation of the target: a hit in the site's entry jumps straight to it; a miss
+// goes to the shared miss routine with r11 = the target and r10 = the site (both saved).
+void emit_computed_exit(Emitter& e, const ComputedExit& exit);
 // The miss routine (one per process): records as the site says, then the thread's lookup table,
 // else the dispatcher (rcx = the site + 1: it fills the site after translating). A table hit for
 // an empty site goes by the dispatcher too, once, to fill it.
