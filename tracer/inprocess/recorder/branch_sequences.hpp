@@ -1,8 +1,9 @@
 // The code a translated block ends with: storing a taken branch (from, to) in the thread's ring,
-// leaving for another block (linked directly once it exists), probing the lookup table for a
-// computed target, and the dispatcher that translates on a miss. Every sequence keeps the
-// program's flags (mov, lea, movzx, not and jrcxz only) and its registers; the program's stack
-// is never touched except where the program's own call or ret would.
+// leaving for another block (linked directly once it exists), a computed target's way (the
+// site's own entry, then the thread's lookup table), and the dispatcher that translates on a
+// miss. Every sequence keeps the program's flags (mov, lea, movzx, not, rorx and jrcxz only) and
+// its registers; the program's stack is never touched except where the program's own call or
+// ret would.
 #pragma once
 
 #include <cstdint>

@@ -21,7 +21,7 @@ struct ThreadState {
   std::uint64_t save_rax = 0;
   std::uint64_t save_rcx = 0;
   std::uint64_t save_rdx = 0;
-  std::uint64_t save_r10 = 0;  // the registers the branch records and lookups work in (branch_sequences.cpp)
+  std::uint64_t save_r10 = 0;  // the registers the branch sequences work in (branch_sequences.cpp)
   std::uint64_t save_r11 = 0;
   std::uint64_t save_rsp = 0;  // the program's, while the dispatcher runs on its own stack
   // The dispatcher's way on (recorder_api.h, leave_slots): the cache address its
