@@ -304,118 +304,40 @@ asm(R"(
   .text
   .globl through_registers_callees
 through_registers_callees:
+  .rept 13
   .p2align 4
   ret
-  .p2align 4
-  ret
-  .p2align 4
-  ret
-  .p2align 4
-  ret
-  .p2align 4
-  ret
-  .p2align 4
-  ret
-  .p2align 4
-  ret
-  .p2align 4
-  ret
-  .p2align 4
-  ret
-  .p2align 4
-  ret
-  .p2align 4
-  ret
-  .p2align 4
-  ret
-  .p2align 4
-  ret
+  .endr
   .globl calls_through_registers
   .type calls_through_registers, @function
 calls_through_registers:
-  push %rbx
-  push %rbp
-  push %r12
-  push %r13
-  push %r14
-  push %r15
-  lea through_registers_callees+0(%rip), %rax
-  lea through_registers_callees+16(%rip), %rdx
-  lea through_registers_callees+32(%rip), %rbx
-  lea through_registers_callees+48(%rip), %rbp
-  lea through_registers_callees+64(%rip), %rsi
-  lea through_registers_callees+80(%rip), %rdi
-  lea through_registers_callees+96(%rip), %r8
-  lea through_registers_callees+112(%rip), %r9
-  lea through_registers_callees+128(%rip), %r10
-  lea through_registers_callees+144(%rip), %r12
-  lea through_registers_callees+160(%rip), %r13
-  lea through_registers_callees+176(%rip), %r14
-  lea through_registers_callees+192(%rip), %r15
-  call *%rax
-  call *%rdx
-  call *%rbx
-  call *%rbp
-  call *%rsi
-  call *%rdi
-  call *%r8
-  call *%r9
-  call *%r10
-  call *%r12
-  call *%r13
-  call *%r14
-  call *%r15
+  .irp reg, rbx, rbp, r12, r13, r14, r15
+  push %\reg
+  .endr
+  .set callee, 0
+  .irp reg, rax, rdx, rbx, rbp, rsi, rdi, r8, r9, r10, r12, r13, r14, r15
+  lea through_registers_callees+callee(%rip), %\reg
+  .set callee, callee + 16
+  .endr
+  .irp reg, rax, rdx, rbx, rbp, rsi, rdi, r8, r9, r10, r12, r13, r14, r15
+  call *%\reg
+  .endr
   lea 1f(%rip), %rcx
   jmp *%rcx
   ud2
 1:
   xor %r11d, %r11d
-  lea through_registers_callees+0(%rip), %rcx
-  sub %rcx, %rax
-  or %rax, %r11
-  lea through_registers_callees+16(%rip), %rcx
-  sub %rcx, %rdx
-  or %rdx, %r11
-  lea through_registers_callees+32(%rip), %rcx
-  sub %rcx, %rbx
-  or %rbx, %r11
-  lea through_registers_callees+48(%rip), %rcx
-  sub %rcx, %rbp
-  or %rbp, %r11
-  lea through_registers_callees+64(%rip), %rcx
-  sub %rcx, %rsi
-  or %rsi, %r11
-  lea through_registers_callees+80(%rip), %rcx
-  sub %rcx, %rdi
-  or %rdi, %r11
-  lea through_registers_callees+96(%rip), %rcx
-  sub %rcx, %r8
-  or %r8, %r11
-  lea through_registers_callees+112(%rip), %rcx
-  sub %rcx, %r9
-  or %r9, %r11
-  lea through_registers_callees+128(%rip), %rcx
-  sub %rcx, %r10
-  or %r10, %r11
-  lea through_registers_callees+144(%rip), %rcx
-  sub %rcx, %r12
-  or %r12, %r11
-  lea through_registers_callees+160(%rip), %rcx
-  sub %rcx, %r13
-  or %r13, %r11
-  lea through_registers_callees+176(%rip), %rcx
-  sub %rcx, %r14
-  or %r14, %r11
-  lea through_registers_callees+192(%rip), %rcx
-  sub %rcx, %r15
-  or %r15, %r11
+  .set callee, 0
+  .irp reg, rax, rdx, rbx, rbp, rsi, rdi, r8, r9, r10, r12, r13, r14, r15
+  lea through_registers_callees+callee(%rip), %rcx
+  sub %rcx, %\reg
+  or %\reg, %r11
+  .set callee, callee + 16
+  .endr
   mov %r11, %rax
-  pop %r15
-  pop %r14
-  pop %r13
-  pop %r12
-  pop %rbp
-  pop %rbx
+  .irp reg, r15, r14, r13, r12, rbp, rbx
+  pop %\reg
+  .endr
   ret
 )");
 
