@@ -237,12 +237,13 @@ void emit_computed_miss(Emitter& e) {
   e.load_gs(kR11, &slots().save_r11);
   e.load_gs(kR10, &slots().save_r10);
   e.jmp_gs(&slots().dispatch);
-  // hit: on to its translation, by way of the dispatcher while the site is empty.
+  // hit: on to its translation, the site filled first while it is empty.
   patch_rel8(to_hit, e.here());
   e.load(kRax, kRax, 8);  // mov rax, [rax+8]: the translation
   e.load(kRcx, kR10, 0);  // mov rcx, [r10 + negated_key]
-  e.bytes({0xe3, 0});     // jrcxz dispatch
-  patch_rel8(e.here() - 1, dispatch);
+  e.bytes({0xe3, 0});     // jrcxz fill
+  std::uint8_t* to_fill = e.here() - 1;
+  std::uint8_t* go = e.here();
   // The server may ask a thread stopped in here to leave (recorder_api.h, leave_slots): after
   // its target is stored (the program address it stands for first), the server's trap there is
   // taken; before, the dispatcher takes it.
@@ -258,6 +259,31 @@ void emit_computed_miss(Emitter& e) {
   e.load_gs(kRcx, &slots().save_rcx);
   e.load_gs(kR10, &slots().save_r10);
   e.jmp_gs(&slots().target);
+  // fill: never with the next instruction (no branch); the translation word claimed with a
+  // locked cmpxchg from 0 (the program's flags kept on its stack, below the red zone), and only
+  // its claimer stores the key (fill_computed_site claims the same way).
+  patch_rel8(to_fill, e.here());
+  e.load(kRcx, kR10, 16);  // mov rcx, [r10 + next]
+  e.not_reg(kRcx);
+  e.lea(kRcx, kRcx, kComputedTarget, 1, 1);  // lea rcx, [rcx+r11+1]: r11 - next
+  e.bytes({0xe3, 0});                        // jrcxz go
+  patch_rel8(e.here() - 1, go);
+  e.mov(kRcx, kRax);
+  e.bytes({0x48, 0x8d, 0x64, 0x24, 0x80});  // lea rsp, [rsp-128]
+  e.bytes({0x9c, 0x31, 0xc0});              // pushfq; xor eax, eax
+  e.bytes({0xf0, 0x49, 0x0f, 0xb1, 0x4a, 0x08});  // lock cmpxchg [r10 + translation], rcx
+  e.bytes({0x75, 0});                             // jne claimed
+  std::uint8_t* claimed = e.here() - 1;
+  e.mov(kRax, kComputedTarget);
+  e.bytes({0x48, 0xf7, 0xd8});  // neg rax
+  e.bytes({0x49, 0x89, 0x02});  // mov [r10 + negated_key], rax
+  patch_rel8(claimed, e.here());
+  e.bytes({0x9d});                                              // popfq
+  e.bytes({0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00});  // lea rsp, [rsp+128]
+  e.mov(kRax, kRcx);
+  e.bytes({0xe9});  // jmp go
+  e.u32(0);
+  patch_rel32(e.here() - 4, reinterpret_cast<std::uint64_t>(go));
 }
 
 void emit_computed_gone(Emitter& e) {
@@ -267,10 +293,11 @@ void emit_computed_gone(Emitter& e) {
 
 void fill_computed_site(std::uint64_t site, std::uint64_t target, std::uint64_t made) {
   auto* s = reinterpret_cast<ComputedSite*>(site);
-  if (s->negated_key != 0 || target == s->next) {
-    return;  // (taken by an earlier target; the next instruction is no branch)
+  std::uint64_t empty = 0;
+  if (target == s->next ||
+      !__atomic_compare_exchange_n(&s->translation, &empty, made, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    return;  // (the next instruction is no branch; claimed by an earlier target)
   }
-  s->translation = made;
   __atomic_store_n(&s->negated_key, -target, __ATOMIC_RELEASE);  // (a reader sees the translation first)
 }
 

@@ -57,14 +57,15 @@ struct ComputedExit {
 // Goes to the translation of the target: a hit in the site's entry jumps straight to it; a miss
 // goes to the shared miss routine with r11 = the target and r10 = the site (both saved).
 void emit_computed_exit(Emitter& e, const ComputedExit& exit);
-// The miss routine (one per process): records as the site says, then the thread's lookup table,
-// else the dispatcher (rcx = the site + 1: it fills the site after translating). A table hit for
-// an empty site goes by the dispatcher too, once, to fill it.
+// The miss routine (one per process): records as the site says, then the thread's lookup table
+// (a hit fills an empty site on the way), else the dispatcher (rcx = the site + 1: it fills the
+// site after translating). A site is filled once: whoever claims its translation word (a locked
+// cmpxchg from 0) stores its key.
 void emit_computed_miss(Emitter& e);
 // From a computed exit to the way out for good once the server died (emit_server_gone).
 void emit_computed_gone(Emitter& e);
-// The dispatcher's fill of `site` with the translation `made` of `target` (under the translation
-// lock): only an empty site, never with `next`.
+// The dispatcher's fill of `site` with the translation `made` of `target`: only an empty site
+// (its translation word claimed as the miss routine claims it), never with `next`.
 void fill_computed_site(std::uint64_t site, std::uint64_t target, std::uint64_t made);
 // Goes to the translation of `target`: a direct jump when it exists and is in reach, else an
 // absolute jump through a slot that the dispatcher fills in (linking) on first use. Until then
