@@ -461,6 +461,17 @@ Failure init() {
   return nullptr;
 }
 
+// The stubs' entries a thread's block names for its translated code (thread_state.hpp).
+void give_stub_entries(const Recorder& rec, ThreadState& t) {
+  t.dispatch = rec.dispatch;
+  t.exit_dispatch = rec.exit_dispatch;
+  t.maps_gate = rec.maps_gate;
+  t.code_gate = rec.code_gate;
+  t.server_gone = rec.server_gone;
+  t.computed_miss = rec.computed_miss;
+  t.computed_gone = rec.computed_gone;
+}
+
 // A block the server retired (its thread gone), made anew for the next thread: its ring empty,
 // its lookup table cleared, its memory and the server's mapping of it kept.
 ThreadState* reuse_retired_block(Recorder& rec, std::uint64_t capacity) {
@@ -477,13 +488,7 @@ ThreadState* reuse_retired_block(Recorder& rec, std::uint64_t capacity) {
     t.lookup = kept.lookup;
     t.private_stack_top = kept.private_stack_top;
     t.xsave_area = kept.xsave_area;
-    t.dispatch = kept.dispatch;
-    t.exit_dispatch = kept.exit_dispatch;
-    t.maps_gate = kept.maps_gate;
-    t.code_gate = kept.code_gate;
-    t.server_gone = kept.server_gone;
-    t.computed_miss = kept.computed_miss;
-    t.computed_gone = kept.computed_gone;
+    give_stub_entries(rec, t);
     t.lifeline_link = kept.lifeline_link;  // (the server's, kept as it is)
     t.lifeline = kept.lifeline;
     t.info = kept.info;
@@ -564,13 +569,7 @@ ThreadState* new_thread_block(std::uint64_t samples) {
   t.lookup = lookup;
   t.private_stack_top = reinterpret_cast<std::uint64_t>(stack + kPrivateStack);
   t.xsave_area = area;
-  t.dispatch = rec->dispatch;
-  t.exit_dispatch = rec->exit_dispatch;
-  t.maps_gate = rec->maps_gate;
-  t.code_gate = rec->code_gate;
-  t.server_gone = rec->server_gone;
-  t.computed_miss = rec->computed_miss;
-  t.computed_gone = rec->computed_gone;
+  give_stub_entries(*rec, t);
   auto address = [](const void* p) { return reinterpret_cast<std::uint64_t>(p); };
   t.info = {.block = address(&t),
             .resume_slot = address(&t.resume),
